@@ -1,0 +1,1 @@
+// Being written; see json_codec.h.

@@ -1,0 +1,28 @@
+// Partitions (queues): named node sets with limits and defaults, as in Slurm.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace corral {
+
+struct Partition {
+  std::string name;
+  std::vector<std::string> nodes;       // node names or host-list patterns; empty = all nodes
+  bool is_default = false;
+  bool up = true;
+  Duration default_time = kUnlimited;   // applied when a job gives no --time
+  Duration max_time = kUnlimited;       // a longer --time is rejected at submit
+  uint32_t max_gpus_per_job = 0;        // 0 = no limit
+  uint32_t max_nodes_per_job = 0;       // 0 = no limit
+  uint32_t priority_tier = 1;
+  uint64_t def_mem_per_cpu_mb = 0;      // memory given when a job asks for none
+  std::vector<std::string> allowed_accounts;  // empty = every account
+  bool operator==(const Partition&) const = default;
+};
+
+}  // namespace corral

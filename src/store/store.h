@@ -1,0 +1,100 @@
+// Store: the controller's durable state — jobs, nodes and a few counters — behind one
+// interface with an embedded SQLite implementation (the default), a PostgreSQL one (shared by
+// standby controllers) and an in-memory one (tests and the simulator). All pass the same
+// conformance suite (store_conformance_test.cc).
+//
+// The controller's state thread is the only writer. It collects every change of one loop
+// iteration into a `WriteBatch` and calls `Write` once (group commit); a request is answered
+// only after the batch that holds its change has been written.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/job.h"
+#include "core/node.h"
+#include "core/result.h"
+#include "core/time.h"
+
+namespace corral::store {
+
+// Everything a controller needs to recover after a restart.
+struct StoredState {
+  std::vector<Job> jobs;     // every job, sorted by id
+  std::vector<Node> nodes;   // every node ever registered, sorted by id
+  std::map<std::string, std::string> meta;  // counters such as "next_job_id"
+};
+
+// A set of changes applied atomically by `Store::Write`. Later puts of the same key in one
+// batch win. Value type; not thread-safe.
+class WriteBatch {
+ public:
+  struct PutJobOp { Job job; };
+  struct PutNodeOp { Node node; };
+  struct PutMetaOp { std::string key; std::string value; };
+  struct DeleteJobOp { JobId id; };
+  using Op = std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp>;
+
+  void PutJob(const Job& job) { ops_.push_back(PutJobOp{job}); }
+  void PutNode(const Node& node) { ops_.push_back(PutNodeOp{node}); }
+  void PutMeta(std::string key, std::string value) {
+    ops_.push_back(PutMetaOp{std::move(key), std::move(value)});
+  }
+  void DeleteJob(JobId id) { ops_.push_back(DeleteJobOp{id}); }
+
+  const std::vector<Op>& ops() const { return ops_; }
+  bool empty() const { return ops_.empty(); }
+  size_t size() const { return ops_.size(); }
+  void Clear() { ops_.clear(); }
+
+ private:
+  std::vector<Op> ops_;
+};
+
+// Filters for accounting queries (sacct, `corral sim --from-store`). Empty = any.
+struct JobQuery {
+  std::vector<std::string> users;
+  std::vector<std::string> accounts;
+  std::vector<std::string> partitions;
+  std::vector<JobState> states;
+  std::vector<JobId> ids;
+  Timestamp start_after{};     // jobs that ended at or after (or are still active)
+  Timestamp end_before{};      // jobs submitted before; epoch = no bound
+  size_t limit = 0;            // 0 = no limit
+};
+
+// Thread-safety: implementations are thread-safe for one writer plus concurrent readers
+// (`QueryJobs` may run on another thread than `Write`).
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies every op of `batch` atomically; when it returns OK the change is durable (it
+  // survives `kill -9` of the process, and a power loss for the durable implementations).
+  // Returns kUnavailable or kInternal with the database's message on failure, in which case
+  // nothing of the batch is applied.
+  virtual Status Write(const WriteBatch& batch) = 0;
+
+  // Reads the whole state. Returns kInternal with the database's message on failure, or
+  // kInternal naming the row when a stored record cannot be decoded.
+  virtual Result<StoredState> Load() = 0;
+
+  // Jobs matching `query`, sorted by id.
+  virtual Result<std::vector<Job>> QueryJobs(const JobQuery& query) = 0;
+
+  // "sqlite", "postgresql", "memory".
+  virtual std::string_view kind() const = 0;
+};
+
+// Opens a store from a URL: "sqlite:PATH" or a plain path (SQLite, WAL, created if missing),
+// "postgresql://..." (PostgreSQL), "memory:" (in memory). Returns kInvalidArgument naming an
+// unknown scheme, or the error of opening the database.
+Result<std::unique_ptr<Store>> OpenStore(const std::string& url);
+
+}  // namespace corral::store

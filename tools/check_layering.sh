@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Fails when a component reaches across a boundary DESIGN.md forbids (STYLE.md 2.1, 2.3).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+fail=0
+report() { echo "layering: $*"; fail=1; }
+
+# sched is pure: no other component, no threads, files, databases, HTTP, clocks or randomness.
+hits=$(grep -rnE '#include "(store|api|controller|agent|sim|cli)/|#include <(thread|mutex|fstream|sqlite3\.h|libpq-fe\.h|httplib\.h|condition_variable|future)>|system_clock::now|steady_clock::now|std::random_device|[^a-z_]rand\(' src/sched || true)
+[ -n "$hits" ] && report "src/sched must stay pure:"$'\n'"$hits"
+
+# Only core/clock.cc reads a clock.
+hits=$(grep -rnE '(system_clock|steady_clock|high_resolution_clock)::now' src --include='*.cc' --include='*.h' | grep -v '^src/core/clock.cc:' | grep -v '_test.cc:' || true)
+[ -n "$hits" ] && report "only core/clock.cc may read a clock:"$'\n'"$hits"
+
+# core depends on nothing of ours.
+hits=$(grep -rnE '#include "(sched|store|api|controller|agent|sim|cli)/' src/core || true)
+[ -n "$hits" ] && report "src/core must not include other components:"$'\n'"$hits"
+
+# cli and agent never link controller internals; sim never the daemons.
+hits=$(grep -rnE '#include "(controller|store)/' src/cli src/agent || true)
+[ -n "$hits" ] && report "cli/agent must not include controller or store:"$'\n'"$hits"
+hits=$(grep -rnE '#include "(controller|agent|api|cli)/' src/sim 2>/dev/null || true)
+[ -n "$hits" ] && report "sim must not include the daemons:"$'\n'"$hits"
+
+# Heavy headers stay out of headers (compile time on 2 cores).
+hits=$(grep -rnE '#include <(nlohmann/json\.hpp|spdlog/|toml\+\+/|CLI/)' src --include='*.h' || true)
+[ -n "$hits" ] && report "heavy third-party headers belong in .cc files:"$'\n'"$hits"
+
+# Internal headers are private to their component.
+for dir in src/*/; do
+  c=$(basename "$dir")
+  hits=$(grep -rnE "#include \"[a-z_]+/internal/" src --include='*.h' --include='*.cc' | grep -vE "^src/$c/.*#include \"$c/internal/" | grep -E "^src/$c/" || true)
+  [ -n "$hits" ] && report "src/$c includes another component's internal/ headers:"$'\n'"$hits"
+done
+
+[ $fail -eq 0 ] && echo "layering: ok"
+exit $fail

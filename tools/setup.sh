@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages that Corral's build and tests need. Idempotent.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake ninja-build g++ pkg-config git
+  # libraries (DESIGN.md, "Dependencies")
+  libsqlite3-dev libssl-dev libpq-dev nlohmann-json3-dev libexpected-dev libtomlplusplus-dev
+  libspdlog-dev libfmt-dev libmunge-dev libhwloc-dev
+  # tests and benchmarks
+  googletest libgtest-dev libgmock-dev libbenchmark-dev munge postgresql curl procps python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi

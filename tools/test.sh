@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every test: the README's test command, and what CI runs.
+#   tools/test.sh [ctest args...]      (build directory: $CORRAL_BUILD_DIR or ./build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./tools/setup.sh
+build="${CORRAL_BUILD_DIR:-build}"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ninja -C "$build"
+./tools/check_layering.sh
+cd "$build"
+ctest --output-on-failure -j2 --timeout 600 "$@"

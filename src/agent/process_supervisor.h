@@ -8,6 +8,16 @@
 //
 // Thread-safety: thread-safe. The callback runs on the supervisor's own thread; it must not
 // call back into the supervisor synchronously in a way that waits for that thread.
+//
+// How: posix_spawn (POSIX_SPAWN_SETSID) when the credentials stay the agent's; otherwise
+// clone(CLONE_VM | CLONE_VFORK) with setgroups, setgid, setuid, chdir and exec in the child,
+// which reports a failing step by name. One pidfd per job and one thread that waits on all of
+// them and on the deadlines (read from the injected `Clock`).
+//
+// Requires: SIGCHLD is not set to SIG_IGN in the agent (children would be reaped by the
+// kernel), and nothing else in the process waits for any child (waitpid(-1)).
+// Limits: a process that leaves the job's process group (setsid, setpgid) escapes the group
+// signals; containing it is the cgroup's job.
 #pragma once
 
 #include <cstdint>
@@ -31,14 +41,22 @@ struct ProcessSpec {
   std::vector<std::string> argv;      // argv[0] is the program (an absolute path)
   std::vector<std::string> env;       // the complete environment, "NAME=value"
   std::string cwd;                    // must exist
-  std::string stdout_path;            // already expanded; created (not its directory)
-  std::string stderr_path;            // "" = the same file as stdout
+  // Output files are opened by the agent, with the job user's file-system identity when
+  // `uid`/`gid` are set (so they are created owned by that user, and a path the user may not
+  // write, a symlink to a root-only file say, is refused). A relative path is relative to
+  // `cwd`.
+  std::string stdout_path;            // expanded; created (not its directory); "" = /dev/null
+  std::string stderr_path;            // "" (or stdout_path) = the same open file as stdout
   bool append = false;                // open outputs with O_APPEND instead of O_TRUNC
-  std::optional<uint32_t> uid;        // run as this user (the agent must be root)
+  // Run as this user (the agent must be root), with the supplementary groups of its passwd
+  // entry. Without `gid`, the passwd entry's group. When they equal the agent's own ids and
+  // the agent is not root, nothing is switched (`corral dev` runs its own user's jobs).
+  std::optional<uint32_t> uid;
   std::optional<uint32_t> gid;
   Duration time_limit = kUnlimited;   // measured from the start
   Duration kill_grace = Seconds(30);  // between SIGTERM and SIGKILL
-  SignalSpec warn;                    // sent `warn.before` the time limit
+  SignalSpec warn;                    // sent `warn.before` the time limit (to the group; to the
+                                      // leader only when `warn.batch_only`)
 };
 
 struct ProcessExit {
@@ -66,24 +84,33 @@ class ProcessSupervisor {
   using ExitCallback = std::function<void(const ProcessExit&)>;
 
   ProcessSupervisor(const Clock& clock, ExitCallback on_exit);
-  ~ProcessSupervisor();  // kills every process it still runs (SIGKILL) and waits for them
+  // Kills every process it still runs (SIGKILL to each group) and waits for them. These
+  // exits are not reported: the callback's owner may be half destroyed by then.
+  ~ProcessSupervisor();
   ProcessSupervisor(const ProcessSupervisor&) = delete;
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
   // Starts the process; returns once it runs.
   // Returns kAlreadyExists if this job runs already (any generation), kInvalidArgument naming
   // the path when the working directory does not exist or an output file cannot be opened,
-  // kInternal with errno's text when the process cannot be started.
+  // kInvalidArgument when `argv` is empty or `uid` has no passwd entry and no `gid` is given,
+  // kPermissionDenied when ids must be switched and the agent is not root,
+  // kResourceExhausted when no pidfd can be had (descriptor limit), kUnavailable while the
+  // supervisor is being destroyed, kInternal with errno's text when the process cannot be
+  // started (naming the step that failed in the child: setgroups, setgid, setuid, chdir,
+  // execve). When Launch fails, nothing runs and nothing is reported.
   Status Launch(const ProcessSpec& spec);
 
   // Sends `signal` to the job's process group. Returns kNotFound if no process of
-  // `job`/`generation` runs.
+  // `job`/`generation` runs, kInvalidArgument for an invalid signal number.
   Status Signal(JobId job, Generation generation, int signal);
 
   // SIGCONT + SIGTERM to the group now, SIGKILL after the grace period; the exit is reported
-  // with `cancelled = true`. Returns kNotFound if no such process runs.
+  // with `cancelled = true`. Cancelling again does nothing. Returns kNotFound if no such
+  // process runs.
   Status Cancel(JobId job, Generation generation);
 
+  // What runs (launched and not yet reported), in job id order.
   std::vector<RunningProcess> Running() const;
 
  private:

@@ -1,0 +1,648 @@
+#include "agent/process_supervisor.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "core/clock.h"
+
+namespace corral::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+namespace fs = std::filesystem;
+
+const Clock& RealClock() { return SystemClock::Get(); }
+
+// Polls `pred` until it holds or `timeout` passes; returns whether it held.
+template <typename Pred>
+bool WaitUntil(Pred pred, Duration timeout = Seconds(10)) {
+  MonoTime deadline = RealClock().MonotonicNow() + timeout;
+  while (!pred()) {
+    if (RealClock().MonotonicNow() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "corral-exec-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
+    path_ = fs::canonical(tmpl).string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+// Whether `pid` is gone (or a zombie, which no longer runs and which init reaps).
+bool ProcessGone(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  std::string line;
+  std::getline(stat, line);
+  auto close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+// Collects exit reports; waits for them with a deadline.
+class Exits {
+ public:
+  ProcessSupervisor::ExitCallback Callback() {
+    return [this](const ProcessExit& x) {
+      std::lock_guard lock(mu_);
+      exits_[x.job].push_back(x);
+      cv_.notify_all();
+    };
+  }
+
+  // The exit of `job`, waiting up to `timeout`; fails the test if it does not come.
+  ProcessExit Wait(JobId job, Duration timeout = Seconds(20)) {
+    std::unique_lock lock(mu_);
+    MonoTime deadline = RealClock().MonotonicNow() + timeout;
+    while (!exits_.contains(job)) {
+      if (RealClock().MonotonicNow() >= deadline) {
+        ADD_FAILURE() << "no exit reported for job " << job.value;
+        return ProcessExit{};
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    return exits_[job].front();
+  }
+
+  bool WaitCount(size_t n, Duration timeout = Seconds(60)) {
+    std::unique_lock lock(mu_);
+    MonoTime deadline = RealClock().MonotonicNow() + timeout;
+    while (exits_.size() < n) {
+      if (RealClock().MonotonicNow() >= deadline) return false;
+      cv_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+    return true;
+  }
+
+  size_t Count(JobId job) {
+    std::lock_guard lock(mu_);
+    auto it = exits_.find(job);
+    return it == exits_.end() ? 0 : it->second.size();
+  }
+
+  std::map<JobId, std::vector<ProcessExit>> All() {
+    std::lock_guard lock(mu_);
+    return exits_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<JobId, std::vector<ProcessExit>> exits_;
+};
+
+const std::vector<std::string> kBaseEnv = {"PATH=/usr/bin:/bin"};
+
+class ProcessSupervisorTest : public ::testing::Test {
+ protected:
+  ProcessSpec Sh(uint64_t job, const std::string& script) {
+    ProcessSpec spec;
+    spec.job = JobId(job);
+    spec.generation = Generation(1);
+    spec.argv = {"/bin/sh", "-c", script};
+    spec.env = kBaseEnv;
+    spec.cwd = dir_.path();
+    spec.stdout_path = dir_ / ("job" + std::to_string(job) + ".out");
+    return spec;
+  }
+
+  // Launches and waits for the exit.
+  ProcessExit Run(const ProcessSpec& spec) {
+    Status s = sup_->Launch(spec);
+    EXPECT_TRUE(s.has_value()) << s.error().message;
+    if (!s.has_value()) return {};
+    return exits_.Wait(spec.job);
+  }
+
+  TempDir dir_;
+  Exits exits_;
+  std::unique_ptr<ProcessSupervisor> sup_ =
+      std::make_unique<ProcessSupervisor>(RealClock(), exits_.Callback());
+};
+
+TEST_F(ProcessSupervisorTest, ReportsExitCodes) {
+  for (int code : {0, 3, 255}) {
+    ProcessExit x = Run(Sh(100 + code, "exit " + std::to_string(code)));
+    EXPECT_EQ(x.job, JobId(100 + code));
+    EXPECT_EQ(x.generation, Generation(1));
+    EXPECT_EQ(x.exit_code, code);
+    EXPECT_EQ(x.signal, 0);
+    EXPECT_FALSE(x.timed_out);
+    EXPECT_FALSE(x.cancelled);
+    EXPECT_LE(x.start_time, x.end_time);
+    EXPECT_GT(x.start_time, Timestamp{});
+  }
+}
+
+TEST_F(ProcessSupervisorTest, ReportsKillingSignal) {
+  ProcessExit x = Run(Sh(1, "kill -KILL $$"));
+  EXPECT_EQ(x.signal, SIGKILL);
+  EXPECT_EQ(x.exit_code, 0);
+}
+
+TEST_F(ProcessSupervisorTest, ReportsCpuAndMemory) {
+  ProcessExit x = Run(Sh(1, "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"));
+  EXPECT_EQ(x.exit_code, 0);
+  EXPECT_GT(x.cpu_seconds, 0.01);
+  EXPECT_GT(x.max_rss_mb, 0u);
+}
+
+TEST_F(ProcessSupervisorTest, EnvironmentIsExactlyTheGivenOne) {
+  setenv("CORRAL_TEST_LEAK", "1", 1);
+  ProcessSpec spec = Sh(1, "");
+  spec.argv = {"/usr/bin/env"};
+  spec.env = {"A=1", "B=two words", "EMPTY="};
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "A=1\nB=two words\nEMPTY=\n");
+  unsetenv("CORRAL_TEST_LEAK");
+}
+
+TEST_F(ProcessSupervisorTest, RunsInTheGivenWorkingDirectory) {
+  fs::create_directory(dir_ / "work");
+  ProcessSpec spec = Sh(1, "");
+  spec.argv = {"/bin/pwd", "-P"};
+  spec.env = {};
+  spec.cwd = dir_ / "work";
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), dir_ / "work\n");
+}
+
+TEST_F(ProcessSupervisorTest, ChildGetsOnlyStdioCleanSignalsAndOwnSession) {
+  // A descriptor the test leaks on purpose (no O_CLOEXEC), a blocked and an ignored signal.
+  int leaked = open("/dev/null", O_RDONLY);
+  ASSERT_GE(leaked, 0);
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGUSR2);
+  pthread_sigmask(SIG_BLOCK, &block, &old_mask);
+  struct sigaction ign {
+  }, old_pipe{};
+  ign.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ign, &old_pipe);
+
+  ProcessSpec spec = Sh(1, "");
+  spec.argv = {
+      "/bin/sh", "-c",
+      "ls /proc/$$/fd; "
+      "ps -o pid=,pgid=,sid= -p $$ | awk '{print ($1==$2 && $2==$3) ? \"leader\" : \"no\"}'; "
+      // The shell blocks signals while it waits for a child: look at what it was
+      // given by replacing it.
+      "exec grep -E '^(SigBlk|SigIgn):' /proc/self/status"};
+  ProcessExit x = Run(spec);
+
+  pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  sigaction(SIGPIPE, &old_pipe, nullptr);
+  close(leaked);
+
+  EXPECT_EQ(x.exit_code, 0);
+  std::istringstream out(ReadFile(spec.stdout_path));
+  std::string fds, line;
+  for (int i = 0; i < 3 && std::getline(out, line); ++i) fds += line + " ";
+  EXPECT_EQ(fds, "0 1 2 ");  // `ls` lists the shell's descriptors: stdio only
+  std::string blocked, ignored, session;
+  std::getline(out, session);
+  std::getline(out, blocked);
+  std::getline(out, ignored);
+  EXPECT_EQ(blocked, "SigBlk:\t0000000000000000");
+  // glibc's posix_spawn leaves its two internal signals (32 and 33, which sigfillset leaves
+  // out of the default set) ignored; no other signal may stay ignored.
+  ASSERT_EQ(ignored.rfind("SigIgn:\t", 0), 0u) << ignored;
+  uint64_t ignored_mask = std::stoull(ignored.substr(8), nullptr, 16);
+  EXPECT_EQ(ignored_mask & ~((uint64_t{1} << 31) | (uint64_t{1} << 32)), 0u) << ignored;
+  EXPECT_EQ(session, "leader");
+}
+
+TEST_F(ProcessSupervisorTest, WritesStdoutAndStderrToSeparateFiles) {
+  ProcessSpec spec = Sh(1, "echo out; echo err >&2");
+  spec.stderr_path = dir_ / "job1.err";
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "out\n");
+  EXPECT_EQ(ReadFile(spec.stderr_path), "err\n");
+  struct stat st {};
+  ASSERT_EQ(stat(spec.stdout_path.c_str(), &st), 0);
+  EXPECT_EQ(
+      st.st_mode & 0777, 0644 & ~[] {
+        mode_t m = umask(0);
+        umask(m);
+        return m;
+      }());
+}
+
+TEST_F(ProcessSupervisorTest, WritesBothStreamsToOneFileInOrder) {
+  ProcessSpec spec = Sh(1, "echo a; echo b >&2; echo c; echo d >&2");
+  spec.stderr_path = "";
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "a\nb\nc\nd\n");
+}
+
+TEST_F(ProcessSupervisorTest, RelativeOutputPathIsUnderTheWorkingDirectory) {
+  ProcessSpec spec = Sh(1, "echo hi");
+  spec.stdout_path = "rel.out";
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(dir_ / "rel.out"), "hi\n");
+}
+
+TEST_F(ProcessSupervisorTest, TruncatesOrAppends) {
+  ProcessSpec spec = Sh(1, "echo new");
+  WriteFile(spec.stdout_path, "old old old\n");
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "new\n");
+
+  ProcessSpec again = Sh(2, "echo more");
+  again.stdout_path = spec.stdout_path;
+  again.append = true;
+  EXPECT_EQ(Run(again).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "new\nmore\n");
+}
+
+TEST_F(ProcessSupervisorTest, MissingWorkingDirectoryStartsNothing) {
+  ProcessSpec spec = Sh(1, "touch " + (dir_ / "ran"));
+  spec.cwd = dir_ / "nope";
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr(dir_ / "nope"));
+  EXPECT_TRUE(sup_->Running().empty());
+  // The job id is free again, and nothing of the failed launch is ever reported.
+  spec.cwd = dir_.path();
+  spec.argv = {"/bin/true"};
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
+  EXPECT_EQ(exits_.Count(JobId(1)), 1u);
+}
+
+TEST_F(ProcessSupervisorTest, MissingOutputDirectoryStartsNothing) {
+  ProcessSpec spec = Sh(1, "touch " + (dir_ / "ran"));
+  spec.stdout_path = dir_ / "nodir/out";
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr(dir_ / "nodir/out"));
+  EXPECT_FALSE(fs::exists(dir_ / "nodir"));
+
+  spec.stdout_path = dir_ / "out";
+  spec.stderr_path = dir_ / "nodir/err";
+  s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr(dir_ / "nodir/err"));
+  EXPECT_TRUE(sup_->Running().empty());
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
+}
+
+TEST_F(ProcessSupervisorTest, MissingProgramIsAnInternalError) {
+  ProcessSpec spec = Sh(1, "");
+  spec.argv = {dir_ / "no-such-program"};
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(s.error().message, HasSubstr("no-such-program"));
+  EXPECT_TRUE(sup_->Running().empty());
+}
+
+TEST_F(ProcessSupervisorTest, EmptyArgvIsInvalid) {
+  ProcessSpec spec = Sh(1, "");
+  spec.argv = {};
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(ProcessSupervisorTest, TimeLimitTermTrapExitsOnItsOwn) {
+  ProcessSpec spec = Sh(1, "trap 'echo term; exit 7' TERM; sleep 1000 & wait");
+  spec.time_limit = Millis(200);
+  spec.kill_grace = Seconds(60);
+  ProcessExit x = Run(spec);
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_FALSE(x.cancelled);
+  EXPECT_EQ(x.exit_code, 7);
+  EXPECT_EQ(x.signal, 0);
+  EXPECT_GE(x.end_time - x.start_time, Millis(200));
+  EXPECT_LT(x.end_time - x.start_time, Seconds(30));  // well before the grace ends
+  EXPECT_EQ(ReadFile(spec.stdout_path), "term\n");
+}
+
+TEST_F(ProcessSupervisorTest, TimeLimitIgnoredTermIsFollowedByKill) {
+  ProcessSpec spec = Sh(1, "trap '' TERM; echo $$ > pid; sleep 1000 & wait; wait; wait");
+  spec.time_limit = Millis(200);
+  spec.kill_grace = Millis(300);
+  ProcessExit x = Run(spec);
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_EQ(x.signal, SIGKILL);
+  EXPECT_GE(x.end_time - x.start_time, Millis(500));
+}
+
+TEST_F(ProcessSupervisorTest, WarningSignalComesBeforeTheLimit) {
+  ProcessSpec spec = Sh(1,
+                        "trap 'echo warned' USR1; trap 'echo term; exit 0' TERM; "
+                        "while :; do sleep 1000 & wait; done");
+  spec.time_limit = Millis(600);
+  spec.warn = SignalSpec{.signal = SIGUSR1, .before = Millis(400)};
+  ProcessExit x = Run(spec);
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_EQ(x.exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "warned\nterm\n");
+}
+
+TEST_F(ProcessSupervisorTest, CancelEndsTheWholeGroup) {
+  ProcessSpec spec = Sh(1,
+                        "sleep 1000 & echo $! > bg.pid; (sleep 1000; true) & echo $! >> bg.pid; "
+                        "wait");
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  std::vector<int> pids;
+  ASSERT_TRUE(WaitUntil([&] {
+    std::istringstream in(ReadFile(dir_ / "bg.pid"));
+    pids.clear();
+    for (int p; in >> p;) pids.push_back(p);
+    return pids.size() == 2;
+  }));
+  for (int p : pids) EXPECT_FALSE(ProcessGone(p));
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+  ProcessExit x = exits_.Wait(JobId(1));
+  EXPECT_TRUE(x.cancelled);
+  EXPECT_FALSE(x.timed_out);
+  EXPECT_EQ(x.signal, SIGTERM);
+  for (int p : pids) EXPECT_TRUE(WaitUntil([&] { return ProcessGone(p); })) << p;
+  EXPECT_TRUE(sup_->Running().empty());
+  EXPECT_EQ(sup_->Cancel(JobId(1), Generation(1)).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(ProcessSupervisorTest, CancelKillsAfterTheGraceWhenTermIsIgnored) {
+  ProcessSpec spec = Sh(1, "trap '' TERM; echo ready > ready; sleep 1000 & wait; wait; wait");
+  spec.kill_grace = Millis(200);
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "ready"); }));
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+  ProcessExit x = exits_.Wait(JobId(1));
+  EXPECT_TRUE(x.cancelled);
+  EXPECT_EQ(x.signal, SIGKILL);
+}
+
+TEST_F(ProcessSupervisorTest, LeaderExitKillsWhatIsLeftOfTheGroup) {
+  // One child that would die of SIGTERM/SIGHUP, one that ignores both.
+  ProcessSpec spec = Sh(1,
+                        "echo $$ > leader.pid; sleep 1000 & echo $! > bg.pid; "
+                        "(trap '' TERM HUP; sleep 1000; true) & echo $! >> bg.pid; exit 4");
+  ProcessExit x = Run(spec);
+  EXPECT_EQ(x.exit_code, 4);
+  int leader = std::stoi(ReadFile(dir_ / "leader.pid"));
+  std::istringstream in(ReadFile(dir_ / "bg.pid"));
+  std::vector<int> pids;
+  for (int p; in >> p;) pids.push_back(p);
+  ASSERT_EQ(pids.size(), 2u);
+  for (int p : pids) EXPECT_TRUE(WaitUntil([&] { return ProcessGone(p); })) << p;
+  // Nothing that still runs is left in the job's process group.
+  EXPECT_TRUE(WaitUntil([&] {
+    for (const auto& entry : fs::directory_iterator("/proc")) {
+      std::string name = entry.path().filename();
+      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+      int pid = std::stoi(name);
+      if (getpgid(pid) == leader && !ProcessGone(pid)) return false;
+    }
+    return true;
+  }));
+}
+
+TEST_F(ProcessSupervisorTest, SignalReachesTheTrap) {
+  ProcessSpec spec = Sh(1,
+                        "trap 'echo got; exit 5' USR1; echo ready > ready; "
+                        "while :; do sleep 1000 & wait; done");
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "ready"); }));
+  EXPECT_EQ(sup_->Signal(JobId(1), Generation(2), SIGUSR1).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(sup_->Signal(JobId(2), Generation(1), SIGUSR1).error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(sup_->Signal(JobId(1), Generation(1), SIGUSR1).has_value());
+  ProcessExit x = exits_.Wait(JobId(1));
+  EXPECT_EQ(x.exit_code, 5);
+  EXPECT_FALSE(x.cancelled);
+  EXPECT_EQ(ReadFile(spec.stdout_path), "got\n");
+  EXPECT_EQ(sup_->Signal(JobId(1), Generation(1), SIGUSR1).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(ProcessSupervisorTest, LaunchingARunningJobAgainFails) {
+  ProcessSpec spec = Sh(1, "sleep 1000");
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  Status again = sup_->Launch(spec);
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists);
+  spec.generation = Generation(2);
+  again = sup_->Launch(spec);
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists);
+  ASSERT_EQ(sup_->Running().size(), 1u);
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+  EXPECT_TRUE(exits_.Wait(JobId(1)).cancelled);
+  // Once it has ended the id may run again.
+  spec.argv = {"/bin/true"};
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  EXPECT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 2; }));
+}
+
+TEST_F(ProcessSupervisorTest, RunningListsWhatRuns) {
+  ASSERT_TRUE(sup_->Launch(Sh(1, "sleep 1000")).has_value());
+  ProcessSpec two = Sh(2, "sleep 1000");
+  two.generation = Generation(7);
+  ASSERT_TRUE(sup_->Launch(two).has_value());
+  std::vector<RunningProcess> running = sup_->Running();
+  ASSERT_EQ(running.size(), 2u);
+  EXPECT_EQ(running[0].job, JobId(1));
+  EXPECT_EQ(running[1].job, JobId(2));
+  EXPECT_EQ(running[1].generation, Generation(7));
+  for (const RunningProcess& r : running) {
+    EXPECT_GT(r.pid, 0);
+    EXPECT_EQ(getpgid(r.pid), r.pid);
+    EXPECT_EQ(getsid(r.pid), r.pid);
+    EXPECT_GT(r.start_time, Timestamp{});
+  }
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+  exits_.Wait(JobId(1));
+  running = sup_->Running();
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_EQ(running[0].job, JobId(2));
+}
+
+TEST_F(ProcessSupervisorTest, DestructorKillsEverythingWithoutReporting) {
+  ProcessSpec spec = Sh(1, "sleep 1000 & echo $! > bg.pid; wait");
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return !ReadFile(dir_ / "bg.pid").empty(); }));
+  int bg = std::stoi(ReadFile(dir_ / "bg.pid"));
+  int leader = sup_->Running().at(0).pid;
+  sup_.reset();
+  EXPECT_TRUE(ProcessGone(leader));
+  EXPECT_TRUE(WaitUntil([&] { return ProcessGone(bg); }));
+  EXPECT_EQ(exits_.Count(JobId(1)), 0u);
+}
+
+TEST_F(ProcessSupervisorTest, TwoHundredJobsBackToBackAreEachReportedOnce) {
+  constexpr int kJobs = 200;
+  for (int i = 1; i <= kJobs; ++i) {
+    ProcessSpec spec = Sh(i, "");
+    spec.argv = {"/bin/true"};
+    spec.stdout_path = dir_ / "all.out";
+    spec.append = true;
+    spec.time_limit = Seconds(60);  // every job has a deadline, as on a real cluster
+    Status s = sup_->Launch(spec);
+    ASSERT_TRUE(s.has_value()) << s.error().message;
+  }
+  ASSERT_TRUE(exits_.WaitCount(kJobs));
+  sup_.reset();  // nothing more can arrive
+  auto all = exits_.All();
+  ASSERT_EQ(all.size(), static_cast<size_t>(kJobs));
+  for (const auto& [job, xs] : all) {
+    EXPECT_EQ(xs.size(), 1u) << job.value;
+    EXPECT_EQ(xs.at(0).exit_code, 0);
+  }
+}
+
+// --- run as another user (needs root) ---
+
+class ProcessSupervisorAsUserTest : public ProcessSupervisorTest {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "running jobs as another user needs root";
+    passwd* pw = getpwnam("nobody");
+    if (pw == nullptr) GTEST_SKIP() << "no user `nobody` on this machine";
+    uid_ = pw->pw_uid;
+    gid_ = pw->pw_gid;
+    // The job user must be able to write its outputs and enter its directory.
+    ASSERT_EQ(chown(dir_.path().c_str(), uid_, gid_), 0);
+  }
+
+  ProcessSpec AsUser(uint64_t job, const std::string& script) {
+    ProcessSpec spec = Sh(job, script);
+    spec.uid = uid_;
+    spec.gid = gid_;
+    return spec;
+  }
+
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+};
+
+TEST_F(ProcessSupervisorAsUserTest, RunsAsTheUser) {
+  ProcessSpec spec = AsUser(1,
+                            "id -u; id -g; id -G; ls /proc/$$/fd; "
+                            "exec grep -E '^(SigBlk|SigIgn):' /proc/self/status");
+  spec.stderr_path = dir_ / "job1.err";
+  ProcessExit x = Run(spec);
+  EXPECT_EQ(x.exit_code, 0);
+  std::string ids = std::to_string(uid_) + "\n" + std::to_string(gid_) + "\n";
+  EXPECT_EQ(ReadFile(spec.stdout_path), ids + std::to_string(gid_) +
+                                            "\n"
+                                            "0\n1\n2\n"
+                                            "SigBlk:\t0000000000000000\n"
+                                            "SigIgn:\t0000000000000000\n");
+  for (const std::string& path : {spec.stdout_path, spec.stderr_path}) {
+    struct stat st {};
+    ASSERT_EQ(stat(path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, uid_) << path;
+    EXPECT_EQ(st.st_gid, gid_) << path;
+  }
+}
+
+TEST_F(ProcessSupervisorAsUserTest, GroupOfTheUserIsUsedWhenNoGidIsGiven) {
+  ProcessSpec spec = AsUser(1, "id -g");
+  spec.gid.reset();
+  EXPECT_EQ(Run(spec).exit_code, 0);
+  EXPECT_EQ(ReadFile(spec.stdout_path), std::to_string(gid_) + "\n");
+}
+
+TEST_F(ProcessSupervisorAsUserTest, OutputsAreOpenedWithTheUsersPermissions) {
+  // A root-only file the job points its output at through a symlink must stay untouched.
+  std::string secret = dir_ / "secret";
+  WriteFile(secret, "root data\n");
+  ASSERT_EQ(chmod(secret.c_str(), 0644), 0);
+  ProcessSpec spec = AsUser(1, "echo overwritten");
+  spec.stdout_path = dir_ / "link";
+  fs::create_symlink(secret, spec.stdout_path);
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr(spec.stdout_path));
+  EXPECT_EQ(ReadFile(secret), "root data\n");
+}
+
+TEST_F(ProcessSupervisorAsUserTest, FailureInTheChildNamesTheStep) {
+  // The directory exists but the user may not enter it: chdir fails after setuid.
+  TempDir private_dir;  // 0700, owned by root
+  ProcessSpec spec = AsUser(1, "touch " + (dir_ / "ran"));
+  spec.cwd = private_dir.path();
+  spec.stdout_path = dir_ / "out";
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(s.error().message, HasSubstr("chdir"));
+  EXPECT_THAT(s.error().message, HasSubstr(private_dir.path()));
+
+  spec = AsUser(2, "");
+  spec.argv = {dir_ / "no-such-program"};
+  s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInternal);
+  EXPECT_THAT(s.error().message, HasSubstr("execve"));
+  EXPECT_TRUE(sup_->Running().empty());
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
+}
+
+TEST_F(ProcessSupervisorAsUserTest, CancelAndTimeLimitWorkAsUser) {
+  ProcessSpec spec = AsUser(1, "sleep 1000 & echo $! > bg.pid; wait");
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return !ReadFile(dir_ / "bg.pid").empty(); }));
+  int bg = std::stoi(ReadFile(dir_ / "bg.pid"));
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+  EXPECT_TRUE(exits_.Wait(JobId(1)).cancelled);
+  EXPECT_TRUE(WaitUntil([&] { return ProcessGone(bg); }));
+
+  ProcessSpec limited = AsUser(2, "sleep 1000");
+  limited.time_limit = Millis(100);
+  ProcessExit x = Run(limited);
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_EQ(x.signal, SIGTERM);
+}
+
+}  // namespace
+}  // namespace corral::agent

@@ -37,7 +37,9 @@ class LogLine {
 
 }  // namespace corral
 
-#define CORRAL_LOG(level)                                             \
-  if (!::corral::LogEnabled(::corral::LogLevel::k##level)) {          \
-  } else                                                              \
-    ::corral::internal::LogLine(::corral::LogLevel::k##level).stream()
+// A `for` rather than an `if`, so that `if (x) CORRAL_LOG(Info) << ...; else ...` stays
+// unambiguous; the body runs at most once.
+#define CORRAL_LOG(level)                                                                \
+  for (bool corral_log_once_ = ::corral::LogEnabled(::corral::LogLevel::k##level);      \
+       corral_log_once_; corral_log_once_ = false)                                       \
+  ::corral::internal::LogLine(::corral::LogLevel::k##level).stream()

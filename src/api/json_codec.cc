@@ -1020,7 +1020,7 @@ Status Parse(std::string_view json, DomBuilder* builder) {
 
 class Decoder {
  public:
-  explicit Decoder(bool strict) : strict_(strict) {}
+  explicit Decoder(bool strict) : strict_(strict) { path_.reserve(16); }
 
   template <typename F>
   Status Read(Value& v, F&& out) {

@@ -365,7 +365,11 @@ struct ProcessSupervisor::Impl {
                     static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
     x.max_rss_mb = (static_cast<uint64_t>(ru.ru_maxrss) + 1023) / 1024;  // KiB
     exits->push_back(x);
-    close(e.pidfd);  // also removes it from the epoll set
+    // Removed explicitly: close() alone leaves the registration in place while a child being
+    // spawned right now holds a copy of the descriptor table, and the reaped pidfd would then
+    // report EPOLLHUP forever.
+    epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, e.pidfd, nullptr);
+    close(e.pidfd);
     by_job.erase(e.job);
     entries.erase(it);
   }

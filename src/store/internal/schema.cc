@@ -1,0 +1,318 @@
+#include "store/internal/schema.h"
+
+#include <array>
+#include <limits>
+
+#include "store/internal/record_codec.h"
+
+namespace corral::store::internal {
+namespace {
+
+std::string Placeholder(Dialect d, int n) {
+  return (d == Dialect::kSqlite ? "?" : "$") + std::to_string(n);
+}
+
+std::string_view TypeName(Dialect d, ColumnType t) {
+  switch (t) {
+    case ColumnType::kInt:
+      return d == Dialect::kSqlite ? "INTEGER" : "BIGINT";
+    case ColumnType::kReal:
+      return d == Dialect::kSqlite ? "REAL" : "DOUBLE PRECISION";
+    case ColumnType::kText:
+      return "TEXT";
+    case ColumnType::kBlob:
+      return d == Dialect::kSqlite ? "BLOB" : "BYTEA";
+  }
+  return "";
+}
+
+template <size_t N>
+std::string ColumnList(const Column (&cols)[N]) {
+  std::string s;
+  for (size_t i = 0; i < N; ++i) {
+    if (i) s += ", ";
+    s += cols[i].name;
+  }
+  return s;
+}
+
+template <size_t N>
+std::string CreateTable(Dialect d, std::string_view table, const Column (&cols)[N]) {
+  std::string s = "CREATE TABLE IF NOT EXISTS " + std::string(table) + " (";
+  for (size_t i = 0; i < N; ++i) {
+    if (i) s += ", ";
+    s += cols[i].name;
+    s += ' ';
+    s += TypeName(d, cols[i].type);
+    if (i == 0) {
+      s += " PRIMARY KEY";
+    } else if (!cols[i].nullable) {
+      s += " NOT NULL";
+    }
+  }
+  return s + ")";
+}
+
+// INSERT ... ON CONFLICT (first column) DO UPDATE: the same text works in SQLite (3.24+)
+// and PostgreSQL (9.5+).
+template <size_t N>
+std::string Upsert(Dialect d, std::string_view table, const Column (&cols)[N]) {
+  std::string s = "INSERT INTO " + std::string(table) + " (" + ColumnList(cols) + ") VALUES (";
+  for (size_t i = 0; i < N; ++i) {
+    if (i) s += ", ";
+    s += Placeholder(d, static_cast<int>(i + 1));
+  }
+  s += ") ON CONFLICT (" + std::string(cols[0].name) + ") DO UPDATE SET ";
+  for (size_t i = 1; i < N; ++i) {
+    if (i > 1) s += ", ";
+    s += std::string(cols[i].name) + " = excluded." + std::string(cols[i].name);
+  }
+  return s;
+}
+
+// Every state name, indexed by the enum's value, found through `JobStateName` so that a
+// state added to core is stored and read without a change here.
+struct StateNames {
+  std::array<std::string_view, 64> names{};
+  int count = 0;
+  StateNames() {
+    for (int i = 0; i < 64; ++i) {
+      std::string_view n = JobStateName(static_cast<JobState>(i));
+      if (n == "UNKNOWN") break;
+      names[i] = n;
+      count = i + 1;
+    }
+  }
+};
+const StateNames& States() {
+  static const StateNames s;
+  return s;
+}
+
+// Range-checked narrowing of an integer column; records the first problem in `r.error`.
+template <typename T>
+T Narrow(RowReader& r, int col, const Column* cols) {
+  int64_t v = r.Int(col);
+  if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+      v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+    if (r.error.empty()) {
+      r.error = "column " + std::string(cols[col].name) + ": value " + std::to_string(v) +
+                " out of range";
+    }
+    return 0;
+  }
+  return static_cast<T>(v);
+}
+
+}  // namespace
+
+bool JobStateFromName(std::string_view name, JobState* state) {
+  const StateNames& s = States();
+  for (int i = 0; i < s.count; ++i) {
+    if (s.names[i] == name) {
+      *state = static_cast<JobState>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+void WriteJobRow(const Job& j, RowWriter& w, EncodeScratch& scratch) {
+  w.Int(static_cast<int64_t>(j.id.value));
+  w.Int(static_cast<int64_t>(j.array_job_id.value));
+  if (j.array_task_id.has_value()) {
+    w.Int(*j.array_task_id);
+  } else {
+    w.Null();
+  }
+  w.Text(j.spec.name);
+  w.Text(j.spec.user);
+  w.Text(j.spec.account);
+  w.Text(j.partition);
+  w.Text(JobStateName(j.state));
+  w.Text(j.reason);
+  w.Int(ToMicros(j.submit_time));
+  w.Int(ToMicros(j.eligible_time));
+  w.Int(ToMicros(j.start_time));
+  w.Int(ToMicros(j.end_time));
+  w.Int(j.time_limit.count());
+  w.Int(j.exit_code);
+  w.Int(j.exit_signal);
+  w.Int(j.restart_count);
+  w.Int(ToMicros(j.last_checkpoint));
+  w.Real(j.usage.gpu_seconds);
+  w.Real(j.usage.gpu_util_mean);
+  w.Real(j.usage.gpu_util_max);
+  w.Int(static_cast<int64_t>(j.usage.gpu_mem_max_mb));
+  w.Real(j.usage.energy_joules);
+  w.Real(j.usage.cpu_seconds);
+  w.Int(static_cast<int64_t>(j.usage.max_rss_mb));
+  EncodeJobSpec(j.spec, &scratch.spec);
+  w.Blob(scratch.spec);
+  EncodeAllocation(j.allocation, &scratch.allocation);
+  w.Blob(scratch.allocation);
+}
+
+Result<Job> ReadJobRow(RowReader& r) {
+  Job j;
+  const Column* c = kJobColumns;
+  j.id = JobId(static_cast<uint64_t>(r.Int(kJobId)));
+  std::string prefix = "job " + j.id.ToString();
+  j.array_job_id = JobId(static_cast<uint64_t>(r.Int(kJobArrayJobId)));
+  if (!r.IsNull(kJobArrayTaskId)) j.array_task_id = Narrow<uint32_t>(r, kJobArrayTaskId, c);
+  j.spec.name = r.Text(kJobName);
+  j.spec.user = r.Text(kJobUser);
+  j.spec.account = r.Text(kJobAccount);
+  j.partition = r.Text(kJobPartition);
+  std::string_view state = r.Text(kJobState);
+  if (!JobStateFromName(state, &j.state) && r.error.empty()) {
+    r.error = "column state: unknown job state \"" + std::string(state) + "\"";
+  }
+  j.reason = r.Text(kJobReason);
+  j.submit_time = FromMicros(r.Int(kJobSubmitTime));
+  j.eligible_time = FromMicros(r.Int(kJobEligibleTime));
+  j.start_time = FromMicros(r.Int(kJobStartTime));
+  j.end_time = FromMicros(r.Int(kJobEndTime));
+  j.time_limit = Duration(r.Int(kJobTimeLimit));
+  j.exit_code = Narrow<int32_t>(r, kJobExitCode, c);
+  j.exit_signal = Narrow<int32_t>(r, kJobExitSignal, c);
+  j.restart_count = Narrow<uint32_t>(r, kJobRestartCount, c);
+  j.last_checkpoint = FromMicros(r.Int(kJobLastCheckpoint));
+  j.usage.gpu_seconds = r.Real(kJobGpuSeconds);
+  j.usage.gpu_util_mean = r.Real(kJobGpuUtilMean);
+  j.usage.gpu_util_max = r.Real(kJobGpuUtilMax);
+  j.usage.gpu_mem_max_mb = static_cast<uint64_t>(r.Int(kJobGpuMemMaxMb));
+  j.usage.energy_joules = r.Real(kJobEnergyJoules);
+  j.usage.cpu_seconds = r.Real(kJobCpuSeconds);
+  j.usage.max_rss_mb = static_cast<uint64_t>(r.Int(kJobMaxRssMb));
+  std::string_view spec = r.Blob(kJobSpec);
+  std::string_view allocation = r.Blob(kJobAllocation);
+  if (!r.error.empty()) return Internal(prefix + ": " + r.error);
+  if (Status s = DecodeJobSpec(spec, &j.spec); !s.has_value()) {
+    return Internal(prefix + ": column spec: " + s.error().message);
+  }
+  if (Status s = DecodeAllocation(allocation, &j.allocation); !s.has_value()) {
+    return Internal(prefix + ": column allocation: " + s.error().message);
+  }
+  return j;
+}
+
+void WriteNodeRow(const Node& n, RowWriter& w, EncodeScratch& scratch) {
+  w.Int(n.id.value);
+  w.Text(n.inventory.name);
+  EncodeNodeBody(n, &scratch.spec);
+  w.Blob(scratch.spec);
+}
+
+Result<Node> ReadNodeRow(RowReader& r) {
+  Node n;
+  n.id = NodeId(Narrow<uint32_t>(r, kNodeId, kNodeColumns));
+  std::string prefix = "node " + n.id.ToString();
+  n.inventory.name = r.Text(kNodeName);
+  std::string_view body = r.Blob(kNodeBody);
+  if (!r.error.empty()) return Internal(prefix + ": " + r.error);
+  if (Status s = DecodeNodeBody(body, &n); !s.has_value()) {
+    return Internal(prefix + ": column body: " + s.error().message);
+  }
+  return n;
+}
+
+std::vector<std::string> CreateSchemaSql(Dialect d) {
+  static constexpr Column kMetaColumns[] = {{"key", ColumnType::kText},
+                                            {"value", ColumnType::kText}};
+  return {
+      CreateTable(d, "jobs", kJobColumns),
+      // The accounting filters (sacct -u/-A/-s, the -S/-E window) and array lookups.
+      "CREATE INDEX IF NOT EXISTS jobs_user_name ON jobs (user_name)",
+      "CREATE INDEX IF NOT EXISTS jobs_account ON jobs (account)",
+      "CREATE INDEX IF NOT EXISTS jobs_submit_time ON jobs (submit_time)",
+      "CREATE INDEX IF NOT EXISTS jobs_end_time ON jobs (end_time)",
+      CreateTable(d, "nodes", kNodeColumns),
+      CreateTable(d, "meta", kMetaColumns),
+  };
+}
+
+std::string UpsertJobSql(Dialect d) { return Upsert(d, "jobs", kJobColumns); }
+std::string DeleteJobSql(Dialect d) { return "DELETE FROM jobs WHERE id = " + Placeholder(d, 1); }
+std::string UpsertNodeSql(Dialect d) { return Upsert(d, "nodes", kNodeColumns); }
+std::string PutMetaSql(Dialect d) {
+  return "INSERT INTO meta (key, value) VALUES (" + Placeholder(d, 1) + ", " + Placeholder(d, 2) +
+         ") ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+}
+std::string SelectJobsSql() {
+  return "SELECT " + ColumnList(kJobColumns) + " FROM jobs ORDER BY id";
+}
+std::string SelectNodesSql() {
+  return "SELECT " + ColumnList(kNodeColumns) + " FROM nodes ORDER BY id";
+}
+std::string SelectMetaSql() { return "SELECT key, value FROM meta ORDER BY key"; }
+
+BuiltQuery BuildJobQuery(const JobQuery& q, Dialect d) {
+  BuiltQuery b;
+  b.sql = "SELECT " + ColumnList(kJobColumns) + " FROM jobs";
+  bool first = true;
+  auto clause = [&](const std::string& text) {
+    b.sql += first ? " WHERE " : " AND ";
+    b.sql += text;
+    first = false;
+  };
+  auto next = [&](SqlParam p) {
+    b.params.push_back(std::move(p));
+    return Placeholder(d, static_cast<int>(b.params.size()));
+  };
+  auto in_list = [&](std::string_view column, auto&& values, auto&& to_param) {
+    if (values.empty()) return;
+    std::string s = std::string(column) + " IN (";
+    bool f = true;
+    for (const auto& v : values) {
+      if (!f) s += ", ";
+      s += next(to_param(v));
+      f = false;
+    }
+    clause(s + ")");
+  };
+  auto text = [](const std::string& v) { return SqlParam::Text(v); };
+  in_list("user_name", q.users, text);
+  in_list("account", q.accounts, text);
+  in_list("partition_name", q.partitions, text);
+  in_list("state", q.states,
+          [](JobState s) { return SqlParam::Text(std::string(JobStateName(s))); });
+  in_list("id", q.ids, [](JobId id) { return SqlParam::Int(static_cast<int64_t>(id.value)); });
+  if (q.start_after != Timestamp{}) {
+    // Ended at or after the bound, or still active (not in a terminal state).
+    std::string s = "(end_time >= " + next(SqlParam::Int(ToMicros(q.start_after)));
+    const StateNames& states = States();
+    for (int i = 0; i < states.count; ++i) {
+      if (!IsTerminal(static_cast<JobState>(i))) {
+        s += " OR state = " + next(SqlParam::Text(std::string(states.names[i])));
+      }
+    }
+    clause(s + ")");
+  }
+  if (q.end_before != Timestamp{})
+    clause("submit_time < " + next(SqlParam::Int(ToMicros(q.end_before))));
+  b.sql += " ORDER BY id";
+  if (q.limit > 0) b.sql += " LIMIT " + next(SqlParam::Int(static_cast<int64_t>(q.limit)));
+  return b;
+}
+
+bool MatchesJobQuery(const Job& j, const JobQuery& q) {
+  auto in = [](const auto& list, const auto& v) {
+    if (list.empty()) return true;
+    for (const auto& x : list) {
+      if (x == v) return true;
+    }
+    return false;
+  };
+  if (!in(q.users, j.spec.user) || !in(q.accounts, j.spec.account) ||
+      !in(q.partitions, j.partition) || !in(q.states, j.state) || !in(q.ids, j.id)) {
+    return false;
+  }
+  if (q.start_after != Timestamp{} && IsTerminal(j.state) && j.end_time < q.start_after) {
+    return false;
+  }
+  if (q.end_before != Timestamp{} && !(j.submit_time < q.end_before)) return false;
+  return true;
+}
+
+}  // namespace corral::store::internal

@@ -1,0 +1,190 @@
+// The SQL schema shared by SqliteStore and PostgresStore, and the mapping between records
+// and rows. Private to the store.
+//
+// Schema version 1 (`kSchemaVersion`, kept in `corral_info` under "schema_version"):
+//   jobs(id PK, array_job_id, array_task_id NULL, job_name, user_name, account,
+//        partition_name, state, reason, submit_time, eligible_time, start_time, end_time,
+//        time_limit, exit_code, exit_signal, restart_count, last_checkpoint,
+//        gpu_seconds, gpu_util_mean, gpu_util_max, gpu_mem_max_mb, energy_joules,
+//        cpu_seconds, max_rss_mb, spec BLOB, allocation BLOB)
+//   nodes(id PK, node_name, body BLOB)
+//   meta(key PK, value)                 the controller's counters (`StoredState::meta`)
+//   corral_info(key PK, value)          the store's own bookkeeping (schema_version)
+// Integers are 64-bit: times and durations in microseconds since the Unix epoch (UTC),
+// unsigned 64-bit values stored by their two's-complement bits. `state` is the Slurm name
+// ("RUNNING"). `spec`, `allocation` and `body` use record_codec.h's encoding. Everything an
+// accounting query filters, sorts or sums on is a column; the rest is in the blobs.
+// There are no foreign keys and no triggers.
+//
+// Thread-safe (pure functions and constants).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "core/node.h"
+#include "core/result.h"
+#include "store/store.h"
+
+namespace corral::store::internal {
+
+inline constexpr int kSchemaVersion = 1;
+
+enum class Dialect { kSqlite, kPostgres };
+enum class ColumnType { kInt, kReal, kText, kBlob };
+
+struct Column {
+  std::string_view name;
+  ColumnType type;
+  bool nullable = false;
+};
+
+// Indices into `kJobColumns`, in table order.
+enum JobColumn : int {
+  kJobId,
+  kJobArrayJobId,
+  kJobArrayTaskId,
+  kJobName,
+  kJobUser,
+  kJobAccount,
+  kJobPartition,
+  kJobState,
+  kJobReason,
+  kJobSubmitTime,
+  kJobEligibleTime,
+  kJobStartTime,
+  kJobEndTime,
+  kJobTimeLimit,
+  kJobExitCode,
+  kJobExitSignal,
+  kJobRestartCount,
+  kJobLastCheckpoint,
+  kJobGpuSeconds,
+  kJobGpuUtilMean,
+  kJobGpuUtilMax,
+  kJobGpuMemMaxMb,
+  kJobEnergyJoules,
+  kJobCpuSeconds,
+  kJobMaxRssMb,
+  kJobSpec,
+  kJobAllocation,
+  kJobColumnCount,
+};
+
+inline constexpr Column kJobColumns[] = {
+    {"id", ColumnType::kInt},
+    {"array_job_id", ColumnType::kInt},
+    {"array_task_id", ColumnType::kInt, /*nullable=*/true},
+    {"job_name", ColumnType::kText},
+    {"user_name", ColumnType::kText},
+    {"account", ColumnType::kText},
+    {"partition_name", ColumnType::kText},
+    {"state", ColumnType::kText},
+    {"reason", ColumnType::kText},
+    {"submit_time", ColumnType::kInt},
+    {"eligible_time", ColumnType::kInt},
+    {"start_time", ColumnType::kInt},
+    {"end_time", ColumnType::kInt},
+    {"time_limit", ColumnType::kInt},
+    {"exit_code", ColumnType::kInt},
+    {"exit_signal", ColumnType::kInt},
+    {"restart_count", ColumnType::kInt},
+    {"last_checkpoint", ColumnType::kInt},
+    {"gpu_seconds", ColumnType::kReal},
+    {"gpu_util_mean", ColumnType::kReal},
+    {"gpu_util_max", ColumnType::kReal},
+    {"gpu_mem_max_mb", ColumnType::kInt},
+    {"energy_joules", ColumnType::kReal},
+    {"cpu_seconds", ColumnType::kReal},
+    {"max_rss_mb", ColumnType::kInt},
+    {"spec", ColumnType::kBlob},
+    {"allocation", ColumnType::kBlob},
+};
+static_assert(std::size(kJobColumns) == kJobColumnCount);
+
+enum NodeColumn : int { kNodeId, kNodeName, kNodeBody, kNodeColumnCount };
+inline constexpr Column kNodeColumns[] = {
+    {"id", ColumnType::kInt},
+    {"node_name", ColumnType::kText},
+    {"body", ColumnType::kBlob},
+};
+static_assert(std::size(kNodeColumns) == kNodeColumnCount);
+
+// Receives one row's values in column order (binds them to a statement).
+class RowWriter {
+ public:
+  virtual ~RowWriter() = default;
+  virtual void Int(int64_t v) = 0;
+  virtual void Real(double v) = 0;
+  virtual void Text(std::string_view v) = 0;
+  virtual void Blob(std::string_view v) = 0;
+  virtual void Null() = 0;
+};
+
+// Reads one result row by column index. A reader that finds a value of the wrong type or
+// size sets `error` (naming the column) and returns a default value.
+class RowReader {
+ public:
+  virtual ~RowReader() = default;
+  virtual bool IsNull(int col) = 0;
+  virtual int64_t Int(int col) = 0;
+  virtual double Real(int col) = 0;
+  // Valid until the reader moves to the next row.
+  virtual std::string_view Text(int col) = 0;
+  virtual std::string_view Blob(int col) = 0;
+  std::string error;
+};
+
+// Reusable encoding buffers, so that a batch does not allocate per record.
+struct EncodeScratch {
+  std::string spec;
+  std::string allocation;
+};
+
+// Writes `job`'s `kJobColumnCount` values in column order. The blob views passed to `w`
+// point into `scratch` and stay valid until it is next used.
+void WriteJobRow(const Job& job, RowWriter& w, EncodeScratch& scratch);
+// Reads a job. Returns kInternal "job N: ..." naming the column and what is wrong.
+Result<Job> ReadJobRow(RowReader& r);
+
+void WriteNodeRow(const Node& node, RowWriter& w, EncodeScratch& scratch);
+// Returns kInternal "node N: ..." naming the column and what is wrong.
+Result<Node> ReadNodeRow(RowReader& r);
+
+// The statements, in `dialect`'s placeholder syntax (`?N` or `$N`).
+std::vector<std::string> CreateSchemaSql(Dialect dialect);
+std::string UpsertJobSql(Dialect dialect);
+std::string DeleteJobSql(Dialect dialect);
+std::string UpsertNodeSql(Dialect dialect);
+std::string PutMetaSql(Dialect dialect);
+std::string SelectJobsSql();   // all jobs by id
+std::string SelectNodesSql();  // all nodes by id
+std::string SelectMetaSql();
+
+// One bound value of a built query (a plain struct: g++ 12 warns falsely on a
+// variant<int64_t, string> moved through a vector).
+struct SqlParam {
+  bool is_text = false;
+  int64_t int_value = 0;
+  std::string text;
+  static SqlParam Int(int64_t v) { return SqlParam{false, v, {}}; }
+  static SqlParam Text(std::string v) { return SqlParam{true, 0, std::move(v)}; }
+};
+struct BuiltQuery {
+  std::string sql;
+  std::vector<SqlParam> params;  // bound to placeholders 1..N in order
+};
+
+// The SELECT for `query`: only the filters that are set appear, each value a placeholder.
+BuiltQuery BuildJobQuery(const JobQuery& query, Dialect dialect);
+
+// The same filter as `BuildJobQuery`, for a store that filters in memory (without the limit).
+bool MatchesJobQuery(const Job& job, const JobQuery& query);
+
+// Exact parse of a stored state name ("RUNNING").
+bool JobStateFromName(std::string_view name, JobState* state);
+
+}  // namespace corral::store::internal

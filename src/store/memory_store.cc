@@ -1,0 +1,59 @@
+#include "store/memory_store.h"
+
+#include <type_traits>
+#include <variant>
+
+#include "store/internal/schema.h"
+
+namespace corral::store {
+
+Status MemoryStore::Write(const WriteBatch& batch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const WriteBatch::Op& op : batch.ops()) {
+    std::visit(
+        [&](const auto& o) {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, WriteBatch::PutJobOp>) {
+            jobs_.insert_or_assign(o.job.id, o.job);
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutNodeOp>) {
+            nodes_.insert_or_assign(o.node.id, o.node);
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
+            meta_.insert_or_assign(o.key, o.value);
+          } else {
+            static_assert(std::is_same_v<T, WriteBatch::DeleteJobOp>);
+            jobs_.erase(o.id);
+          }
+        },
+        op);
+  }
+  ++write_count_;
+  return {};
+}
+
+Result<StoredState> MemoryStore::Load() {
+  std::lock_guard<std::mutex> lock(mu_);
+  StoredState state;
+  state.jobs.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) state.jobs.push_back(job);
+  state.nodes.reserve(nodes_.size());
+  for (const auto& [id, node] : nodes_) state.nodes.push_back(node);
+  state.meta = meta_;
+  return state;
+}
+
+Result<std::vector<Job>> MemoryStore::QueryJobs(const JobQuery& query) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Job> out;
+  for (const auto& [id, job] : jobs_) {
+    if (query.limit > 0 && out.size() >= query.limit) break;
+    if (internal::MatchesJobQuery(job, query)) out.push_back(job);
+  }
+  return out;
+}
+
+uint64_t MemoryStore::write_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return write_count_;
+}
+
+}  // namespace corral::store

@@ -1,0 +1,531 @@
+#include "store/postgres_store.h"
+
+#include <array>
+#include <bit>
+#include <charconv>
+#include <deque>
+#include <set>
+#include <type_traits>
+#include <variant>
+
+#include "core/log.h"
+#include "store/internal/libpq.h"
+#include "store/internal/schema.h"
+
+namespace corral::store {
+namespace {
+
+using internal::ColumnType;
+using internal::Dialect;
+using internal::Libpq;
+using internal::PgResultPtr;
+
+// Type OIDs of the parameters we send (pg_type.dat; stable since PostgreSQL 7).
+constexpr Oid kInt8Oid = 20;
+constexpr Oid kTextOid = 25;
+constexpr Oid kByteaOid = 17;
+constexpr Oid kFloat8Oid = 701;
+
+// Serialises schema creation between controllers starting at once (any fixed number).
+constexpr const char* kSchemaLockSql = "SELECT pg_advisory_xact_lock(7236001158260534272)";
+
+Oid OidOf(ColumnType t) {
+  switch (t) {
+    case ColumnType::kInt:
+      return kInt8Oid;
+    case ColumnType::kReal:
+      return kFloat8Oid;
+    case ColumnType::kText:
+      return kTextOid;
+    case ColumnType::kBlob:
+      return kByteaOid;
+  }
+  return 0;
+}
+
+// A named server-side prepared statement.
+struct PgStatement {
+  const char* name;
+  std::string sql;
+  std::vector<Oid> types;
+};
+
+template <size_t N>
+std::vector<Oid> TypesOf(const internal::Column (&cols)[N]) {
+  std::vector<Oid> t;
+  for (const auto& c : cols) t.push_back(OidOf(c.type));
+  return t;
+}
+
+const PgStatement& UpsertJob() {
+  static const PgStatement s{"corral_upsert_job", internal::UpsertJobSql(Dialect::kPostgres),
+                             TypesOf(internal::kJobColumns)};
+  return s;
+}
+const PgStatement& UpsertNode() {
+  static const PgStatement s{"corral_upsert_node", internal::UpsertNodeSql(Dialect::kPostgres),
+                             TypesOf(internal::kNodeColumns)};
+  return s;
+}
+const PgStatement& PutMeta() {
+  static const PgStatement s{
+      "corral_put_meta", internal::PutMetaSql(Dialect::kPostgres), {kTextOid, kTextOid}};
+  return s;
+}
+const PgStatement& DeleteJob() {
+  static const PgStatement s{
+      "corral_delete_job", internal::DeleteJobSql(Dialect::kPostgres), {kInt8Oid}};
+  return s;
+}
+const PgStatement& SelectJobs() {
+  static const PgStatement s{"corral_select_jobs", internal::SelectJobsSql(), {}};
+  return s;
+}
+const PgStatement& SelectNodes() {
+  static const PgStatement s{"corral_select_nodes", internal::SelectNodesSql(), {}};
+  return s;
+}
+const PgStatement& SelectMeta() {
+  static const PgStatement s{"corral_select_meta", internal::SelectMetaSql(), {}};
+  return s;
+}
+
+// Parameters in binary format (integers and doubles big-endian, text and bytea as raw
+// bytes): no escaping, no float formatting, exact round trips.
+class PgParams final : public internal::RowWriter {
+ public:
+  void Int(int64_t v) override { Fixed(static_cast<uint64_t>(v), kInt8Oid); }
+  void Real(double v) override { Fixed(std::bit_cast<uint64_t>(v), kFloat8Oid); }
+  void Text(std::string_view v) override { Add(v.data(), v.size(), kTextOid); }
+  void Blob(std::string_view v) override { Add(v.data(), v.size(), kByteaOid); }
+  void Null() override {
+    values_.push_back(nullptr);
+    lengths_.push_back(0);
+    formats_.push_back(1);
+    types_.push_back(0);
+  }
+  void Clear() {
+    values_.clear();
+    lengths_.clear();
+    formats_.clear();
+    types_.clear();
+    numbers_.clear();
+  }
+  int size() const { return static_cast<int>(values_.size()); }
+  const char* const* values() const { return values_.data(); }
+  const int* lengths() const { return lengths_.data(); }
+  const int* formats() const { return formats_.data(); }
+  const Oid* types() const { return types_.data(); }
+
+ private:
+  void Fixed(uint64_t bits, Oid type) {
+    std::array<char, 8>& b = numbers_.emplace_back();
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(bits >> (56 - 8 * i));
+    Add(b.data(), 8, type);
+  }
+  // An empty value must not be a null pointer (that would be SQL NULL).
+  void Add(const char* p, size_t n, Oid type) {
+    values_.push_back(n == 0 ? "" : p);
+    lengths_.push_back(static_cast<int>(n));
+    formats_.push_back(1);
+    types_.push_back(type);
+  }
+  std::vector<const char*> values_;
+  std::vector<int> lengths_;
+  std::vector<int> formats_;
+  std::vector<Oid> types_;
+  std::deque<std::array<char, 8>> numbers_;  // deque: stable addresses while growing
+};
+
+// Reads rows of a binary-format result.
+class PgRowReader final : public internal::RowReader {
+ public:
+  PgRowReader(const Libpq& pq, const PGresult* res, const internal::Column* cols)
+      : pq_(pq), res_(res), cols_(cols) {}
+  void set_row(int row) {
+    row_ = row;
+    error.clear();
+  }
+  bool IsNull(int col) override { return pq_.getisnull(res_, row_, col) != 0; }
+  int64_t Int(int col) override { return static_cast<int64_t>(Fixed(col)); }
+  double Real(int col) override { return std::bit_cast<double>(Fixed(col)); }
+  std::string_view Text(int col) override { return Bytes(col); }
+  std::string_view Blob(int col) override { return Bytes(col); }
+
+ private:
+  void Fail(int col, std::string_view what) {
+    if (error.empty()) error = "column " + std::string(cols_[col].name) + ": " + std::string(what);
+  }
+  std::string_view Bytes(int col) {
+    if (IsNull(col)) {
+      Fail(col, "unexpected null");
+      return {};
+    }
+    return std::string_view(pq_.getvalue(res_, row_, col),
+                            static_cast<size_t>(pq_.getlength(res_, row_, col)));
+  }
+  uint64_t Fixed(int col) {
+    std::string_view b = Bytes(col);
+    if (b.size() != 8) {
+      if (!IsNull(col)) Fail(col, "expected 8 bytes, got " + std::to_string(b.size()));
+      return 0;
+    }
+    uint64_t v = 0;
+    for (char c : b) v = (v << 8) | static_cast<unsigned char>(c);
+    return v;
+  }
+  const Libpq& pq_;
+  const PGresult* res_;
+  const internal::Column* cols_;
+  int row_ = 0;
+};
+
+std::string Trim(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// "postgresql://user@host:port/db": the URL without password and parameters.
+std::string DisplayName(const std::string& url) {
+  size_t scheme_end = url.find("://");
+  if (scheme_end == std::string::npos) return "postgresql";
+  std::string scheme = url.substr(0, scheme_end + 3);
+  std::string rest = url.substr(scheme_end + 3);
+  rest = rest.substr(0, rest.find('?'));
+  size_t slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  std::string path = slash == std::string::npos ? "" : rest.substr(slash);
+  size_t at = authority.rfind('@');
+  if (at != std::string::npos) {
+    std::string user = authority.substr(0, at);
+    user = user.substr(0, user.find(':'));
+    authority = user + authority.substr(at);
+  }
+  return scheme + authority + path;
+}
+
+void LogNotice(void*, const char* message) { CORRAL_LOG(Debug) << "postgresql: " << Trim(message); }
+
+}  // namespace
+
+// One PGconn, its session settings and the statements prepared on it. Not thread-safe; the
+// store's mutexes serialise each connection.
+class PostgresStore::Connection {
+ public:
+  Connection(const Libpq& pq, std::string name)
+      : pq_(pq), prefix_("postgresql store \"" + name + "\": ") {}
+  ~Connection() {
+    if (conn_) pq_.finish(conn_);
+  }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  Status Connect(const std::string& url) {
+    conn_ = pq_.connectdb(url.c_str());
+    if (conn_ == nullptr) return Unavailable(prefix_ + "cannot connect: out of memory");
+    if (pq_.status(conn_) != CONNECTION_OK) {
+      return Unavailable(prefix_ + "cannot connect: " + Trim(pq_.errorMessage(conn_)));
+    }
+    pq_.setNoticeProcessor(conn_, LogNotice, nullptr);
+    return SetupSession();
+  }
+
+  // Reconnects if the connection was lost (the server restarted, a network blip).
+  Status EnsureConnected() {
+    if (pq_.status(conn_) == CONNECTION_OK) return {};
+    pq_.reset(conn_);
+    prepared_.clear();
+    if (pq_.status(conn_) != CONNECTION_OK) {
+      return Unavailable(prefix_ + "cannot reconnect: " + Trim(pq_.errorMessage(conn_)));
+    }
+    return SetupSession();
+  }
+
+  // Starts a transaction; if the connection turns out to be dead, reconnects and retries
+  // once (nothing has been sent in this transaction yet, so that is safe).
+  Status Begin(const char* sql) {
+    CORRAL_RETURN_IF_ERROR(EnsureConnected());
+    Result<PgResultPtr> r = Exec(sql, "begin");
+    if (r.has_value()) return {};
+    if (pq_.status(conn_) == CONNECTION_OK) return tl::unexpected(r.error());
+    CORRAL_RETURN_IF_ERROR(EnsureConnected());
+    CORRAL_RETURN_IF_ERROR(Exec(sql, "begin"));
+    return {};
+  }
+
+  // Runs `sql` (no parameters, text results).
+  Result<PgResultPtr> Exec(const std::string& sql, std::string_view what,
+                           ExecStatusType want = PGRES_COMMAND_OK) {
+    return Check(PgResultPtr(pq_.exec(conn_, sql.c_str()), {&pq_}), want, what);
+  }
+
+  // Runs a prepared statement (preparing it first in this session), binary results.
+  Result<PgResultPtr> ExecPrepared(const PgStatement& s, const PgParams& p, std::string_view what,
+                                   ExecStatusType want) {
+    if (!prepared_.contains(s.name)) {
+      PgResultPtr r(pq_.prepare(conn_, s.name, s.sql.c_str(), static_cast<int>(s.types.size()),
+                                s.types.data()),
+                    {&pq_});
+      CORRAL_RETURN_IF_ERROR(Check(std::move(r), PGRES_COMMAND_OK, "prepare"));
+      prepared_.insert(s.name);
+    }
+    return Check(PgResultPtr(pq_.execPrepared(conn_, s.name, p.size(), p.values(), p.lengths(),
+                                              p.formats(), /*resultFormat=*/1),
+                             {&pq_}),
+                 want, what);
+  }
+
+  // Runs an unnamed statement with parameters, binary results.
+  Result<PgResultPtr> ExecParams(const std::string& sql, const PgParams& p, std::string_view what) {
+    return Check(PgResultPtr(pq_.execParams(conn_, sql.c_str(), p.size(), p.types(), p.values(),
+                                            p.lengths(), p.formats(), /*resultFormat=*/1),
+                             {&pq_}),
+                 PGRES_TUPLES_OK, what);
+  }
+
+  // Ends a failed transaction; the failure is what gets reported.
+  void RollbackQuietly() {
+    if (pq_.status(conn_) == CONNECTION_OK && pq_.transactionStatus(conn_) != PQTRANS_IDLE) {
+      PgResultPtr(pq_.exec(conn_, "ROLLBACK"), {&pq_});
+    }
+  }
+
+  const std::string& prefix() const { return prefix_; }
+  const Libpq& pq() const { return pq_; }
+
+ private:
+  Status SetupSession() {
+    // synchronous_commit: a COMMIT returns only once its WAL is flushed, whatever the server's
+    // default. UTF8: the text columns' bytes are sent and read unchanged.
+    CORRAL_RETURN_IF_ERROR(
+        Exec("SET synchronous_commit = on; SET client_encoding = 'UTF8'", "set up session"));
+    return {};
+  }
+
+  Result<PgResultPtr> Check(PgResultPtr r, ExecStatusType want, std::string_view what) {
+    if (r && pq_.resultStatus(r.get()) == want) return r;
+    return ResultError(r.get(), what);
+  }
+
+  tl::unexpected<Error> ResultError(const PGresult* r, std::string_view what) {
+    const char* state = r ? pq_.resultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+    const char* primary = r ? pq_.resultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+    std::string message = primary ? primary : "";
+    if (message.empty() && r) message = Trim(pq_.resultErrorMessage(r));
+    if (message.empty()) message = Trim(pq_.errorMessage(conn_));
+    if (message.empty() && r) {
+      message = "unexpected result status " + std::to_string(pq_.resultStatus(r));
+    }
+    std::string_view code(state ? state : "");
+    ErrorCode ec = ErrorCode::kInternal;
+    if (pq_.status(conn_) != CONNECTION_OK || code.starts_with("08") || code.starts_with("53") ||
+        code.starts_with("57P") || code.starts_with("40") ||
+        code == "25006" /* read-only transaction: a standby */) {
+      ec = ErrorCode::kUnavailable;
+    } else if (code.starts_with("22")) {
+      ec = ErrorCode::kInvalidArgument;
+    }
+    std::string m = prefix_ + std::string(what) + ": " + message;
+    if (!code.empty()) m += " (SQLSTATE " + std::string(code) + ")";
+    return MakeError(ec, std::move(m));
+  }
+
+  const Libpq& pq_;
+  const std::string prefix_;
+  PGconn* conn_ = nullptr;
+  std::set<std::string> prepared_;  // names prepared in the current session
+};
+
+PostgresStore::PostgresStore(const Libpq& pq, std::string url, std::string name)
+    : pq_(pq), url_(std::move(url)), name_(std::move(name)) {}
+
+PostgresStore::~PostgresStore() = default;
+
+Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& url,
+                                                           Options options) {
+  CORRAL_ASSIGN_OR_RETURN(const Libpq* pq, internal::LoadLibpq(options.libpq));
+  auto store = std::unique_ptr<PostgresStore>(new PostgresStore(*pq, url, DisplayName(url)));
+  store->writer_ = std::make_unique<Connection>(*pq, store->name_);
+  Connection& c = *store->writer_;
+  CORRAL_RETURN_IF_ERROR(c.Connect(url));
+
+  // Schema: under an advisory lock, so that two controllers starting at once do not race
+  // on CREATE TABLE IF NOT EXISTS.
+  CORRAL_RETURN_IF_ERROR(c.Begin("BEGIN"));
+  auto setup = [&]() -> Status {
+    CORRAL_RETURN_IF_ERROR(c.Exec(kSchemaLockSql, "lock schema", PGRES_TUPLES_OK));
+    CORRAL_RETURN_IF_ERROR(
+        c.Exec("CREATE TABLE IF NOT EXISTS corral_info (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+               "create schema"));
+    CORRAL_ASSIGN_OR_RETURN(PgResultPtr r,
+                            c.Exec("SELECT value FROM corral_info WHERE key = 'schema_version'",
+                                   "read schema version", PGRES_TUPLES_OK));
+    bool have_version = pq->ntuples(r.get()) > 0;
+    if (have_version) {
+      std::string text = pq->getvalue(r.get(), 0, 0);
+      int v = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || end != text.data() + text.size()) {
+        return FailedPrecondition(c.prefix() + "invalid schema_version \"" + text + "\"");
+      }
+      if (v > internal::kSchemaVersion) {
+        return FailedPrecondition(c.prefix() + "database schema version " + std::to_string(v) +
+                                  " is newer than this corral supports (" +
+                                  std::to_string(internal::kSchemaVersion) +
+                                  "); use a newer corral binary");
+      }
+      // Older versions would be migrated here; version 1 is the first.
+    }
+    for (const std::string& sql : internal::CreateSchemaSql(Dialect::kPostgres)) {
+      CORRAL_RETURN_IF_ERROR(c.Exec(sql, "create schema"));
+    }
+    if (!have_version) {
+      CORRAL_RETURN_IF_ERROR(
+          c.Exec("INSERT INTO corral_info (key, value) VALUES ('schema_version', '" +
+                     std::to_string(internal::kSchemaVersion) + "')",
+                 "write schema version"));
+    }
+    CORRAL_RETURN_IF_ERROR(c.Exec("COMMIT", "commit schema"));
+    return {};
+  };
+  if (Status s = setup(); !s.has_value()) {
+    c.RollbackQuietly();
+    return tl::unexpected(s.error());
+  }
+  return store;
+}
+
+Status PostgresStore::Write(const WriteBatch& batch) {
+  if (batch.empty()) return {};
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Connection& c = *writer_;
+  CORRAL_RETURN_IF_ERROR(c.Begin("BEGIN"));
+  internal::EncodeScratch scratch;
+  PgParams params;
+  auto apply = [&](const WriteBatch::Op& op) -> Status {
+    params.Clear();
+    return std::visit(
+        [&](const auto& o) -> Status {
+          using T = std::decay_t<decltype(o)>;
+          const PgStatement* s;
+          std::string what;
+          if constexpr (std::is_same_v<T, WriteBatch::PutJobOp>) {
+            internal::WriteJobRow(o.job, params, scratch);
+            s = &UpsertJob();
+            what = "write job " + o.job.id.ToString();
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutNodeOp>) {
+            internal::WriteNodeRow(o.node, params, scratch);
+            s = &UpsertNode();
+            what = "write node " + o.node.id.ToString();
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
+            params.Text(o.key);
+            params.Text(o.value);
+            s = &PutMeta();
+            what = "write meta \"" + o.key + "\"";
+          } else {
+            params.Int(static_cast<int64_t>(o.id.value));
+            s = &DeleteJob();
+            what = "delete job " + o.id.ToString();
+          }
+          CORRAL_RETURN_IF_ERROR(c.ExecPrepared(*s, params, what, PGRES_COMMAND_OK));
+          return {};
+        },
+        op);
+  };
+  for (const WriteBatch::Op& op : batch.ops()) {
+    if (Status s = apply(op); !s.has_value()) {
+      c.RollbackQuietly();
+      return s;
+    }
+  }
+  if (auto r = c.Exec("COMMIT", "commit"); !r.has_value()) {
+    c.RollbackQuietly();
+    return tl::unexpected(r.error());
+  }
+  return {};
+}
+
+namespace {
+
+template <typename T, typename ReadFn>
+Status CollectRows(const Libpq& pq, const PGresult* res, const internal::Column* cols,
+                   const std::string& prefix, ReadFn&& read, std::vector<T>* out) {
+  int n = pq.ntuples(res);
+  out->reserve(out->size() + static_cast<size_t>(n));
+  PgRowReader reader(pq, res, cols);
+  for (int i = 0; i < n; ++i) {
+    reader.set_row(i);
+    Result<T> r = read(reader);
+    if (!r.has_value()) return Internal(prefix + r.error().message);
+    out->push_back(std::move(*r));
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<StoredState> PostgresStore::Load() {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  Connection& c = *writer_;
+  CORRAL_RETURN_IF_ERROR(c.Begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"));
+  StoredState state;
+  auto body = [&]() -> Status {
+    PgParams none;
+    {
+      CORRAL_ASSIGN_OR_RETURN(PgResultPtr r,
+                              c.ExecPrepared(SelectJobs(), none, "read jobs", PGRES_TUPLES_OK));
+      CORRAL_RETURN_IF_ERROR(CollectRows(pq_, r.get(), internal::kJobColumns, c.prefix(),
+                                         internal::ReadJobRow, &state.jobs));
+    }
+    {
+      CORRAL_ASSIGN_OR_RETURN(PgResultPtr r,
+                              c.ExecPrepared(SelectNodes(), none, "read nodes", PGRES_TUPLES_OK));
+      CORRAL_RETURN_IF_ERROR(CollectRows(pq_, r.get(), internal::kNodeColumns, c.prefix(),
+                                         internal::ReadNodeRow, &state.nodes));
+    }
+    {
+      CORRAL_ASSIGN_OR_RETURN(PgResultPtr r,
+                              c.ExecPrepared(SelectMeta(), none, "read meta", PGRES_TUPLES_OK));
+      int n = pq_.ntuples(r.get());
+      for (int i = 0; i < n; ++i) {
+        state.meta.insert_or_assign(
+            std::string(pq_.getvalue(r.get(), i, 0), pq_.getlength(r.get(), i, 0)),
+            std::string(pq_.getvalue(r.get(), i, 1), pq_.getlength(r.get(), i, 1)));
+      }
+    }
+    CORRAL_RETURN_IF_ERROR(c.Exec("COMMIT", "end read"));
+    return {};
+  };
+  if (Status s = body(); !s.has_value()) {
+    c.RollbackQuietly();
+    return tl::unexpected(s.error());
+  }
+  return state;
+}
+
+Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  if (!reader_) {
+    auto conn = std::make_unique<Connection>(pq_, name_);
+    CORRAL_RETURN_IF_ERROR(conn->Connect(url_));
+    reader_ = std::move(conn);
+  }
+  Connection& c = *reader_;
+  CORRAL_RETURN_IF_ERROR(c.EnsureConnected());
+  internal::BuiltQuery q = internal::BuildJobQuery(query, Dialect::kPostgres);
+  PgParams params;
+  for (const internal::SqlParam& p : q.params) {
+    if (p.is_text) {
+      params.Text(p.text);
+    } else {
+      params.Int(p.int_value);
+    }
+  }
+  CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecParams(q.sql, params, "query jobs"));
+  std::vector<Job> jobs;
+  CORRAL_RETURN_IF_ERROR(
+      CollectRows(pq_, r.get(), internal::kJobColumns, c.prefix(), internal::ReadJobRow, &jobs));
+  return jobs;
+}
+
+}  // namespace corral::store

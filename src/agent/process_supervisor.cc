@@ -337,22 +337,30 @@ struct ProcessSupervisor::Impl {
     siginfo_t info{};
     rusage ru{};
     // Peek first: the group must be killed while the zombie leader still pins its id.
+    bool lost = false;  // reaped by someone else: SIGCHLD ignored, or a waitpid(-1) elsewhere
     if (syscall(SYS_waitid, P_PIDFD, e.pidfd, &info, WEXITED | WNOHANG | WNOWAIT, nullptr) < 0) {
-      CORRAL_LOG(Error) << JobPrefix(e.job) << ": waitid: " << ErrnoText(errno);
-      return;
+      CORRAL_LOG(Error) << JobPrefix(e.job) << ": waitid: " << ErrnoText(errno)
+                        << "; reporting an unknown exit status";
+      lost = true;
+    } else if (info.si_pid == 0) {
+      return;  // not exited yet
     }
-    if (info.si_pid == 0) return;  // not exited yet
     SignalGroup(e, SIGKILL);
-    info = {};
-    if (syscall(SYS_waitid, P_PIDFD, e.pidfd, &info, WEXITED | WNOHANG, &ru) < 0 ||
-        info.si_pid == 0) {
-      CORRAL_LOG(Error) << JobPrefix(e.job) << ": waitid: " << ErrnoText(errno);
-      return;
+    if (!lost) {
+      info = {};
+      if (syscall(SYS_waitid, P_PIDFD, e.pidfd, &info, WEXITED | WNOHANG, &ru) < 0 ||
+          info.si_pid == 0) {
+        CORRAL_LOG(Error) << JobPrefix(e.job) << ": waitid: " << ErrnoText(errno)
+                          << "; reporting an unknown exit status";
+        lost = true;
+      }
     }
     ProcessExit x;
     x.job = e.job;
     x.generation = e.generation;
-    if (info.si_code == CLD_EXITED) {
+    if (lost) {
+      x.exit_code = -1;
+    } else if (info.si_code == CLD_EXITED) {
       x.exit_code = info.si_status;
     } else {
       x.signal = info.si_status;

@@ -62,7 +62,8 @@ struct ProcessSpec {
 struct ProcessExit {
   JobId job;
   Generation generation;
-  int32_t exit_code = 0;              // WEXITSTATUS, or 0 when killed by a signal
+  int32_t exit_code = 0;              // WEXITSTATUS, or 0 when killed by a signal; -1 when
+                                      // unknown (the child was reaped behind our back)
   int32_t signal = 0;                 // WTERMSIG, 0 when it exited
   bool timed_out = false;
   bool cancelled = false;

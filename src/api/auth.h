@@ -41,7 +41,8 @@ class Authenticator {
  public:
   virtual ~Authenticator() = default;
   // Returns the caller's identity, or kUnauthenticated saying what is missing or wrong
-  // (no Authorization header, bad signature, expired token, undecodable credential).
+  // (no Authorization header, bad signature, expired token, undecodable or replayed
+  // credential), or kUnavailable when munged cannot be reached to decode a credential.
   virtual Result<Identity> Authenticate(const HttpRequest& request, Timestamp now) const = 0;
 };
 
@@ -50,15 +51,20 @@ class JwtKey {
  public:
   // Returns kInvalidArgument if the key is shorter than 32 bytes.
   static Result<JwtKey> FromBytes(std::string key);
-  // Reads a key file; returns kNotFound / kPermissionDenied naming the path, or
-  // kInvalidArgument if the file is too short.
+  // Reads a key file: the key is the file's content without trailing white space. Returns
+  // kNotFound / kPermissionDenied naming the path, kInvalidArgument if the file is too short
+  // (or a directory, or over 64 KiB), kUnavailable on other read errors.
   static Result<JwtKey> FromFile(const std::string& path);
-  // Creates a new random key file with mode 0600 (fails with kAlreadyExists if it exists).
+  // Creates a new key file with mode 0600 holding 48 random bytes (RAND_bytes) as base64url
+  // text and a newline. Returns kAlreadyExists if it exists (never overwritten), kNotFound /
+  // kPermissionDenied naming the path, kInternal without randomness, kUnavailable on other
+  // write errors.
   static Result<JwtKey> CreateFile(const std::string& path);
 
   // A token with claims sub=user, uid, gid, role, iat=now, exp=now+ttl.
   std::string Sign(const Identity& identity, Timestamp now, Duration ttl) const;
-  // Verifies signature and expiry; returns the identity or kUnauthenticated.
+  // Verifies alg (HS256 only), signature (constant-time), claims and expiry (`now` >= exp is
+  // expired); returns the identity or kUnauthenticated saying which check failed.
   Result<Identity> Verify(std::string_view token, Timestamp now) const;
 
  private:
@@ -67,19 +73,22 @@ class JwtKey {
 };
 
 // Accepts `Bearer` JWTs signed with `key`, and `Munge` credentials when `munge_socket` is
-// non-empty. Users named in `admins` (and uid 0) get Role::kAdmin.
+// non-empty. Users named in `admins` (and uid 0) get Role::kAdmin: a MUNGE caller always, a
+// JWT whose signed role is "user" too; other signed roles are kept as they are.
 std::unique_ptr<Authenticator> MakeAuthenticator(JwtKey key, std::string munge_socket,
                                                  std::vector<std::string> admins);
 
 // Client side: the value of the Authorization header for `identity`.
-// With a key: "Bearer <jwt>" valid for `ttl`. Returns the error of signing.
+// With a key: "Bearer <jwt>" valid for `ttl`.
 std::string BearerHeader(const JwtKey& key, const Identity& identity, Timestamp now,
                          Duration ttl = Seconds(300));
 // With MUNGE: "Munge <credential>" from the munged at `socket` ("" = the default socket).
-// Returns kUnavailable when munged cannot be reached.
+// A credential can be decoded only once (munged refuses replays): make one per request.
+// Returns kUnavailable when munged cannot be reached (or refuses to encode).
 Result<std::string> MungeHeader(const std::string& socket = "");
 
-// The identity of the calling process (getuid/getgid and the user name from the passwd file).
+// The identity of the calling process (getuid/getgid and the user name from the passwd file,
+// or the uid as text when there is none), with Role::kUser.
 Identity CurrentProcessIdentity();
 
 }  // namespace corral::api

@@ -99,14 +99,11 @@ void BM_LaunchToExit(benchmark::State& state) {
     if (!s.has_value()) state.SkipWithError(s.error().message.c_str());
     ++launched;
   };
+  // Iteration i launches until i + in_flight - 1 jobs have started and waits for the i-th
+  // exit: one job per iteration, at most `in_flight` running.
   for (auto _ : state) {
-    int64_t running;
-    {
-      std::lock_guard lock(mu);
-      running = launched - done;
-    }
-    for (; running < in_flight; ++running) launch();
     ++target;
+    while (launched < target + in_flight - 1) launch();
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return done >= target; });
   }

@@ -199,6 +199,13 @@ TEST(JwtTest, SignatureMatchesAnIndependentHmac) {
       SignRaw(
           key, kHs256,
           R"({"exp":1780000060,"gid":100,"iat":1780000000,"role":"user","sub":"alice","uid":1001})"));
+  // Keys longer than SHA-256's block are hashed first (RFC 2104).
+  std::string long_key(100, 'L');
+  EXPECT_EQ(
+      JwtKey::FromBytes(long_key)->Sign(Alice(), kNow, Seconds(60)),
+      SignRaw(
+          long_key, kHs256,
+          R"({"exp":1780000060,"gid":100,"iat":1780000000,"role":"user","sub":"alice","uid":1001})"));
   // Claims in another order, with extra fields and a fractional exp, from another issuer.
   Result<Identity> id = TestKey().Verify(
       SignRaw(

@@ -79,30 +79,45 @@ MonoTime AddSaturating(MonoTime start, Duration d) {
   return start + d;
 }
 
-// Switches the calling thread's filesystem identity (Linux keeps fsuid/fsgid per thread, and
-// glibc's setfsuid/setfsgid are plain system calls, not broadcast to other threads) so that
-// output files are opened with the job user's permissions and created owned by that user.
-// Opening them as root and fchown()ing afterwards would let a job truncate any root-writable
-// file by making its output path a symlink. Restores the agent's identity on destruction.
+// Switches the calling thread's file-system identity (fsuid, fsgid and supplementary groups)
+// so that output files are opened with the job user's permissions and created owned by that
+// user. Linux keeps credentials per thread; glibc's setfsuid/setfsgid are plain system calls,
+// and setgroups is made one here (glibc's wrapper would apply it to every thread of the
+// agent). Opening as root and fchown()ing afterwards would let a job truncate any
+// root-writable file by making its output path a symlink. Restores the agent's identity on
+// destruction (a failure there aborts: the thread's credentials would be wrong).
 class FsIdentity {
  public:
-  FsIdentity(std::optional<uint32_t> uid, std::optional<uint32_t> gid)
+  FsIdentity(std::optional<uid_t> uid, std::optional<gid_t> gid, const std::vector<gid_t>& groups)
       : old_uid_(static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1)))),
         old_gid_(static_cast<gid_t>(setfsgid(static_cast<gid_t>(-1)))) {
+    int n = getgroups(0, nullptr);
+    if (n < 0) return;
+    old_groups_.resize(static_cast<size_t>(n));
+    n = getgroups(n, old_groups_.data());
+    if (n < 0) return;
+    old_groups_.resize(static_cast<size_t>(n));
+    if (syscall(SYS_setgroups, groups.size(), groups.data()) != 0) return;
+    groups_set_ = true;
     // setfsuid/setfsgid return the previous value and cannot report failure: read back with
     // an invalid id (-1), which changes nothing, to check.
     if (gid) {
       setfsgid(*gid);
-      ok_ = static_cast<gid_t>(setfsgid(static_cast<gid_t>(-1))) == *gid;
+      if (static_cast<gid_t>(setfsgid(static_cast<gid_t>(-1))) != *gid) return;
     }
-    if (ok_ && uid) {
+    if (uid) {
       setfsuid(*uid);
-      ok_ = static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1))) == *uid;
+      if (static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1))) != *uid) return;
     }
+    ok_ = true;
   }
   ~FsIdentity() {
     setfsuid(old_uid_);
     setfsgid(old_gid_);
+    if (groups_set_) {
+      CORRAL_CHECK(syscall(SYS_setgroups, old_groups_.size(), old_groups_.data()) == 0)
+          << "process supervisor: cannot restore the agent's groups: " << ErrnoText(errno);
+    }
   }
   FsIdentity(const FsIdentity&) = delete;
   FsIdentity& operator=(const FsIdentity&) = delete;
@@ -111,7 +126,9 @@ class FsIdentity {
  private:
   uid_t old_uid_;
   gid_t old_gid_;
-  bool ok_ = true;
+  std::vector<gid_t> old_groups_;
+  bool groups_set_ = false;
+  bool ok_ = false;
 };
 
 // Everything the child of the credential-changing launch needs, prepared by the parent: the
@@ -431,7 +448,7 @@ struct ProcessSupervisor::Impl {
                                         const Credentials& creds) {
     std::optional<FsIdentity> identity;
     if (creds.uid || creds.gid) {
-      identity.emplace(creds.uid, creds.gid);
+      identity.emplace(creds.uid, creds.gid, creds.groups);
       if (!identity->ok()) {
         return MakeError(ErrorCode::kPermissionDenied,
                          JobPrefix(spec.job) + ": cannot open output files as " + IdsText(creds) +

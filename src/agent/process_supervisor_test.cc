@@ -1,6 +1,7 @@
 #include "agent/process_supervisor.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -20,6 +22,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/fsuid.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -657,6 +660,41 @@ TEST_F(ProcessSupervisorAsUserTest, OutputsAreOpenedWithTheUsersPermissions) {
   EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
   EXPECT_THAT(s.error().message, HasSubstr(spec.stdout_path));
   EXPECT_EQ(ReadFile(secret), "root data\n");
+}
+
+TEST_F(ProcessSupervisorAsUserTest, SupplementaryGroupsOpenOutputsAndRunTheJob) {
+  // A user that is a member of a group besides its primary one (HPC project directories are
+  // group-writable): its outputs may go to a directory only that group may write.
+  std::optional<std::pair<passwd, gid_t>> member;
+  setgrent();
+  for (group* g = getgrent(); g != nullptr && !member; g = getgrent()) {
+    for (char** m = g->gr_mem; *m != nullptr; ++m) {
+      passwd* pw = getpwnam(*m);
+      if (pw != nullptr && pw->pw_gid != g->gr_gid && pw->pw_uid != 0) {
+        member.emplace(*pw, g->gr_gid);
+        break;
+      }
+    }
+  }
+  endgrent();
+  if (!member) GTEST_SKIP() << "no user on this machine has a supplementary group";
+  auto [pw, group_id] = *member;
+  ASSERT_EQ(chmod(dir_.path().c_str(), 0711), 0);  // others may pass through
+  std::string shared = dir_ / "project";
+  ASSERT_EQ(mkdir(shared.c_str(), 0770), 0);
+  ASSERT_EQ(chown(shared.c_str(), 0, group_id), 0);
+  ASSERT_EQ(chmod(shared.c_str(), 0770), 0);
+  ProcessSpec spec = Sh(1, "id -G");
+  spec.uid = pw.pw_uid;
+  spec.gid = pw.pw_gid;
+  spec.cwd = shared;
+  spec.stdout_path = shared + "/out";
+  ProcessExit x = Run(spec);
+  EXPECT_EQ(x.exit_code, 0);
+  EXPECT_THAT(" " + ReadFile(spec.stdout_path), HasSubstr(" " + std::to_string(group_id)));
+  // The agent's own thread has its identity back.
+  EXPECT_EQ(setfsuid(static_cast<uid_t>(-1)), 0);
+  EXPECT_EQ(setfsgid(static_cast<gid_t>(-1)), 0);
 }
 
 TEST_F(ProcessSupervisorAsUserTest, FailureInTheChildNamesTheStep) {

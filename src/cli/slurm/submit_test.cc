@@ -1,0 +1,833 @@
+#include "cli/slurm/submit.h"
+
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "core/slurm_env.h"
+
+namespace corral::slurm {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+SubmitContext Context(Env env = {}) {
+  SubmitContext ctx;
+  ctx.environment = std::move(env);
+  ctx.cwd = "/home/alice/proj";
+  ctx.user = "alice";
+  ctx.uid = 1000;
+  ctx.gid = 1000;
+  ctx.hostname = "login1";
+  ctx.now =
+      Timestamp(std::chrono::sys_days(std::chrono::year(2026) / 11 / 29) + std::chrono::hours(17));
+  return ctx;
+}
+
+std::string Script(std::vector<std::string> lines) {
+  std::string s = "#!/bin/bash\n";
+  for (auto& l : lines) s += l + "\n";
+  return s;
+}
+
+Duration Min(int64_t m) { return std::chrono::duration_cast<Duration>(std::chrono::minutes(m)); }
+
+struct Case {
+  std::string name;
+  std::vector<std::string> script;  // directive/command lines after the shebang
+  std::vector<std::string> args;    // sbatch's arguments; "job.sh" is appended unless --wrap
+  Env env;
+  std::function<void(const SubmitRequest&)> check;
+};
+
+Result<SubmitRequest> RunCase(const Case& c) {
+  std::vector<std::string> args = c.args;
+  bool wrap = false;
+  for (auto& a : args) wrap = wrap || a.rfind("--wrap", 0) == 0;
+  if (!wrap) args.push_back("job.sh");
+  return ParseSbatch(args, Script(c.script), Context(c.env));
+}
+
+// The shapes real GPU batch scripts take (issue #6, section 5), and every option form.
+// Where a comment names a job, the same script was submitted to a real Slurm 22.05.8 and
+// `scontrol show job` showed the values checked.
+TEST(SbatchTest, TableOfDirectivesOptionsAndEnvironment) {
+  const std::vector<Case> cases = {
+      {"inline comment ends the directive",
+       {"#SBATCH --job-name=a2 # comment -t 5"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "a2");
+         EXPECT_FALSE(r.spec.time_limit.has_value());
+       }},
+      {"##SBATCH is disabled",
+       {"##SBATCH -J b3"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "job.sh"); }},
+      {"several options on one line",
+       {"#SBATCH -J c4 -p debug -t 7"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "c4");
+         EXPECT_EQ(r.spec.partitions, (std::vector<std::string>{"debug"}));
+         EXPECT_EQ(r.spec.time_limit, Min(7));
+       }},
+      {"#SBATCH--opt without a space",
+       {"#SBATCH--job-name=d5"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "d5"); }},
+      {"directives after the first command are ignored",
+       {"echo hi", "#SBATCH -J e6"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "job.sh"); }},
+      {"indented #SBATCH is a comment; scanning goes on",
+       {" #SBATCH -J f7", "#SBATCH -t 3"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "job.sh");
+         EXPECT_EQ(r.spec.time_limit, Min(3));
+       }},
+      {"blank lines and comments between directives",
+       {"#SBATCH -J one", "   ", "  # indented comment", "", "#!/bin/sh", "#SBATCH -t 9"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "one");
+         EXPECT_EQ(r.spec.time_limit, Min(9));
+       }},
+      {"quotes group words",
+       {"#SBATCH -J 'g8 g' --comment=\"hello world\""},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "g8 g");
+         EXPECT_EQ(r.spec.comment, "hello world");
+       }},
+      {"$VAR and ~ are not expanded",
+       {"#SBATCH -J $USER -o ~/logs/$SLURM_JOB_ID.out"},
+       {},
+       {{"USER", "alice"}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "$USER");
+         EXPECT_EQ(r.spec.stdout_path, "~/logs/$SLURM_JOB_ID.out");
+       }},
+      {"lower-case #sbatch is not a directive",
+       {"#sbatch -J h9"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "job.sh"); }},
+      {"#SLURM is an old spelling Slurm still reads",
+       {"#SLURM -J x1"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "x1"); }},
+      {"unescaped # ends a word, escaped # does not",
+       {"#SBATCH -J x#y", "#SBATCH --comment=a\\#b"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "x");
+         EXPECT_EQ(r.spec.comment, "a#b");
+       }},
+      {"getopt abbreviations",
+       {"#SBATCH --out=o_%j.txt --err=e_%j.txt --tasks=2 --nodes=2"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.stdout_path, "o_%j.txt");
+         EXPECT_EQ(r.spec.stderr_path, "e_%j.txt");
+         EXPECT_EQ(r.spec.resources.ntasks_per_node, 2u);
+         EXPECT_EQ(r.spec.resources.nodes, 2u);
+         EXPECT_EQ(r.spec.resources.ntasks, 4u);
+       }},
+      {"repeated options: the last wins",
+       {"#SBATCH -J a -J b", "#SBATCH -t 5", "#SBATCH -t 10"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "b");
+         EXPECT_EQ(r.spec.time_limit, Min(10));
+       }},
+      {"command line > SBATCH_* > directives",
+       {"#SBATCH -J dir -p dirpart -t 5 -A diracct"},
+       {"-J", "cli"},
+       {{"SBATCH_JOB_NAME", "env"}, {"SBATCH_PARTITION", "envpart"}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.name, "cli");
+         EXPECT_EQ(r.spec.partitions, (std::vector<std::string>{"envpart"}));
+         EXPECT_EQ(r.spec.time_limit, Min(5));
+         EXPECT_EQ(r.spec.account, "diracct");
+       }},
+      {"SBATCH_TIMELIMIT and flag variables",
+       {},
+       {},
+       {{"SBATCH_TIMELIMIT", "1:00:00"}, {"SBATCH_REQUEUE", "1"}, {"SBATCH_EXCLUSIVE", ""}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.time_limit, Min(60));
+         EXPECT_TRUE(r.spec.requeue);
+         EXPECT_TRUE(r.spec.resources.exclusive);
+       }},
+      {"memory with K/M/G/T, either case, optional B; bare number is MB",
+       {"#SBATCH --mem=4g"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.mem_per_node_mb, 4096u);
+         EXPECT_EQ(r.spec.environment.at("SLURM_MEM_PER_NODE"), "4096");
+       }},
+      {"--mem=4GB",
+       {"#SBATCH --mem=4GB"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 4096u); }},
+      {"--mem=1T",
+       {"#SBATCH --mem=1T"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 1048576u); }},
+      {"--mem=1500 (megabytes)",
+       {"#SBATCH --mem=1500"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 1500u); }},
+      {"--mem=2048K",
+       {"#SBATCH --mem=2048K"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 2u); }},
+      {"--mem=0 is the whole node (job 45: no SLURM_MEM_PER_NODE)",
+       {"#SBATCH --mem=0"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.mem_per_node_mb, kWholeNodeMemory);
+         EXPECT_EQ(r.spec.environment.count("SLURM_MEM_PER_NODE"), 0u);
+       }},
+      {"--mem-per-cpu and --mem-per-gpu",
+       {"#SBATCH --mem-per-gpu=80G"},
+       {"--cpus-per-gpu=8"},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.mem_per_gpu_mb, 81920u);
+         EXPECT_EQ(r.spec.resources.cpus_per_gpu, 8u);
+         EXPECT_EQ(r.spec.environment.at("SLURM_MEM_PER_GPU"), "81920");
+         EXPECT_EQ(r.spec.environment.at("SLURM_CPUS_PER_GPU"), "8");
+       }},
+      {"memory from the command line beats the environment",
+       {},
+       {"--mem-per-cpu=2G"},
+       {{"SBATCH_MEM_PER_NODE", "3G"}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.mem_per_cpu_mb, 2048u);
+         EXPECT_EQ(r.spec.resources.mem_per_node_mb, 0u);
+       }},
+      {"SBATCH_MEM_PER_NODE alone (Slurm: MinMemoryNode=3G)",
+       {},
+       {},
+       {{"SBATCH_MEM_PER_NODE", "3G"}},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 3072u); }},
+      {"%a outside an array and zero padding are kept for the node",
+       {"#SBATCH -o run_%3a_%j.out"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.stdout_path, "run_%3a_%j.out"); }},
+      {"default output names",
+       {},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.stdout_path, "slurm-%j.out");
+         EXPECT_EQ(r.spec.stderr_path, "");
+       }},
+      {"default output of an array",
+       {"#SBATCH --array=0-15:4%2"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.stdout_path, "slurm-%A_%a.out");
+         EXPECT_EQ(r.spec.array, "0-15:4%2");
+       }},
+      {"-o none is /dev/null",
+       {"#SBATCH -o none -e NONE"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.stdout_path, "/dev/null");
+         EXPECT_EQ(r.spec.stderr_path, "/dev/null");
+       }},
+      {"a job submitting its successor",
+       {},
+       {"--dependency=afterok:4242"},
+       {},
+       [](const SubmitRequest& r) {
+         ASSERT_EQ(r.spec.dependencies.size(), 1u);
+         EXPECT_EQ(r.spec.dependencies[0].type, DependencyType::kAfterOk);
+         EXPECT_EQ(r.spec.dependencies[0].jobs, (std::vector<JobId>{JobId(4242)}));
+       }},
+      {"dependencies joined with ?",
+       {"#SBATCH -d afterok:1?afternotok:2"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_TRUE(r.spec.dependency_any);
+         EXPECT_EQ(r.spec.dependencies.size(), 2u);
+       }},
+      {"singleton",
+       {"#SBATCH --dependency=singleton"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.dependencies[0].type, DependencyType::kSingleton);
+       }},
+      {"-N min-max",
+       {"#SBATCH -N1-3"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.nodes, 1u);
+         EXPECT_EQ(r.spec.resources.nodes_max, 3u);
+       }},
+      {"-N2 -n1: Slurm warns and uses one node",
+       {},
+       {"-N2", "-n1"},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.nodes, 1u);
+         ASSERT_EQ(r.warnings.size(), 1u);
+         EXPECT_EQ(r.warnings[0],
+                   "sbatch: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1");
+       }},
+      {"-N3 --ntasks-per-node=2 gives 6 tasks (Slurm: NumTasks=6)",
+       {},
+       {"-N3", "--ntasks-per-node=2"},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.ntasks, 6u);
+         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS"), "6");
+         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS_PER_NODE"), "2");
+       }},
+      {"-N2 without -n: one task per node, SLURM_NTASKS not set",
+       {"#SBATCH -N 2"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.ntasks, 2u);
+         EXPECT_EQ(r.spec.environment.count("SLURM_NTASKS"), 0u);
+       }},
+      {"-w counts towards -N",
+       {"#SBATCH -w gpu-[01-03]"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.nodes, 3u);
+         EXPECT_EQ(r.spec.resources.nodelist,
+                   (std::vector<std::string>{"gpu-01", "gpu-02", "gpu-03"}));
+       }},
+      {"-x excludes",
+       {"#SBATCH -x node[7,9]"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.exclude, (std::vector<std::string>{"node7", "node9"}));
+       }},
+      {"--gres=gpu:N",
+       {"#SBATCH --gres=gpu:2"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.gpus_per_node, 2u);
+         EXPECT_EQ(r.spec.environment.count("SLURM_GPUS_PER_NODE"), 0u);
+       }},
+      {"--gres=gpu:type:N",
+       {"#SBATCH --gres=gpu:a100:4"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.gpus_per_node, 4u);
+         EXPECT_EQ(r.spec.resources.gpu_type, "a100");
+       }},
+      {"--gres=gpu means one GPU",
+       {"#SBATCH --gres=gpu"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.gpus_per_node, 1u); }},
+      {"--gres=gpu:h100 means one GPU of that type",
+       {"#SBATCH --gres=gpu:h100"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.gpus_per_node, 1u);
+         EXPECT_EQ(r.spec.resources.gpu_type, "h100");
+       }},
+      {"-G type:N",
+       {"#SBATCH -G a100:4"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.gpus, 4u);
+         EXPECT_EQ(r.spec.resources.gpu_type, "a100");
+         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS"), "a100:4");
+       }},
+      {"--gpus-per-node with a type",
+       {"#SBATCH --gpus-per-node=h100:8 -N2"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.gpus_per_node, 8u);
+         EXPECT_EQ(r.spec.resources.gpu_type, "h100");
+         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS_PER_NODE"), "h100:8");
+       }},
+      {"--gpus-per-task and -c",
+       {"#SBATCH --gpus-per-task=1 -n4 -c8"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.gpus_per_task, 1u);
+         EXPECT_EQ(r.spec.resources.cpus_per_task, 8u);
+         EXPECT_EQ(r.spec.environment.at("SLURM_CPUS_PER_TASK"), "8");
+         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS_PER_TASK"), "1");
+         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS"), "4");
+       }},
+      {"-t minutes",
+       {"#SBATCH -t 90"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(90)); }},
+      {"-t 0:30 rounds up to a minute",
+       {"#SBATCH -t 0:30"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(1)); }},
+      {"-t 1:2:3 rounds up (Slurm: 01:03:00)",
+       {"#SBATCH --time=1:2:3"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(63)); }},
+      {"-t D-H:M:S",
+       {"#SBATCH --time=2-12:30:00"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min((2 * 24 + 12) * 60 + 30)); }},
+      {"-t 5- (days)",
+       {"#SBATCH -t 5-"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(5 * 24 * 60)); }},
+      {"-t 0 and UNLIMITED are no limit",
+       {"#SBATCH -t 0"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, kUnlimited); }},
+      {"-t infinite",
+       {"#SBATCH -t infinite"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, kUnlimited); }},
+      {"--signal=B:USR1@60 --requeue",
+       {"#SBATCH --signal=B:USR1@60", "#SBATCH --requeue"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.signal.signal, 10);
+         EXPECT_TRUE(r.spec.signal.batch_only);
+         EXPECT_EQ(r.spec.signal.before, std::chrono::seconds(60));
+         EXPECT_TRUE(r.spec.requeue);
+       }},
+      {"--signal=SIGTERM@120 and a bare number",
+       {"#SBATCH --signal=SIGTERM@120"},
+       {"--signal=12"},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.signal.signal, 12);
+         EXPECT_FALSE(r.spec.signal.batch_only);
+         EXPECT_EQ(r.spec.signal.before, std::chrono::seconds(60));
+       }},
+      {"--no-requeue after --requeue",
+       {"#SBATCH --requeue"},
+       {"--no-requeue"},
+       {},
+       [](const SubmitRequest& r) { EXPECT_FALSE(r.spec.requeue); }},
+      {"--export=ALL (the default) copies the environment",
+       {},
+       {},
+       {{"FOO", "1"}, {"PATH", "/bin"}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.environment.at("FOO"), "1");
+         EXPECT_EQ(r.spec.environment.count("SLURM_EXPORT_ENV"), 0u);
+       }},
+      {"--export=NONE keeps SLURM_* only (job 57)",
+       {"#SBATCH --export=NONE"},
+       {},
+       {{"FOO", "1"}, {"SLURM_CONF", "/etc/slurm.conf"}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.environment.count("FOO"), 0u);
+         EXPECT_EQ(r.spec.environment.at("SLURM_CONF"), "/etc/slurm.conf");
+         EXPECT_EQ(r.spec.environment.at("SLURM_EXPORT_ENV"), "NONE");
+         EXPECT_EQ(r.spec.environment.at("SLURM_GET_USER_ENV"), "1");
+       }},
+      {"--export=VAR,VAR=val (job 58)",
+       {},
+       {"--export=FOO,BAZ=qux"},
+       {{"FOO", "bar"}, {"OTHER", "x"}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.environment.at("FOO"), "bar");
+         EXPECT_EQ(r.spec.environment.at("BAZ"), "qux");
+         EXPECT_EQ(r.spec.environment.count("OTHER"), 0u);
+         EXPECT_EQ(r.spec.environment.at("SLURM_EXPORT_ENV"), "FOO,BAZ=qux");
+       }},
+      {"--export=ALL,VAR=val",
+       {},
+       {"--export=ALL,MASTER_PORT=29500"},
+       {{"OTHER", "x"}},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.environment.at("OTHER"), "x");
+         EXPECT_EQ(r.spec.environment.at("MASTER_PORT"), "29500");
+       }},
+      {"--open-mode=append (job 57: SLURM_OPEN_MODE=a)",
+       {"#SBATCH --open-mode=append"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_TRUE(r.spec.append_output);
+         EXPECT_EQ(r.spec.environment.at("SLURM_OPEN_MODE"), "a");
+       }},
+      {"-D relative to the current directory",
+       {"#SBATCH -D run"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.working_dir, "/home/alice/proj/run");
+         EXPECT_EQ(r.spec.submit_dir, "/home/alice/proj");
+       }},
+      {"submit facts",
+       {},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.user, "alice");
+         EXPECT_EQ(r.spec.uid, 1000u);
+         EXPECT_EQ(r.spec.submit_host, "login1");
+         EXPECT_EQ(r.spec.working_dir, "/home/alice/proj");
+         EXPECT_EQ(r.spec.environment.at("SLURM_PRIO_PROCESS"), "0");
+       }},
+      {"--nice without a value is 100",
+       {"#SBATCH --nice"},
+       {},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.nice, 100); }},
+      {"--nice=-5",
+       {},
+       {"--nice=-5"},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.nice, -5); }},
+      {"stored settings",
+       {"#SBATCH -H --comment=c --reservation=maint --mail-type=END,FAIL --mail-user=a@b -q high "
+        "-A proj -p a100,h100 --exclusive -C ib&h100"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_TRUE(r.spec.hold);
+         EXPECT_EQ(r.spec.comment, "c");
+         EXPECT_EQ(r.spec.reservation, "maint");
+         EXPECT_EQ(r.spec.mail_type, "END,FAIL");
+         EXPECT_EQ(r.spec.mail_user, "a@b");
+         EXPECT_EQ(r.spec.qos, "high");
+         EXPECT_EQ(r.spec.account, "proj");
+         EXPECT_EQ(r.spec.partitions, (std::vector<std::string>{"a100", "h100"}));
+         EXPECT_TRUE(r.spec.resources.exclusive);
+         EXPECT_EQ(r.spec.resources.constraint, "ib&h100");
+       }},
+      {"--begin",
+       {"#SBATCH --begin=now+1hour"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.begin_time, Context().now + std::chrono::hours(1));
+       }},
+      {"pyxis container options",
+       {"#SBATCH --container-image=nvcr.io#nvidia/pytorch:24.01-py3",
+        "#SBATCH --container-mounts=/data:/data,/scratch:/scratch:ro",
+        "#SBATCH --container-workdir=/workspace --container-name=train",
+        "#SBATCH --no-container-mount-home --container-env=NCCL_DEBUG,HF_HOME"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         // The image's '#' is a comment in a directive, as in Slurm: quote it there.
+         EXPECT_EQ(r.spec.container.image, "nvcr.io");
+         EXPECT_EQ(r.spec.container.mounts,
+                   (std::vector<std::string>{"/data:/data", "/scratch:/scratch:ro"}));
+         EXPECT_EQ(r.spec.container.workdir, "/workspace");
+         EXPECT_EQ(r.spec.container.name, "train");
+         EXPECT_FALSE(r.spec.container.mount_home);
+         EXPECT_EQ(r.spec.container.env, (std::vector<std::string>{"NCCL_DEBUG", "HF_HOME"}));
+       }},
+      {"quoted container image",
+       {"#SBATCH --container-image='nvcr.io#nvidia/pytorch:24.01-py3'"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.container.image, "nvcr.io#nvidia/pytorch:24.01-py3");
+       }},
+      {"accepted options without effect are listed",
+       {"#SBATCH --hint=nomultithread"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.client.ignored, (std::vector<std::string>{"--hint=nomultithread"}));
+       }},
+      {"client settings",
+       {"#SBATCH --parsable"},
+       {"-W", "--test-only"},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_TRUE(r.client.parsable);
+         EXPECT_TRUE(r.client.wait);
+         EXPECT_TRUE(r.client.test_only);
+         EXPECT_EQ(r.client.script_path, "job.sh");
+       }},
+      {"--wrap in a directive is ignored with a warning",
+       {"#SBATCH --wrap=hostname"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.client.wrap, "");
+         EXPECT_EQ(r.warnings.size(), 1u);
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = RunCase(c);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    c.check(*r);
+  }
+}
+
+TEST(SbatchTest, ScriptArgumentsAndTheScriptItself) {
+  auto r = ParseSbatch({"-J", "x", "train.sh", "--lr", "0.1"}, "#!/bin/bash -l\necho\n", Context());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->client.script_path, "train.sh");
+  EXPECT_EQ(r->client.script_args, (std::vector<std::string>{"--lr", "0.1"}));
+  EXPECT_EQ(r->spec.script, "#!/bin/bash -l\necho\n");  // the interpreter line is kept
+  // From stdin the job is called "sbatch" (Slurm: JobName=sbatch).
+  r = ParseSbatch({}, "#!/bin/sh\ntrue\n", Context());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->spec.name, "sbatch");
+  // The script name is its base name.
+  r = ParseSbatch({"/home/alice/jobs/run.slurm"}, "#!/bin/sh\n", Context());
+  EXPECT_EQ(r->spec.name, "run.slurm");
+}
+
+TEST(SbatchTest, WrapBuildsSlurmsScript) {
+  auto r = ParseSbatch({"--wrap", "echo \"a b\"; hostname"}, "", Context());
+  ASSERT_TRUE(r.has_value());
+  // Byte for byte what `scontrol write batch_script` showed for job 211.
+  EXPECT_EQ(r->spec.script,
+            "#!/bin/sh\n# This script was created by sbatch --wrap.\n\necho \"a b\"; hostname\n");
+  EXPECT_EQ(r->spec.name, "wrap");
+  EXPECT_EQ(r->client.wrap, "echo \"a b\"; hostname");
+  auto bad = ParseSbatch({"--wrap", "true", "extra_arg"}, "", Context());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message,
+            "sbatch: error: Script arguments not permitted with --wrap option");
+}
+
+// Each message is what the real sbatch 22.05.8 printed (first line where it printed several).
+TEST(SbatchTest, ErrorsNameTheProblem) {
+  auto err = [](std::vector<std::string> lines, std::vector<std::string> args = {}, Env env = {}) {
+    args.push_back("s.sh");
+    auto r = ParseSbatch(args, Script(lines), Context(env));
+    return r.has_value() ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_EQ(err({"#SBATCH :"}), "sbatch: fatal: s.sh: line 2: Unexpected `:` in [:]");
+  EXPECT_EQ(err({"#SBATCH -J \"un"}), "sbatch: fatal: s.sh: line 2: Unmatched `\"` in [ -J \"un]");
+  EXPECT_EQ(err({"#SBATCH -J"}), "sbatch: option requires an argument -- 'J'");
+  EXPECT_EQ(err({"#SBATCHX -J y"}), "sbatch: error: Invalid directive found in batch script: X");
+  EXPECT_EQ(err({"#SBATCH --tim=4"}),
+            "sbatch: option '--tim=4' is ambiguous; possibilities: '--time' '--time-min'");
+  EXPECT_EQ(err({"#SBATCH --mem=4G"}, {"--mem-per-cpu=1G"}),
+            "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
+  EXPECT_EQ(err({}, {"-t", "1:2:3:4"}), "sbatch: error: Invalid --time specification");
+  EXPECT_EQ(err({}, {"-N", "3-1"}), "sbatch: error: invalid node count `3-1'");
+
+  auto r = ParseSbatch({}, "", Context());
+  EXPECT_EQ(r.error().message, "sbatch: error: Batch script is empty!");
+  r = ParseSbatch({}, "echo hi\n", Context());
+  EXPECT_NE(r.error().message.find("This does not look like a batch script"), std::string::npos);
+  r = ParseSbatch({}, "#!/bin/bash\r\n#SBATCH -J x\r\necho\r\n", Context());
+  EXPECT_NE(r.error().message.find("DOS line breaks"), std::string::npos);
+}
+
+TEST(SbatchTest, UnsupportedOptionsAreRefusedByName) {
+  auto r = ParseSbatch({"s.sh"}, Script({"#SBATCH --threads-per-core=1"}), Context());
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnimplemented);
+  EXPECT_EQ(r.error().message,
+            "sbatch: error: option --threads-per-core (in a #SBATCH directive) is not supported by "
+            "Corral");
+  r = ParseSbatch({"--licenses=matlab", "s.sh"}, Script({}), Context());
+  EXPECT_EQ(r.error().message, "sbatch: error: option --licenses is not supported by Corral");
+  r = ParseSbatch({"s.sh"}, Script({}), Context({{"SBATCH_WCKEY", "x"}}));
+  EXPECT_EQ(r.error().message,
+            "sbatch: error: option --wckey (from the environment variable SBATCH_WCKEY) is not "
+            "supported by Corral");
+  r = ParseSbatch({"--gres=shard:1", "s.sh"}, Script({}), Context());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnimplemented);
+  EXPECT_NE(r.error().message.find("\"shard\""), std::string::npos);
+  r = ParseSbatch({"--exclusive=user", "s.sh"}, Script({}), Context());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnimplemented);
+  r = ParseSbatch({"--signal=R:USR1", "s.sh"}, Script({}), Context());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnimplemented);
+}
+
+TEST(SbatchTest, BadValues) {
+  for (std::vector<std::string> args :
+       std::vector<std::vector<std::string>>{{"--array=0-1001"},
+                                             {"--array=3-1"},
+                                             {"--mem=lots"},
+                                             {"-n", "0"},
+                                             {"-n", "x"},
+                                             {"-c", "-1"},
+                                             {"--gres=gpu:a:b:2"},
+                                             {"-G", "x"},
+                                             {"--open-mode=x"},
+                                             {"--signal=FOO"},
+                                             {"--signal=USR1@x"},
+                                             {"--mail-type=SOMETIMES"},
+                                             {"-w", "n[1-"},
+                                             {"--begin=soon"},
+                                             {"-d", "afterok:x"},
+                                             {"--export=NONE,FOO"},
+                                             {"--nice=x"},
+                                             {"-v", "-Q"}}) {
+    args.push_back("s.sh");
+    auto r = ParseSbatch(args, Script({}), Context());
+    EXPECT_FALSE(r.has_value()) << args[0];
+    if (!r.has_value()) {
+      EXPECT_EQ(r.error().message.rfind("sbatch: ", 0), 0u) << r.error().message;
+    }
+  }
+}
+
+// A typical multi-node torchrun script.
+TEST(SbatchTest, TypicalTorchrunScript) {
+  std::string script = R"(#!/bin/bash -l
+#SBATCH --job-name=llama-ft        # name
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=1
+#SBATCH --gres=gpu:8
+#SBATCH --cpus-per-task=96
+#SBATCH --mem=0
+#SBATCH --time=2-00:00:00
+#SBATCH --partition=h100
+#SBATCH --output=logs/%x-%j.out
+#SBATCH --exclusive
+##SBATCH --qos=high
+#SBATCH --signal=B:USR1@120 --requeue
+
+export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)
+#SBATCH --time=1:00:00
+srun torchrun --nnodes=$SLURM_NNODES train.py
+)";
+  auto r = ParseSbatch({"train.sbatch"}, script, Context());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  const JobSpec& s = r->spec;
+  EXPECT_EQ(s.name, "llama-ft");
+  EXPECT_EQ(s.resources.nodes, 2u);
+  EXPECT_EQ(s.resources.ntasks, 2u);
+  EXPECT_EQ(s.resources.ntasks_per_node, 1u);
+  EXPECT_EQ(s.resources.gpus_per_node, 8u);
+  EXPECT_EQ(s.resources.cpus_per_task, 96u);
+  EXPECT_EQ(s.resources.mem_per_node_mb, kWholeNodeMemory);
+  EXPECT_EQ(s.time_limit, Min(2 * 24 * 60));
+  EXPECT_EQ(s.partitions, (std::vector<std::string>{"h100"}));
+  EXPECT_EQ(s.stdout_path, "logs/%x-%j.out");
+  EXPECT_TRUE(s.resources.exclusive);
+  EXPECT_EQ(s.qos, "");
+  EXPECT_TRUE(s.requeue);
+  EXPECT_EQ(s.signal.signal, 10);
+  EXPECT_EQ(s.environment.at("SLURM_NTASKS"), "2");
+}
+
+TEST(SrunTest, InsideAnAllocationTheJobsVariablesAreDefaults) {
+  Env env = {{"SLURM_JOB_ID", "77"},         {"SLURM_NTASKS", "4"},
+             {"SLURM_NNODES", "2"},          {"SLURM_JOB_NUM_NODES", "2"},
+             {"SLURM_MEM_PER_NODE", "1024"}, {"SLURM_JOB_NAME", "outer"}};
+  auto r = ParseSrun({"-l", "--cpu-bind=cores", "--mpi=pmix", "python", "train.py", "-n", "3"},
+                     Context(env));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->client.jobid, 77u);
+  EXPECT_EQ(r->spec.resources.ntasks, 4u);
+  EXPECT_EQ(r->spec.resources.nodes, 2u);
+  EXPECT_TRUE(r->client.label);
+  EXPECT_EQ(r->client.command, (std::vector<std::string>{"python", "train.py", "-n", "3"}));
+  EXPECT_EQ(r->spec.name, "python");
+  EXPECT_EQ(r->client.ignored, (std::vector<std::string>{"--cpu-bind=cores", "--mpi=pmix"}));
+  // Options on the command line beat the allocation's variables, memory included.
+  r = ParseSrun({"-n", "8", "--mem-per-cpu=1G", "--gpus-per-task=1", "-K", "hostname"},
+                Context(env));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->spec.resources.ntasks, 8u);
+  EXPECT_EQ(r->spec.resources.mem_per_cpu_mb, 1024u);
+  EXPECT_EQ(r->spec.resources.mem_per_node_mb, 0u);
+  EXPECT_EQ(r->spec.resources.gpus_per_task, 1u);
+  EXPECT_EQ(r->client.kill_on_bad_exit, true);
+}
+
+TEST(SrunTest, OutsideAnAllocationAndErrors) {
+  auto r = ParseSrun({"-N2", "--gres=gpu:4", "--pty", "bash"}, Context());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_FALSE(r->client.jobid.has_value());
+  EXPECT_TRUE(r->client.pty);
+  EXPECT_EQ(r->spec.resources.ntasks, 2u);
+  EXPECT_EQ(r->spec.resources.gpus_per_node, 4u);
+  EXPECT_EQ(r->spec.name, "bash");
+  auto bad = ParseSrun({"-n2"}, Context());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "srun: fatal: No command given to execute.");
+  bad = ParseSrun({"--multi-prog", "conf"}, Context());
+  EXPECT_EQ(bad.error().code, ErrorCode::kUnimplemented);
+  EXPECT_TRUE(ParseSrun({"--help"}, Context()).has_value());
+}
+
+TEST(SallocTest, AllocatesWithAShellOrACommand) {
+  auto r = ParseSalloc({"-N2", "--gres=gpu:8", "-t", "60"}, Context());
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->spec.name, "interactive");  // as Slurm names salloc jobs
+  EXPECT_TRUE(r->client.command.empty());
+  EXPECT_EQ(r->spec.resources.nodes, 2u);
+  EXPECT_EQ(r->spec.time_limit, Min(60));
+  r = ParseSalloc({"-p", "debug", "--no-shell"}, Context({{"SALLOC_PARTITION", "other"}}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->client.no_shell);
+  EXPECT_EQ(r->spec.partitions, (std::vector<std::string>{"debug"}));
+  r = ParseSalloc({"srun", "hostname"}, Context({{"SALLOC_PARTITION", "other"}}));
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->spec.partitions, (std::vector<std::string>{"other"}));
+  EXPECT_EQ(r->client.command, (std::vector<std::string>{"srun", "hostname"}));
+}
+
+TEST(ExtractDirectivesTest, WordsAsSlurmSplitsThem) {
+  auto w = ExtractDirectives(Script({"#SBATCH -J 'a b' --comment=\"x y\"z -o o\\ p",
+                                     "#SBATCH \"\" -t 5", "cmd", "#SBATCH -N 2"}));
+  ASSERT_TRUE(w.has_value());
+  // A backslash before a blank does not join words, and "" ends the line (real sbatch: "o\ p"
+  // gives "Invalid directive found in batch script: p"; `-J "" -t 5` a missing -J argument).
+  EXPECT_EQ(*w, (std::vector<std::string>{"-J", "a b", "--comment=x yz", "-o", "o", "p"}));
+}
+
+TEST(TimeLimitTest, ParsesLikeSlurm) {
+  EXPECT_EQ(*ParseTimeLimit("30"), Min(30));
+  EXPECT_EQ(*ParseTimeLimit("1-0"), Min(24 * 60));
+  EXPECT_EQ(*ParseTimeLimit("1-2:3"), Min(26 * 60 + 3));
+  EXPECT_EQ(*ParseTimeLimit("UNLIMITED"), kUnlimited);
+  EXPECT_FALSE(ParseTimeLimit("soon").has_value());
+}
+
+}  // namespace
+}  // namespace corral::slurm

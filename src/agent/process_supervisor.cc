@@ -648,18 +648,21 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   Timestamp start_time = im.clock.Now();
   MonoTime start_mono = im.clock.MonotonicNow();
 
-  // A raw system call: glibc 2.36's <sys/pidfd.h> lacks `extern "C"` and does not link from C++.
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, *pid, 0));
-  if (pidfd < 0) {
-    int err = errno;
+  // Undoes a start that cannot be watched: nothing may run unreported.
+  auto abandon = [&](int pidfd, const char* what, int err) -> Status {
     kill(-*pid, SIGKILL);
     int status;
     while (waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
     }
-    return MakeError(
-        err == EMFILE || err == ENFILE ? ErrorCode::kResourceExhausted : ErrorCode::kInternal,
-        prefix + ": pidfd_open: " + ErrnoText(err));
-  }
+    if (pidfd >= 0) close(pidfd);
+    return MakeError(err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOSPC
+                         ? ErrorCode::kResourceExhausted
+                         : ErrorCode::kInternal,
+                     prefix + ": " + what + ": " + ErrnoText(err));
+  };
+  // A raw system call: glibc 2.36's <sys/pidfd.h> lacks `extern "C"` and does not link from C++.
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, *pid, 0));
+  if (pidfd < 0) return abandon(-1, "pidfd_open", errno);
 
   Impl::Entry e;
   e.job = spec.job;
@@ -675,19 +678,23 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
     e.warn_at = spec.warn.before >= spec.time_limit ? start_mono : e.term_at - spec.warn.before;
   }
 
-  std::lock_guard lock(im.mu);
-  unreserve.active = false;
-  im.launching.erase(spec.job);
+  std::unique_lock lock(im.mu);
   uint64_t serial = im.next_serial++;
-  MonoTime deadline = e.NextDeadline();
-  im.by_job.emplace(spec.job, serial);
-  im.entries.emplace(serial, e);
-  // Added under the lock, after the entry: the thread reaps under the same lock.
+  // Registered under the lock: an exit seen at once waits for the entry, since the thread
+  // reaps under the same lock.
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.u64 = serial;
-  CORRAL_CHECK(epoll_ctl(im.epoll_fd.get(), EPOLL_CTL_ADD, pidfd, &ev) == 0)
-      << prefix << ": epoll_ctl: " << ErrnoText(errno);
+  if (epoll_ctl(im.epoll_fd.get(), EPOLL_CTL_ADD, pidfd, &ev) != 0) {
+    int err = errno;
+    lock.unlock();
+    return abandon(pidfd, "epoll_ctl", err);  // `unreserve` frees the job id
+  }
+  unreserve.active = false;
+  im.launching.erase(spec.job);
+  MonoTime deadline = e.NextDeadline();
+  im.by_job.emplace(spec.job, serial);
+  im.entries.emplace(serial, e);
   if (deadline != kNever) im.WakeIfEarlier(deadline);
   return {};
 }

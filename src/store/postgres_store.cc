@@ -81,6 +81,11 @@ const PgStatement& SelectJobs() {
   static const PgStatement s{"corral_select_jobs", internal::SelectJobsSql(), {}};
   return s;
 }
+const PgStatement& CountJobs() {
+  static const PgStatement s{"corral_count_jobs", "SELECT count(*) FROM jobs", {}};
+  return s;
+}
+constexpr internal::Column kCountColumn[] = {{"count", ColumnType::kInt}};
 const PgStatement& SelectNodes() {
   static const PgStatement s{"corral_select_nodes", internal::SelectNodesSql(), {}};
   return s;
@@ -262,17 +267,40 @@ class PostgresStore::Connection {
   // Runs a prepared statement (preparing it first in this session), binary results.
   Result<PgResultPtr> ExecPrepared(const PgStatement& s, const PgParams& p, std::string_view what,
                                    ExecStatusType want) {
-    if (!prepared_.contains(s.name)) {
-      PgResultPtr r(pq_.prepare(conn_, s.name, s.sql.c_str(), static_cast<int>(s.types.size()),
-                                s.types.data()),
-                    {&pq_});
-      CORRAL_RETURN_IF_ERROR(Check(std::move(r), PGRES_COMMAND_OK, "prepare"));
-      prepared_.insert(s.name);
-    }
+    CORRAL_RETURN_IF_ERROR(Prepare(s));
     return Check(PgResultPtr(pq_.execPrepared(conn_, s.name, p.size(), p.values(), p.lengths(),
                                               p.formats(), /*resultFormat=*/1),
                              {&pq_}),
                  want, what);
+  }
+
+  // Runs a prepared statement in single-row mode, calling `row(result, index)` for each row
+  // as it arrives: the server sends while we decode, and the whole result is never held in
+  // memory twice. Stops calling `row` at its first error, which it returns.
+  template <typename RowFn>
+  Status StreamPrepared(const PgStatement& s, const PgParams& p, std::string_view what,
+                        RowFn&& row) {
+    CORRAL_RETURN_IF_ERROR(Prepare(s));
+    if (pq_.sendQueryPrepared(conn_, s.name, p.size(), p.values(), p.lengths(), p.formats(),
+                              /*resultFormat=*/1) == 0) {
+      return ResultError(nullptr, what);
+    }
+    // If single-row mode cannot be set, the rows come in one result: still correct.
+    pq_.setSingleRowMode(conn_);
+    Status status;
+    // Every result must be consumed before the connection takes the next command.
+    while (PGresult* raw = pq_.getResult(conn_)) {
+      PgResultPtr r(raw, {&pq_});
+      if (!status.has_value()) continue;
+      ExecStatusType st = pq_.resultStatus(r.get());
+      if (st == PGRES_SINGLE_TUPLE || st == PGRES_TUPLES_OK) {
+        int n = pq_.ntuples(r.get());
+        for (int i = 0; i < n && status.has_value(); ++i) status = row(r.get(), i);
+      } else {
+        status = ResultError(r.get(), what);
+      }
+    }
+    return status;
   }
 
   // Runs an unnamed statement with parameters, binary results.
@@ -299,6 +327,16 @@ class PostgresStore::Connection {
     // default. UTF8: the text columns' bytes are sent and read unchanged.
     CORRAL_RETURN_IF_ERROR(
         Exec("SET synchronous_commit = on; SET client_encoding = 'UTF8'", "set up session"));
+    return {};
+  }
+
+  Status Prepare(const PgStatement& s) {
+    if (prepared_.contains(s.name)) return {};
+    PgResultPtr r(
+        pq_.prepare(conn_, s.name, s.sql.c_str(), static_cast<int>(s.types.size()), s.types.data()),
+        {&pq_});
+    CORRAL_RETURN_IF_ERROR(Check(std::move(r), PGRES_COMMAND_OK, "prepare"));
+    prepared_.insert(s.name);
     return {};
   }
 
@@ -455,9 +493,11 @@ Status CollectRows(const Libpq& pq, const PGresult* res, const internal::Column*
   PgRowReader reader(pq, res, cols);
   for (int i = 0; i < n; ++i) {
     reader.set_row(i);
-    Result<T> r = read(reader);
-    if (!r.has_value()) return Internal(prefix + r.error().message);
-    out->push_back(std::move(*r));
+    Status s = read(reader, &out->emplace_back());
+    if (!s.has_value()) {
+      out->pop_back();
+      return Internal(prefix + s.error().message);
+    }
   }
   return {};
 }
@@ -473,10 +513,21 @@ Result<StoredState> PostgresStore::Load() {
     PgParams none;
     {
       CORRAL_ASSIGN_OR_RETURN(PgResultPtr r,
-                              c.ExecPrepared(SelectJobs(), none, "read jobs", PGRES_TUPLES_OK));
-      CORRAL_RETURN_IF_ERROR(CollectRows(pq_, r.get(), internal::kJobColumns, c.prefix(),
-                                         internal::ReadJobRow, &state.jobs));
+                              c.ExecPrepared(CountJobs(), none, "count jobs", PGRES_TUPLES_OK));
+      PgRowReader count(pq_, r.get(), kCountColumn);
+      if (pq_.ntuples(r.get()) == 1) state.jobs.reserve(static_cast<size_t>(count.Int(0)));
     }
+    CORRAL_RETURN_IF_ERROR(
+        c.StreamPrepared(SelectJobs(), none, "read jobs", [&](const PGresult* res, int row) {
+          PgRowReader reader(pq_, res, internal::kJobColumns);
+          reader.set_row(row);
+          Status s = internal::ReadJobRow(reader, &state.jobs.emplace_back());
+          if (!s.has_value()) {
+            state.jobs.pop_back();
+            return Status(Internal(c.prefix() + s.error().message));
+          }
+          return Status();
+        }));
     {
       CORRAL_ASSIGN_OR_RETURN(PgResultPtr r,
                               c.ExecPrepared(SelectNodes(), none, "read nodes", PGRES_TUPLES_OK));

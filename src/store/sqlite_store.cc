@@ -230,7 +230,7 @@ class SqliteStore::Connection {
     }
   }
 
-  // Steps `stmt` to the end, decoding each row with `read` into `out`.
+  // Steps `stmt` to the end, decoding each row in place with `read(reader, T*)` into `out`.
   template <typename T, typename ReadFn>
   Status CollectRows(sqlite3_stmt* stmt, const internal::Column* cols, ReadFn&& read,
                      std::vector<T>* out, std::string_view what) {
@@ -238,9 +238,11 @@ class SqliteStore::Connection {
     int rc;
     while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
       reader.error.clear();
-      Result<T> r = read(reader);
-      if (!r.has_value()) return Internal(Prefix() + r.error().message);
-      out->push_back(std::move(*r));
+      Status s = read(reader, &out->emplace_back());
+      if (!s.has_value()) {
+        out->pop_back();
+        return Internal(Prefix() + s.error().message);
+      }
     }
     if (rc != SQLITE_DONE) return Fail(rc, what);
     return {};

@@ -43,6 +43,9 @@ Result<const Libpq*> LoadLibpq(const std::string& soname) {
   resolve(lib->execParams, "PQexecParams");
   resolve(lib->prepare, "PQprepare");
   resolve(lib->execPrepared, "PQexecPrepared");
+  resolve(lib->sendQueryPrepared, "PQsendQueryPrepared");
+  resolve(lib->setSingleRowMode, "PQsetSingleRowMode");
+  resolve(lib->getResult, "PQgetResult");
   resolve(lib->resultStatus, "PQresultStatus");
   resolve(lib->resultErrorMessage, "PQresultErrorMessage");
   resolve(lib->resultErrorField, "PQresultErrorField");

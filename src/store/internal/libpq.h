@@ -27,6 +27,9 @@ struct Libpq {
   decltype(&::PQexecParams) execParams;
   decltype(&::PQprepare) prepare;
   decltype(&::PQexecPrepared) execPrepared;
+  decltype(&::PQsendQueryPrepared) sendQueryPrepared;
+  decltype(&::PQsetSingleRowMode) setSingleRowMode;
+  decltype(&::PQgetResult) getResult;
   decltype(&::PQresultStatus) resultStatus;
   decltype(&::PQresultErrorMessage) resultErrorMessage;
   decltype(&::PQresultErrorField) resultErrorField;

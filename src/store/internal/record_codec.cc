@@ -181,7 +181,14 @@ class Reader {
     Fail("wire type " + std::to_string(got) + ", expected " + std::to_string(want));
     return false;
   }
+  // Most values (keys, small numbers, short lengths) take one byte: that case is inline.
   uint64_t Varint() {
+    if (pos_ < data_.size() && static_cast<uint8_t>(data_[pos_]) < 0x80) {
+      return static_cast<uint8_t>(data_[pos_++]);
+    }
+    return VarintSlow();
+  }
+  [[gnu::noinline]] uint64_t VarintSlow() {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
       if (pos_ >= data_.size()) {
@@ -460,7 +467,12 @@ void ReadEnvEntry(Reader r, std::map<std::string, std::string>& env) {
         r.Skip(w);
     }
   }
-  env.insert_or_assign(std::move(key), std::move(value));
+  // Entries are written in key order: appending at the end is constant time.
+  if (env.empty() || env.rbegin()->first < key) {
+    env.emplace_hint(env.end(), std::move(key), std::move(value));
+  } else {
+    env.insert_or_assign(std::move(key), std::move(value));
+  }
 }
 
 // NodeAllocation: 1 node, 2 node_name, 3 cpus, 4 mem_mb, 5 gpus (mask).

@@ -153,8 +153,8 @@ void WriteJobRow(const Job& j, RowWriter& w, EncodeScratch& scratch) {
   w.Blob(scratch.allocation);
 }
 
-Result<Job> ReadJobRow(RowReader& r) {
-  Job j;
+Status ReadJobRow(RowReader& r, Job* job) {
+  Job& j = *job;
   const Column* c = kJobColumns;
   j.id = JobId(static_cast<uint64_t>(r.Int(kJobId)));
   std::string prefix = "job " + j.id.ToString();
@@ -194,7 +194,7 @@ Result<Job> ReadJobRow(RowReader& r) {
   if (Status s = DecodeAllocation(allocation, &j.allocation); !s.has_value()) {
     return Internal(prefix + ": column allocation: " + s.error().message);
   }
-  return j;
+  return {};
 }
 
 void WriteNodeRow(const Node& n, RowWriter& w, EncodeScratch& scratch) {
@@ -204,8 +204,8 @@ void WriteNodeRow(const Node& n, RowWriter& w, EncodeScratch& scratch) {
   w.Blob(scratch.spec);
 }
 
-Result<Node> ReadNodeRow(RowReader& r) {
-  Node n;
+Status ReadNodeRow(RowReader& r, Node* node) {
+  Node& n = *node;
   n.id = NodeId(Narrow<uint32_t>(r, kNodeId, kNodeColumns));
   std::string prefix = "node " + n.id.ToString();
   n.inventory.name = r.Text(kNodeName);
@@ -214,7 +214,7 @@ Result<Node> ReadNodeRow(RowReader& r) {
   if (Status s = DecodeNodeBody(body, &n); !s.has_value()) {
     return Internal(prefix + ": column body: " + s.error().message);
   }
-  return n;
+  return {};
 }
 
 std::vector<std::string> CreateSchemaSql(Dialect d) {

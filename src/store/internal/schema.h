@@ -147,12 +147,13 @@ struct EncodeScratch {
 // Writes `job`'s `kJobColumnCount` values in column order. The blob views passed to `w`
 // point into `scratch` and stay valid until it is next used.
 void WriteJobRow(const Job& job, RowWriter& w, EncodeScratch& scratch);
-// Reads a job. Returns kInternal "job N: ..." naming the column and what is wrong.
-Result<Job> ReadJobRow(RowReader& r);
+// Reads a job into `*job`, which must be default-constructed (filled in place: Load reads
+// 100,000s of them). Returns kInternal "job N: ..." naming the column and what is wrong.
+Status ReadJobRow(RowReader& r, Job* job);
 
 void WriteNodeRow(const Node& node, RowWriter& w, EncodeScratch& scratch);
-// Returns kInternal "node N: ..." naming the column and what is wrong.
-Result<Node> ReadNodeRow(RowReader& r);
+// As `ReadJobRow`. Returns kInternal "node N: ..." naming the column and what is wrong.
+Status ReadNodeRow(RowReader& r, Node* node);
 
 // The statements, in `dialect`'s placeholder syntax (`?N` or `$N`).
 std::vector<std::string> CreateSchemaSql(Dialect dialect);

@@ -1,0 +1,476 @@
+#include "agent/agent.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "agent/job_env.h"
+#include "agent/process_supervisor.h"
+#include "api/http.h"
+#include "api/http_status.h"
+#include "api/json_codec.h"
+#include "core/log.h"
+#include "core/output_pattern.h"
+
+namespace corral::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+uint64_t MachineMemoryMb() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kb = 0;
+  while (in >> key >> kb) {
+    if (key == "MemTotal:") return kb / 1024;
+    in.ignore(256, '\n');
+  }
+  return 0;
+}
+
+// Field 22 of /proc/PID/stat: the process start time, to tell a process from a reused pid.
+std::string ProcessStartTime(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return "";
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return "";
+  std::istringstream rest(line.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && rest >> field; ++i) {
+    if (i == 22) return field;
+  }
+  return "";
+}
+
+api::HttpResponse Json(int status, std::string body) {
+  api::HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+api::HttpResponse Ok() { return Json(200, api::EncodeStringMap({{"status", "ok"}})); }
+
+}  // namespace
+
+struct Agent::Impl {
+  AgentConfig config;
+  std::unique_ptr<GpuBackend> gpus;
+  api::JwtKey key;
+  const Clock& clock;
+  api::HttpServer server;
+  std::unique_ptr<ProcessSupervisor> supervisor;
+  std::unique_ptr<api::HttpClient> controller;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  bool registered = false;
+  NodeInventory inventory;
+  Duration heartbeat_interval = Seconds(2);
+  std::deque<api::JobEvent> events;
+  std::map<JobId, Generation> known;      // running, or exit not yet acknowledged
+  std::map<JobId, Generation> seen;       // highest generation launched per job
+  std::thread heartbeat_thread;
+  std::thread events_thread;
+
+  std::mutex token_mu;
+  std::string token;
+  Timestamp token_time{};
+
+  Impl(AgentConfig c, std::unique_ptr<GpuBackend> g, api::JwtKey k, const Clock& cl)
+      : config(std::move(c)), gpus(std::move(g)), key(std::move(k)), clock(cl) {}
+
+  std::string RunDir() const { return config.state_dir + "/running"; }
+  std::string JobDir(JobId id) const { return config.state_dir + "/jobs/" + id.ToString(); }
+
+  std::map<std::string, std::string> AuthHeaders() {
+    std::lock_guard<std::mutex> lock(token_mu);
+    Timestamp now = clock.Now();
+    if (token.empty() || now - token_time > Seconds(60)) {
+      api::Identity self{.user = "agent:" + config.name, .uid = 0, .gid = 0, .role = api::Role::kAgent};
+      token = api::BearerHeader(key, self, now, Seconds(300));
+      token_time = now;
+    }
+    return {{"authorization", token}};
+  }
+
+  std::vector<api::RunningJobRef> KnownRefs() {
+    std::vector<api::RunningJobRef> refs;
+    for (const auto& [job, gen] : known) refs.push_back({job, gen});
+    return refs;
+  }
+
+  // Kills what a previous run of the agent left running: those jobs were lost with it.
+  void KillOrphans() {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(RunDir(), ec)) {
+      std::ifstream in(entry.path());
+      int pid = 0;
+      std::string start;
+      if (in >> pid >> start && pid > 1 && ProcessStartTime(pid) == start) {
+        CORRAL_LOG(Warn) << "killing process group " << pid << " of job "
+                         << entry.path().filename().string() << " left by a previous agent run";
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+      }
+      fs::remove(entry.path(), ec);
+    }
+  }
+
+  // Applies the controller's kill list.
+  void KillUnknown(const std::vector<api::RunningJobRef>& refs) {
+    for (const auto& ref : refs) {
+      CORRAL_LOG(Warn) << "controller does not know job " << ref.job.ToString() << " generation "
+                       << ref.generation.ToString() << ": killing it";
+      (void)supervisor->Cancel(ref.job, ref.generation);
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = known.find(ref.job);
+      if (it != known.end() && it->second == ref.generation) {
+        // Still report its exit (the controller rejects it as stale), but stop listing it now
+        // that the controller has said it does not know it.
+        known.erase(it);
+      }
+    }
+  }
+
+  bool Register() {
+    api::RegisterRequest req;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      req.inventory = inventory;
+      req.running = KnownRefs();
+    }
+    auto resp = api::CheckResponse(controller->Send("POST", "/api/v1/agents/register",
+                                                    api::EncodeRegisterRequest(req), AuthHeaders(), true));
+    if (!resp) {
+      CORRAL_LOG(Debug) << "registration failed: " << resp.error().message;
+      return false;
+    }
+    auto r = api::DecodeRegisterResponse(resp->body);
+    if (!r) {
+      CORRAL_LOG(Error) << "bad registration answer: " << r.error().message;
+      return false;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (r->heartbeat_interval > Duration(0)) heartbeat_interval = r->heartbeat_interval;
+    }
+    CORRAL_LOG(Info) << "registered as node " << inventory.name << " (id " << r->node_id.ToString()
+                     << ") with " << config.controller_url;
+    KillUnknown(r->kill);
+    return true;
+  }
+
+  void HeartbeatLoop() {
+    Duration backoff = Millis(100);
+    bool warned = false;
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping) {
+      if (!registered) {
+        lock.unlock();
+        bool ok = Register();
+        lock.lock();
+        if (ok) {
+          registered = true;
+          backoff = Millis(100);
+          warned = false;
+        } else {
+          if (!warned) CORRAL_LOG(Warn) << "cannot register with " << config.controller_url << "; retrying";
+          warned = true;
+          cv.wait_for(lock, backoff, [&] { return stopping; });
+          backoff = std::min<Duration>(backoff * 2, Seconds(2));
+          continue;
+        }
+      }
+      cv.wait_for(lock, heartbeat_interval, [&] { return stopping; });
+      if (stopping) break;
+      api::HeartbeatRequest req{.node = inventory.name, .running = KnownRefs()};
+      lock.unlock();
+      auto resp = api::CheckResponse(controller->Send("POST", "/api/v1/agents/heartbeat",
+                                                      api::EncodeHeartbeatRequest(req), AuthHeaders(), true));
+      std::optional<api::HeartbeatResponse> hb;
+      if (resp) {
+        auto decoded = api::DecodeHeartbeatResponse(resp->body);
+        if (decoded) hb = std::move(*decoded);
+      } else if (!warned) {
+        CORRAL_LOG(Warn) << "heartbeat failed: " << resp.error().message;
+        warned = true;
+      }
+      if (hb) {
+        warned = false;
+        KillUnknown(hb->kill);
+      }
+      lock.lock();
+      if (hb && hb->reregister) registered = false;
+    }
+  }
+
+  void EventsLoop() {
+    Duration backoff = Millis(50);
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping) {
+      cv.wait(lock, [&] { return stopping || !events.empty(); });
+      if (stopping) break;
+      api::JobEventsRequest req;
+      req.node = inventory.name;
+      size_t n = std::min<size_t>(events.size(), 512);
+      req.events.assign(events.begin(), events.begin() + static_cast<long>(n));
+      lock.unlock();
+      auto resp = controller->Send("POST", "/api/v1/agents/events", api::EncodeJobEventsRequest(req),
+                                   AuthHeaders(), true);
+      bool consumed = false;
+      if (resp && (resp->status / 100 == 2 || resp->status == 409 || resp->status == 400)) {
+        consumed = true;
+        if (resp->status != 200) {
+          auto err = api::CheckResponse(std::move(resp));
+          CORRAL_LOG(Warn) << "events: " << (err ? "" : err.error().message);
+        }
+      }
+      lock.lock();
+      if (consumed) {
+        for (size_t i = 0; i < n && !events.empty(); ++i) {
+          const api::JobEvent& ev = events.front();
+          if (ev.type != api::JobEventType::kStarted) {
+            auto it = known.find(ev.job);
+            if (it != known.end() && it->second == ev.generation) known.erase(it);
+          }
+          events.pop_front();
+        }
+        backoff = Millis(50);
+      } else {
+        cv.wait_for(lock, backoff, [&] { return stopping; });
+        backoff = std::min<Duration>(backoff * 2, Seconds(2));
+      }
+    }
+  }
+
+  void PushEvent(api::JobEvent ev) {
+    std::lock_guard<std::mutex> lock(mu);
+    events.push_back(std::move(ev));
+    cv.notify_all();
+  }
+
+  void OnExit(const ProcessExit& exit) {
+    std::error_code ec;
+    fs::remove(RunDir() + "/" + exit.job.ToString(), ec);
+    fs::remove_all(JobDir(exit.job), ec);
+    api::JobEvent ev;
+    ev.type = api::JobEventType::kExited;
+    ev.job = exit.job;
+    ev.generation = exit.generation;
+    ev.time = exit.end_time;
+    ev.exit_code = exit.exit_code;
+    ev.signal = exit.signal;
+    ev.timed_out = exit.timed_out;
+    ev.cancelled = exit.cancelled;
+    ev.usage.cpu_seconds = exit.cpu_seconds;
+    ev.usage.max_rss_mb = exit.max_rss_mb;
+    PushEvent(std::move(ev));
+  }
+
+  // Starts the batch step; returns the launch error, if any (reported as an event).
+  Status StartJob(const Job& job) {
+    std::error_code ec;
+    std::string dir = JobDir(job.id);
+    fs::create_directories(dir, ec);
+    if (ec) return Internal("cannot create " + dir + ": " + ec.message());
+    std::string script = dir + "/script";
+    {
+      std::ofstream out(script, std::ios::trunc | std::ios::binary);
+      out << job.spec.script;
+      if (!out) return Internal("cannot write " + script);
+    }
+    chmod(script.c_str(), 0700);
+    ProcessSpec spec;
+    spec.job = job.id;
+    spec.generation = job.allocation.generation;
+    spec.argv = {script};
+    spec.env = BuildJobEnvironment(job, {.node_name = config.name, .controller_url = config.controller_url});
+    spec.cwd = job.spec.working_dir;
+    OutputPatternValues values{.job_id = job.id.value,
+                               .array_job_id = job.array_job_id.value,
+                               .array_task_id = job.array_task_id,
+                               .job_name = job.spec.name,
+                               .user = job.spec.user,
+                               .node_name = config.name};
+    spec.stdout_path = ResolveOutputPath(job.spec.stdout_path, values, job.spec.working_dir);
+    if (!job.spec.stderr_path.empty()) {
+      spec.stderr_path = ResolveOutputPath(job.spec.stderr_path, values, job.spec.working_dir);
+      if (spec.stderr_path == spec.stdout_path) spec.stderr_path.clear();
+    }
+    // A requeued job appends to its output, as in Slurm.
+    spec.append = job.spec.append_output || job.restart_count > 0;
+    if (geteuid() == 0 && job.spec.uid != 0) {
+      spec.uid = job.spec.uid;
+      spec.gid = job.spec.gid;
+      if (chown(dir.c_str(), job.spec.uid, job.spec.gid) != 0 ||
+          chown(script.c_str(), job.spec.uid, job.spec.gid) != 0) {
+        return Internal("cannot give " + script + " to uid " + std::to_string(job.spec.uid));
+      }
+    }
+    spec.time_limit = job.time_limit;
+    spec.kill_grace = config.kill_grace;
+    spec.warn = job.spec.signal;
+    CORRAL_RETURN_IF_ERROR(supervisor->Launch(spec));
+    for (const auto& p : supervisor->Running()) {
+      if (p.job == job.id) {
+        std::ofstream journal(RunDir() + "/" + job.id.ToString(), std::ios::trunc);
+        journal << p.pid << " " << ProcessStartTime(p.pid) << "\n";
+      }
+    }
+    return {};
+  }
+
+  api::HttpResponse HandleLaunch(const api::HttpRequest& req) {
+    auto launch = api::DecodeLaunchRequest(req.body);
+    if (!launch) return api::ErrorResponse(launch.error());
+    const Job& job = launch->job;
+    if (job.allocation.nodes.empty() || job.allocation.nodes.front().node_name != config.name) {
+      return api::ErrorResponse({ErrorCode::kInvalidArgument,
+                                 "job " + job.id.ToString() + ": node " + config.name + " is not its batch host"});
+    }
+    Generation gen = job.allocation.generation;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      auto it = seen.find(job.id);
+      if (it != seen.end() && gen < it->second) {
+        return api::ErrorResponse({ErrorCode::kAborted, "job " + job.id.ToString() + ": stale launch of generation " +
+                                                            gen.ToString() + " (generation " +
+                                                            it->second.ToString() + " was launched)"});
+      }
+      if (it != seen.end() && gen == it->second) return Ok();  // a repeated launch
+      seen[job.id] = gen;
+      known[job.id] = gen;
+    }
+    Status started = StartJob(job);
+    api::JobEvent ev;
+    ev.job = job.id;
+    ev.generation = gen;
+    ev.time = clock.Now();
+    if (started) {
+      ev.type = api::JobEventType::kStarted;
+    } else {
+      ev.type = api::JobEventType::kLaunchFailed;
+      ev.message = started.error().message;
+      CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": launch failed: " << ev.message;
+      std::error_code ec;
+      fs::remove_all(JobDir(job.id), ec);
+    }
+    PushEvent(std::move(ev));
+    return Ok();
+  }
+};
+
+Agent::Agent(AgentConfig config, std::unique_ptr<GpuBackend> gpus, api::JwtKey key, const Clock& clock)
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(gpus), std::move(key), clock)) {}
+
+Agent::~Agent() { Stop(); }
+
+std::string Agent::url() const {
+  return "http://" + impl_->config.advertise_host + ":" + std::to_string(impl_->server.port());
+}
+
+Status Agent::Start() {
+  Impl& im = *impl_;
+  std::error_code ec;
+  fs::create_directories(im.RunDir(), ec);
+  if (ec) return Internal("state_dir \"" + im.config.state_dir + "\": " + ec.message());
+  fs::create_directories(im.config.state_dir + "/jobs", ec);
+  im.KillOrphans();
+
+  auto discovered = im.gpus->Discover();
+  if (!discovered) return tl::unexpected<Error>(discovered.error());
+  NodeInventory& inv = im.inventory;
+  inv.name = im.config.name;
+  inv.cpus = im.config.cpus != 0 ? im.config.cpus : static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
+  inv.memory_mb = im.config.memory_mb != 0 ? im.config.memory_mb : MachineMemoryMb();
+  inv.gpus = std::move(*discovered);
+  inv.features = im.config.features;
+  inv.gpu_backend = std::string(im.gpus->name());
+  inv.driver_version = im.gpus->driver_version();
+  inv.cuda_version = im.gpus->cuda_version();
+  inv.agent_version = "0.1.0";
+  uint32_t numa = 1;
+  for (const auto& g : inv.gpus) numa = std::max<uint32_t>(numa, static_cast<uint32_t>(g.numa_node + 1));
+  inv.numa_nodes = numa;
+
+  auto client = api::HttpClient::Create(im.config.controller_url,
+                                        {.connect_timeout = std::chrono::milliseconds(2000),
+                                         .request_timeout = std::chrono::milliseconds(15000)});
+  if (!client) return tl::unexpected<Error>(client.error());
+  im.controller = std::move(*client);
+
+  Impl* impl = impl_.get();
+  im.supervisor = std::make_unique<ProcessSupervisor>(im.clock, [impl](const ProcessExit& e) { impl->OnExit(e); });
+
+  auto guarded = [impl](auto handler) {
+    return [impl, handler](const api::HttpRequest& req) -> api::HttpResponse {
+      auto header = req.header("authorization");
+      if (header.rfind("Bearer ", 0) != 0) {
+        return api::ErrorResponse({ErrorCode::kUnauthenticated, "missing Bearer token"});
+      }
+      auto who = impl->key.Verify(header.substr(7), impl->clock.Now());
+      if (!who) return api::ErrorResponse(who.error());
+      if (who->role != api::Role::kController && who->role != api::Role::kAdmin) {
+        return api::ErrorResponse({ErrorCode::kPermissionDenied, "only the controller may call " + req.path});
+      }
+      return handler(req);
+    };
+  };
+  im.server.Route("GET", "/api/v1/health", [](const api::HttpRequest&) { return Ok(); });
+  im.server.Route("POST", "/api/v1/launch", guarded([impl](const api::HttpRequest& req) {
+    return impl->HandleLaunch(req);
+  }));
+  im.server.Route("POST", "/api/v1/cancel", guarded([impl](const api::HttpRequest& req) {
+    auto c = api::DecodeCancelRequest(req.body);
+    if (!c) return api::ErrorResponse(c.error());
+    Status s = impl->supervisor->Cancel(c->job, c->generation);
+    if (!s) return api::ErrorResponse(s.error());
+    return Ok();
+  }));
+  im.server.Route("POST", "/api/v1/signal", guarded([impl](const api::HttpRequest& req) {
+    auto c = api::DecodeSignalRequest(req.body);
+    if (!c) return api::ErrorResponse(c.error());
+    if (c->signal <= 0 || c->signal >= NSIG) {
+      return api::ErrorResponse({ErrorCode::kInvalidArgument, "signal: " + std::to_string(c->signal) + " is not a signal"});
+    }
+    Status s = impl->supervisor->Signal(c->job, c->generation, c->signal);
+    if (!s) return api::ErrorResponse(s.error());
+    return Ok();
+  }));
+  CORRAL_RETURN_IF_ERROR(im.server.Start(im.config.listen_host, im.config.listen_port));
+  inv.address = url();
+  im.heartbeat_thread = std::thread([impl] { impl->HeartbeatLoop(); });
+  im.events_thread = std::thread([impl] { impl->EventsLoop(); });
+  CORRAL_LOG(Info) << "agent " << inv.name << " listening on " << inv.address << " with " << inv.gpus.size()
+                   << " " << inv.gpu_backend << " GPUs";
+  return {};
+}
+
+void Agent::Stop() {
+  Impl& im = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (im.stopping) return;
+    im.stopping = true;
+  }
+  im.cv.notify_all();
+  im.server.Stop();
+  if (im.heartbeat_thread.joinable()) im.heartbeat_thread.join();
+  if (im.events_thread.joinable()) im.events_thread.join();
+  im.supervisor.reset();  // kills what still runs
+}
+
+}  // namespace corral::agent

@@ -1,0 +1,68 @@
+#include "agent/config.h"
+
+#include <gtest/gtest.h>
+
+namespace corral::agent {
+namespace {
+
+TEST(AgentConfigTest, ParsesEveryKey) {
+  auto c = ParseAgentConfig(R"(
+[agent]
+name = "gpu-07"
+controller = "http://10.0.0.1:6900"
+listen = "0.0.0.0:7001"
+advertise = "10.0.0.7"
+state_dir = "/var/lib/corral/agent"
+cpus = 96
+memory_mb = 1000000
+features = ["ib", "nvme"]
+kill_grace_s = 10
+[gpu]
+backend = "simulated"
+count = 4
+model = "a100"
+memory_mb = 40960
+nvlink = "pairs"
+numa_nodes = 2
+[auth]
+jwt_key_file = "/etc/corral/jwt.key"
+)", "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->name, "gpu-07");
+  EXPECT_EQ(c->listen_host, "0.0.0.0");
+  EXPECT_EQ(c->listen_port, 7001);
+  EXPECT_EQ(c->advertise_host, "10.0.0.7");
+  EXPECT_EQ(c->cpus, 96u);
+  EXPECT_EQ(c->features, (std::vector<std::string>{"ib", "nvme"}));
+  EXPECT_EQ(c->kill_grace, Seconds(10));
+  EXPECT_EQ(c->simulated_gpus.count, 4u);
+  EXPECT_EQ(c->simulated_gpus.model, "a100");
+  EXPECT_EQ(c->simulated_gpus.nvlink, "pairs");
+  EXPECT_EQ(c->simulated_gpus.node_name, "gpu-07");
+}
+
+TEST(AgentConfigTest, RejectsBadConfigsNamingTheKey) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"[agent]\nnmae = \"x\"\n", "agent.toml: [agent] unknown key \"nmae\""},
+      {"[agnet]\n", "agent.toml: unknown section or key \"agnet\""},
+      {"[agent]\ncpus = -1\n", "agent.toml: [agent] cpus: -1 is out of range"},
+      {"[agent]\ncpus = \"many\"\n", "agent.toml: [agent] cpus: expected an integer"},
+      {"[agent]\nlisten = \"nohostport\"\n", "agent.toml: [agent] listen: expected HOST:PORT, got \"nohostport\""},
+      {"[agent]\ncontroller = \"ftp://x\"\n", "agent.toml: [agent] controller: \"ftp://x\" is not an http:// URL"},
+      {"[gpu]\nbackend = \"cuda\"\n", "agent.toml: [gpu] backend: \"cuda\" is not a known backend (simulated)"},
+  };
+  for (const auto& c : cases) {
+    auto r = ParseAgentConfig(c.text, "agent.toml");
+    ASSERT_FALSE(r.has_value()) << c.text;
+    EXPECT_EQ(r.error().message, c.message);
+  }
+  auto syntax = ParseAgentConfig("[agent\n", "agent.toml");
+  ASSERT_FALSE(syntax.has_value());
+  EXPECT_EQ(syntax.error().message.rfind("agent.toml:1:", 0), 0u) << syntax.error().message;
+}
+
+}  // namespace
+}  // namespace corral::agent

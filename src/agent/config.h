@@ -1,0 +1,37 @@
+// The agent's configuration, read from agent.toml (every key is documented in
+// deploy/agent.example.toml).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agent/gpu_backend.h"
+#include "core/result.h"
+#include "core/time.h"
+
+namespace corral::agent {
+
+struct AgentConfig {
+  std::string name;                      // default: the host name
+  std::string controller_url = "http://127.0.0.1:6900";
+  std::string listen_host = "127.0.0.1";
+  uint16_t listen_port = 0;              // 0 = any free port
+  std::string advertise_host;            // host in the URL the controller uses; default listen_host
+  std::string state_dir = "/var/lib/corral/agent";
+  uint32_t cpus = 0;                     // 0 = the machine's
+  uint64_t memory_mb = 0;                // 0 = the machine's
+  std::vector<std::string> features;
+  Duration kill_grace = Seconds(30);     // SIGTERM -> SIGKILL at time limit or cancel
+  std::string gpu_backend = "simulated"; // "simulated" (more backends come with the NVML issue)
+  SimulatedGpuConfig simulated_gpus;
+  std::string jwt_key_file = "/etc/corral/jwt.key";
+};
+
+// Returns kInvalidArgument naming the file, section, key and reason.
+Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_view origin);
+// Returns kNotFound naming the path if it cannot be read, or ParseAgentConfig's errors.
+Result<AgentConfig> LoadAgentConfig(const std::string& path);
+
+}  // namespace corral::agent

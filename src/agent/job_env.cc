@@ -1,0 +1,42 @@
+#include "agent/job_env.h"
+
+#include <map>
+
+#include "core/hostlist.h"
+
+namespace corral::agent {
+
+std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext& ctx) {
+  std::map<std::string, std::string> env(job.spec.environment.begin(), job.spec.environment.end());
+  const NodeAllocation* here = nullptr;
+  uint32_t total_gpus = 0;
+  for (const auto& na : job.allocation.nodes) {
+    total_gpus += na.gpus.size();
+    if (na.node_name == ctx.node_name) here = &na;
+  }
+  GpuSet gpus = here != nullptr ? here->gpus : GpuSet();
+  if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  env["CUDA_VISIBLE_DEVICES"] = gpus.ToString();
+  env["CORRAL_JOB_ID"] = job.id.ToString();
+  env["CORRAL_JOB_NAME"] = job.spec.name;
+  env["CORRAL_JOB_USER"] = job.spec.user;
+  env["CORRAL_JOB_ACCOUNT"] = job.spec.account;
+  env["CORRAL_JOB_PARTITION"] = job.partition;
+  env["CORRAL_NODENAME"] = ctx.node_name;
+  env["CORRAL_NODELIST"] = CompressHostList(job.allocation.NodeNames());
+  env["CORRAL_NNODES"] = std::to_string(job.allocation.nodes.size());
+  env["CORRAL_GPUS"] = std::to_string(total_gpus);
+  env["CORRAL_GPUS_ON_NODE"] = std::to_string(gpus.size());
+  env["CORRAL_JOB_GPUS"] = gpus.ToString();
+  env["CORRAL_CPUS_ON_NODE"] = std::to_string(here != nullptr ? here->cpus : 0);
+  env["CORRAL_NTASKS"] = std::to_string(job.spec.resources.ntasks);
+  env["CORRAL_RESTART_COUNT"] = std::to_string(job.restart_count);
+  env["CORRAL_SUBMIT_DIR"] = job.spec.submit_dir.empty() ? job.spec.working_dir : job.spec.submit_dir;
+  if (!ctx.controller_url.empty()) env["CORRAL_CONTROLLER"] = ctx.controller_url;
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace corral::agent

@@ -1,0 +1,34 @@
+// The environment a job's batch step runs with: the submitted environment, then Corral's own
+// variables (which win over submitted ones of the same name).
+//
+//   CUDA_VISIBLE_DEVICES   the GPU indices allocated on this node ("0,1"); "" when none
+//   CORRAL_JOB_ID, CORRAL_JOB_NAME, CORRAL_JOB_USER, CORRAL_JOB_ACCOUNT, CORRAL_JOB_PARTITION
+//   CORRAL_NODENAME        this node
+//   CORRAL_NODELIST        every node of the allocation, host-list form ("node[01-02]")
+//   CORRAL_NNODES          the number of nodes
+//   CORRAL_GPUS            the job's GPUs over all nodes (a count)
+//   CORRAL_GPUS_ON_NODE    the job's GPUs on this node (a count)
+//   CORRAL_JOB_GPUS        the job's GPU indices on this node (like SLURM_JOB_GPUS)
+//   CORRAL_CPUS_ON_NODE, CORRAL_NTASKS, CORRAL_RESTART_COUNT, CORRAL_SUBMIT_DIR
+//   CORRAL_CONTROLLER      the controller's URL (so a job can submit jobs)
+//
+// Pure function; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+
+namespace corral::agent {
+
+struct JobEnvContext {
+  std::string node_name;
+  std::string controller_url;
+};
+
+// Returns "NAME=value" strings, sorted by name. Requires: `node_name` is one of the job's
+// allocated nodes.
+std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext& ctx);
+
+}  // namespace corral::agent

@@ -1,0 +1,69 @@
+#include "agent/main.h"
+
+#include <signal.h>
+
+#include <cstdio>
+#include <string>
+
+#include "agent/agent.h"
+#include "agent/config.h"
+#include "core/clock.h"
+#include "core/log.h"
+
+namespace corral::agent {
+namespace {
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "corral agent: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int RunAgentCommand(int argc, char** argv) {
+  std::string config_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--config" || a == "-c") && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (a.rfind("--config=", 0) == 0) {
+      config_path = a.substr(9);
+    } else if (a == "-h" || a == "--help") {
+      std::printf("usage: corral agent --config FILE\n"
+                  "  Runs a Corral node agent. Every key of FILE is documented in\n"
+                  "  deploy/agent.example.toml.\n");
+      return 0;
+    } else {
+      return Fail("unknown argument \"" + a + "\" (usage: corral agent --config FILE)");
+    }
+  }
+  if (config_path.empty()) return Fail("--config is required (usage: corral agent --config FILE)");
+  auto config = LoadAgentConfig(config_path);
+  if (!config) return Fail(config.error().message);
+  SetLogName("agent " + config->name);
+
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto key = api::JwtKey::FromFile(config->jwt_key_file);
+  if (!key) return Fail(key.error().message);
+  auto gpus = MakeSimulatedGpuBackend(config->simulated_gpus);
+  if (!gpus) return Fail(gpus.error().message);
+
+  Agent agent(*config, std::move(*gpus), *key, SystemClock::Get());
+  if (Status s = agent.Start(); !s) return Fail(s.error().message);
+  std::printf("corral agent: %s listening on %s\n", config->name.c_str(), agent.url().c_str());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&stop, &sig);
+  CORRAL_LOG(Info) << "stopping on signal " << sig;
+  agent.Stop();
+  return 0;
+}
+
+}  // namespace corral::agent

@@ -1,0 +1,202 @@
+#include "cli/client.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "api/auth.h"
+#include "api/http_status.h"
+#include "api/json_codec.h"
+#include "core/clock.h"
+
+namespace corral::cli {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? "" : v;
+}
+
+}  // namespace
+
+std::string DevDiscoveryPath() {
+  std::string home = Env("HOME");
+  if (home.empty()) return "/tmp/corral-" + std::to_string(getuid()) + "/dev.json";
+  return home + "/.corral/dev.json";
+}
+
+Result<DevCluster> ReadDevCluster(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("no running dev cluster (" + path + " does not exist)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto kv = api::DecodeStringMap(text.str());
+  if (!kv) return InvalidArgument(path + ": " + kv.error().message);
+  DevCluster c;
+  for (const auto& [k, v] : *kv) {
+    if (k == "url") c.url = v;
+    if (k == "key_file") c.key_file = v;
+    if (k == "state_dir") c.state_dir = v;
+    if (k == "pid") c.pid = std::atoi(v.c_str());
+  }
+  if (c.url.empty()) return InvalidArgument(path + ": no url");
+  return c;
+}
+
+Status WriteDevCluster(const std::string& path, const DevCluster& c) {
+  std::string dir = path.substr(0, path.rfind('/'));
+  mkdir(dir.c_str(), 0700);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << api::EncodeStringMap({{"url", c.url},
+                                 {"key_file", c.key_file},
+                                 {"state_dir", c.state_dir},
+                                 {"pid", std::to_string(c.pid)}})
+        << "\n";
+    if (!out) return Internal("cannot write " + tmp);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) return Internal("cannot write " + path);
+  return {};
+}
+
+Result<JobId> ParseJobIdArg(const std::string& text) {
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size() || v == 0) {
+    return InvalidArgument("\"" + text + "\" is not a job id");
+  }
+  return JobId(v);
+}
+
+Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_flag) {
+  std::unique_ptr<Client> c(new Client());
+  std::optional<DevCluster> dev;
+  if (auto d = ReadDevCluster(DevDiscoveryPath()); d) dev = *d;
+  c->url_ = controller_flag;
+  if (c->url_.empty()) c->url_ = Env("CORRAL_CONTROLLER");
+  if (c->url_.empty() && dev) c->url_ = dev->url;
+  if (c->url_.empty()) {
+    return FailedPrecondition(
+        "no controller: start one with `corral dev`, or give --controller URL or CORRAL_CONTROLLER");
+  }
+  while (!c->url_.empty() && c->url_.back() == '/') c->url_.pop_back();
+
+  std::string token = Env("CORRAL_TOKEN");
+  std::string key_file = Env("CORRAL_KEY_FILE");
+  if (key_file.empty() && dev && dev->url == c->url_) key_file = dev->key_file;
+  if (!token.empty()) {
+    c->authorization_ = "Bearer " + token;
+  } else if (!key_file.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(api::JwtKey key, api::JwtKey::FromFile(key_file));
+    c->authorization_ = api::BearerHeader(key, api::CurrentProcessIdentity(), SystemClock::Get().Now(),
+                                          Seconds(600));
+  } else {
+    auto munge = api::MungeHeader();
+    if (!munge) {
+      return FailedPrecondition("no credentials for " + c->url_ +
+                                ": set CORRAL_TOKEN or CORRAL_KEY_FILE, or run munged (" +
+                                munge.error().message + ")");
+    }
+    c->authorization_ = *munge;
+  }
+  CORRAL_ASSIGN_OR_RETURN(c->http_, api::HttpClient::Create(c->url_));
+  return c;
+}
+
+Result<api::HttpResponse> Client::Call(std::string_view method, const std::string& path,
+                                       std::string_view body, bool idempotent,
+                                       std::chrono::milliseconds timeout) {
+  auto r = http_->Send(method, path, body, {{"authorization", authorization_}}, idempotent, timeout);
+  if (!r) return Annotate(r.error(), "controller " + url_);
+  return api::CheckResponse(std::move(r));
+}
+
+Result<api::SubmitResponse> Client::Submit(const JobSpec& spec) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs", api::EncodeJobSpec(spec), false));
+  return api::DecodeSubmitResponse(r.body);
+}
+
+Result<std::vector<api::JobInfo>> Client::ListJobs(const JobListQuery& q) {
+  std::string query;
+  auto add = [&](const char* key, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    std::string joined;
+    for (const auto& v : values) joined += (joined.empty() ? "" : ",") + v;
+    query += (query.empty() ? "?" : "&") + std::string(key) + "=" + api::UrlEncode(joined);
+  };
+  add("user", q.users);
+  add("state", q.states);
+  add("partition", q.partitions);
+  add("account", q.accounts);
+  add("id", q.ids);
+  if (q.all) query += query.empty() ? "?all=1" : "&all=1";
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs" + query, "", true));
+  return api::DecodeJobInfoList(r.body);
+}
+
+Result<api::JobInfo> Client::GetJob(JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString(), "", true));
+  return api::DecodeJobInfo(r.body);
+}
+
+Status Client::Cancel(JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/cancel", "", true));
+  return {};
+}
+
+Status Client::Requeue(JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/requeue", "", false));
+  return {};
+}
+
+Status Client::Hold(JobId id, bool hold) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + (hold ? "/hold" : "/release"), "", true));
+  return {};
+}
+
+Status Client::Signal(JobId id, int signal) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/signal",
+                                       api::EncodeStringMap({{"signal", std::to_string(signal)}}), false));
+  return {};
+}
+
+Result<api::JobInfo> Client::WaitJob(JobId id, int timeout_s) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/wait?timeout=" +
+                                                  std::to_string(timeout_s),
+                                       "", true, std::chrono::milliseconds((timeout_s + 30) * 1000)));
+  return api::DecodeJobInfo(r.body);
+}
+
+Result<std::vector<api::NodeInfo>> Client::ListNodes() {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/nodes", "", true));
+  return api::DecodeNodeInfoList(r.body);
+}
+
+Result<api::NodeInfo> Client::GetNode(const std::string& name) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/nodes/" + api::UrlEncode(name), "", true));
+  return api::DecodeNodeInfo(r.body);
+}
+
+Status Client::Drain(const std::string& node, const std::string& reason) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/nodes/" + api::UrlEncode(node) + "/drain",
+                                       api::EncodeDrainRequest({reason}), true));
+  return {};
+}
+
+Status Client::Resume(const std::string& node) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/nodes/" + api::UrlEncode(node) + "/resume", "", true));
+  return {};
+}
+
+Result<std::vector<api::PartitionInfo>> Client::ListPartitions() {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/partitions", "", true));
+  return api::DecodePartitionInfoList(r.body);
+}
+
+}  // namespace corral::cli

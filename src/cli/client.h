@@ -1,0 +1,82 @@
+// Client: how every command talks to the controller — where it is, who the caller is, and the
+// typed calls of the API.
+//
+// The controller is found through (first match) `--controller URL`, the CORRAL_CONTROLLER
+// environment variable, or the running dev cluster's discovery file
+// ($HOME/.corral/dev.json, written by `corral dev`). Credentials: CORRAL_TOKEN (a ready
+// JWT), else an HS256 key file (CORRAL_KEY_FILE, or the dev cluster's key) to mint a token for
+// the calling user, else a MUNGE credential from the local munged.
+//
+// Thread-safety: not thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/http.h"
+#include "api/messages.h"
+#include "core/result.h"
+
+namespace corral::cli {
+
+// What `corral dev` writes so that clients find it.
+struct DevCluster {
+  std::string url;
+  std::string key_file;
+  std::string state_dir;
+  int pid = 0;
+};
+
+// $HOME/.corral/dev.json (or /tmp/corral-UID/dev.json without HOME).
+std::string DevDiscoveryPath();
+Result<DevCluster> ReadDevCluster(const std::string& path);
+Status WriteDevCluster(const std::string& path, const DevCluster& cluster);
+
+struct JobListQuery {
+  std::vector<std::string> users;
+  std::vector<std::string> states;
+  std::vector<std::string> partitions;
+  std::vector<std::string> accounts;
+  std::vector<std::string> ids;
+  bool all = false;
+};
+
+class Client {
+ public:
+  // Finds the controller and credentials (see the file comment). `controller_flag` is the
+  // value of --controller ("" = none). Returns kFailedPrecondition saying how to point the
+  // command at a controller when none is found, or the error of reading the key file.
+  static Result<std::unique_ptr<Client>> Connect(const std::string& controller_flag);
+
+  Result<api::SubmitResponse> Submit(const JobSpec& spec);
+  Result<std::vector<api::JobInfo>> ListJobs(const JobListQuery& query);
+  Result<api::JobInfo> GetJob(JobId id);
+  Status Cancel(JobId id);
+  Status Requeue(JobId id);
+  Status Hold(JobId id, bool hold);
+  Status Signal(JobId id, int signal);
+  // Long-polls until the job ends or `timeout_s` passes; returns the job's record then.
+  Result<api::JobInfo> WaitJob(JobId id, int timeout_s);
+  Result<std::vector<api::NodeInfo>> ListNodes();
+  Result<api::NodeInfo> GetNode(const std::string& name);
+  Status Drain(const std::string& node, const std::string& reason);
+  Status Resume(const std::string& node);
+  Result<std::vector<api::PartitionInfo>> ListPartitions();
+
+  const std::string& url() const { return url_; }
+
+ private:
+  Client() = default;
+  Result<api::HttpResponse> Call(std::string_view method, const std::string& path, std::string_view body,
+                                 bool idempotent, std::chrono::milliseconds timeout = {});
+  std::string url_;
+  std::string authorization_;
+  std::unique_ptr<api::HttpClient> http_;
+};
+
+// Parses a job id ("42"); kInvalidArgument naming the text otherwise.
+Result<JobId> ParseJobIdArg(const std::string& text);
+
+}  // namespace corral::cli

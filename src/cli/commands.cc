@@ -1,0 +1,393 @@
+#include "cli/commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "api/json_codec.h"
+#include "cli/client.h"
+#include "cli/submit.h"
+#include "cli/table.h"
+#include "core/clock.h"
+#include "core/duration.h"
+#include "core/hostlist.h"
+#include "core/resources.h"
+
+namespace corral::cli {
+namespace {
+
+int Error(const std::string& message) {
+  std::fprintf(stderr, "corral: error: %s\n", message.c_str());
+  return 1;
+}
+
+int UsageError(const std::string& command, const std::string& message) {
+  std::fprintf(stderr, "corral %s: %s (see `corral %s --help`)\n", command.c_str(), message.c_str(),
+               command.c_str());
+  return 2;
+}
+
+// Flags common to every client command, plus the command's own.
+struct Args {
+  std::string command;
+  std::string controller;
+  bool json = false;
+  bool help = false;
+  std::map<std::string, std::string> values;  // --name VALUE / --name=VALUE
+  std::vector<std::string> positional;
+};
+
+// `value_flags` take a value; `bool_flags` do not. Returns a usage message on error.
+Result<Args> ParseArgs(int argc, char** argv, const std::vector<std::string>& value_flags,
+                       const std::vector<std::string>& bool_flags) {
+  Args a;
+  a.command = argv[0];
+  auto is = [](const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      for (++i; i < argc; ++i) a.positional.push_back(argv[i]);
+      break;
+    }
+    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
+      a.positional.push_back(arg);
+      continue;
+    }
+    std::string name = arg.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (name == "json") {
+      a.json = true;
+    } else if (name == "help") {
+      a.help = true;
+    } else if (name == "controller" || is(value_flags, name)) {
+      if (!has_value) {
+        if (i + 1 >= argc) return InvalidArgument("--" + name + " needs a value");
+        value = argv[++i];
+      }
+      if (name == "controller") {
+        a.controller = value;
+      } else {
+        a.values[name] = value;
+      }
+    } else if (is(bool_flags, name)) {
+      a.values[name] = "1";
+    } else {
+      return InvalidArgument("unknown option --" + name);
+    }
+  }
+  return a;
+}
+
+std::string Elapsed(const Job& j) {
+  if (j.start_time.time_since_epoch().count() == 0) return "0:00";
+  Timestamp end = j.state == JobState::kRunning ? SystemClock::Get().Now() : j.end_time;
+  if (end < j.start_time) return "0:00";
+  return FormatSlurmDuration(end - j.start_time);
+}
+
+std::string GpuSummary(const Job& j) {
+  uint32_t total = 0;
+  for (const auto& na : j.allocation.nodes) total += na.gpus.size();
+  if (j.state != JobState::kRunning || j.allocation.nodes.empty()) total = TotalGpus(j.spec.resources);
+  std::string s = std::to_string(total);
+  if (!j.spec.resources.gpu_type.empty() && total > 0) s = j.spec.resources.gpu_type + ":" + s;
+  return s;
+}
+
+// The exit status `corral wait` returns for a job that ended.
+int JobExitStatus(const Job& j) {
+  if (j.state == JobState::kCompleted) return 0;
+  if (j.exit_code != 0) return j.exit_code;
+  if (j.exit_signal != 0) return 128 + j.exit_signal;
+  return 1;
+}
+
+int Queue(Client& c, const Args& a) {
+  JobListQuery q;
+  auto split = [](const std::string& s) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t end = s.find(',', start);
+      std::string part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!part.empty()) out.push_back(part);
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    return out;
+  };
+  if (auto it = a.values.find("user"); it != a.values.end()) q.users = split(it->second);
+  if (auto it = a.values.find("state"); it != a.values.end()) q.states = split(it->second);
+  if (auto it = a.values.find("partition"); it != a.values.end()) q.partitions = split(it->second);
+  if (a.values.contains("all")) q.all = true;
+  q.ids = a.positional;
+  auto jobs = c.ListJobs(q);
+  if (!jobs) return Error(jobs.error().message);
+  if (a.json) {
+    std::printf("%s\n", api::EncodeJobInfoList(*jobs).c_str());
+    return 0;
+  }
+  Table t({"JOBID", "PARTITION", "NAME", "USER", "STATE", "TIME", "TIME_LIMIT", "NODES", "GPUS",
+           "NODELIST(REASON)"});
+  for (const auto& info : *jobs) {
+    const Job& j = info.job;
+    std::string where;
+    if (j.state == JobState::kRunning || (IsTerminal(j.state) && !j.allocation.nodes.empty())) {
+      where = CompressHostList(j.allocation.NodeNames());
+    } else {
+      where = "(" + j.reason + ")";
+    }
+    t.Add({j.id.ToString(), j.partition, j.spec.name, j.spec.user, std::string(JobStateName(j.state)),
+           Elapsed(j), FormatSlurmDuration(j.time_limit), std::to_string(j.spec.resources.nodes),
+           GpuSummary(j), where});
+  }
+  std::fputs(t.Render().c_str(), stdout);
+  return 0;
+}
+
+void PrintJob(const api::JobInfo& info) {
+  const Job& j = info.job;
+  const JobSpec& s = j.spec;
+  const ResourceRequest& r = s.resources;
+  Table t({"JobId:", j.id.ToString()});
+  auto row = [&](const char* k, const std::string& v) { t.Add({k, v}); };
+  row("Name:", s.name);
+  row("User:", s.user + " (uid " + std::to_string(s.uid) + ")");
+  row("Account:", s.account.empty() ? "-" : s.account);
+  row("Partition:", j.partition);
+  row("State:", std::string(JobStateName(j.state)));
+  row("Reason:", j.reason + (info.reason_detail.empty() ? "" : " (" + info.reason_detail + ")"));
+  row("Submit:", FormatTimestamp(j.submit_time));
+  row("Start:", FormatTimestamp(j.start_time));
+  row("End:", FormatTimestamp(j.end_time));
+  row("Elapsed:", Elapsed(j));
+  row("TimeLimit:", FormatSlurmDuration(j.time_limit));
+  std::string res = "nodes=" + std::to_string(r.nodes) + " ntasks=" + std::to_string(r.ntasks) +
+                    " cpus_per_task=" + std::to_string(r.cpus_per_task);
+  PerNodeDemand d = ComputePerNodeDemand(r);
+  if (d.mem_mb > 0) res += " mem_per_node=" + FormatMemoryMb(d.mem_mb);
+  res += " gpus=" + GpuSummary(j);
+  if (r.exclusive) res += " exclusive";
+  row("Resources:", res);
+  if (!j.allocation.nodes.empty()) {
+    row("NodeList:", CompressHostList(j.allocation.NodeNames()));
+    std::string gpus;
+    for (const auto& na : j.allocation.nodes) {
+      if (!gpus.empty()) gpus += " ";
+      gpus += na.node_name + ":" + (na.gpus.empty() ? "-" : na.gpus.ToString());
+    }
+    row("GPUs:", gpus);
+    row("Generation:", j.allocation.generation.ToString());
+  }
+  row("ExitCode:", std::to_string(j.exit_code) + ":" + std::to_string(j.exit_signal));
+  row("Restarts:", std::to_string(j.restart_count));
+  row("Requeue:", s.requeue ? "yes" : "no");
+  row("WorkDir:", s.working_dir);
+  row("StdOut:", s.stdout_path.empty() ? "slurm-%j.out" : s.stdout_path);
+  row("StdErr:", s.stderr_path.empty() ? "(with stdout)" : s.stderr_path);
+  if (j.usage.cpu_seconds > 0) row("CPUTime:", std::to_string(j.usage.cpu_seconds) + " s");
+  std::fputs(t.Render().c_str(), stdout);
+}
+
+int Show(Client& c, const Args& a) {
+  if (a.positional.empty()) return UsageError(a.command, "give a job id");
+  int status = 0;
+  for (const auto& arg : a.positional) {
+    auto id = ParseJobIdArg(arg);
+    if (!id) return UsageError(a.command, id.error().message);
+    auto info = c.GetJob(*id);
+    if (!info) {
+      status = Error(info.error().message);
+      continue;
+    }
+    if (a.json) {
+      std::printf("%s\n", api::EncodeJobInfo(*info).c_str());
+    } else {
+      PrintJob(*info);
+    }
+  }
+  return status;
+}
+
+int ForEachJob(const Args& a, const std::function<Status(JobId)>& action) {
+  if (a.positional.empty()) return UsageError(a.command, "give one or more job ids");
+  int status = 0;
+  for (const auto& arg : a.positional) {
+    auto id = ParseJobIdArg(arg);
+    if (!id) return UsageError(a.command, id.error().message);
+    if (Status s = action(*id); !s) status = Error(s.error().message);
+  }
+  return status;
+}
+
+int Wait(Client& c, const Args& a) {
+  if (a.positional.empty()) return UsageError(a.command, "give one or more job ids");
+  std::vector<JobId> ids;
+  for (const auto& arg : a.positional) {
+    auto id = ParseJobIdArg(arg);
+    if (!id) return UsageError(a.command, id.error().message);
+    ids.push_back(*id);
+  }
+  int status = 0;
+  std::vector<api::JobInfo> done;
+  for (JobId id : ids) {
+    while (true) {
+      auto info = c.WaitJob(id, 60);
+      if (!info) return Error(info.error().message);
+      if (!IsTerminal(info->job.state)) continue;
+      if (status == 0) status = JobExitStatus(info->job);
+      done.push_back(*info);
+      if (!a.json) {
+        std::printf("job %s %s exit %d:%d\n", id.ToString().c_str(), std::string(JobStateName(info->job.state)).c_str(),
+                    info->job.exit_code, info->job.exit_signal);
+      }
+      break;
+    }
+  }
+  if (a.json) std::printf("%s\n", api::EncodeJobInfoList(done).c_str());
+  return status;
+}
+
+int Nodes(Client& c, const Args& a) {
+  auto nodes = c.ListNodes();
+  if (!nodes) return Error(nodes.error().message);
+  if (a.json) {
+    std::printf("%s\n", api::EncodeNodeInfoList(*nodes).c_str());
+    return 0;
+  }
+  Table t({"NODE", "STATE", "CPUS(A/T)", "MEM_MB(A/T)", "GPUS(A/T)", "GPU_MODEL", "PARTITIONS", "REASON"});
+  for (const auto& n : *nodes) {
+    const NodeInventory& inv = n.node.inventory;
+    std::string model = inv.gpus.empty() ? "-" : inv.gpus.front().model;
+    std::string parts;
+    for (const auto& p : n.partitions) parts += (parts.empty() ? "" : ",") + p;
+    t.Add({inv.name, std::string(NodeStateName(n.state)),
+           std::to_string(n.alloc_cpus) + "/" + std::to_string(inv.cpus),
+           std::to_string(n.alloc_mem_mb) + "/" + std::to_string(inv.memory_mb),
+           std::to_string(n.alloc_gpus.size()) + "/" + std::to_string(inv.gpus.size()), model,
+           parts.empty() ? "-" : parts, n.node.reason.empty() ? "-" : n.node.reason});
+  }
+  std::fputs(t.Render().c_str(), stdout);
+  return 0;
+}
+
+int Partitions(Client& c, const Args& a) {
+  auto parts = c.ListPartitions();
+  if (!parts) return Error(parts.error().message);
+  if (a.json) {
+    std::printf("%s\n", api::EncodePartitionInfoList(*parts).c_str());
+    return 0;
+  }
+  Table t({"PARTITION", "DEFAULT", "STATE", "NODES", "GPUS(A/T)", "DEFAULT_TIME", "MAX_TIME", "NODELIST"});
+  for (const auto& p : *parts) {
+    t.Add({p.partition.name, p.partition.is_default ? "yes" : "no", p.partition.up ? "up" : "down",
+           std::to_string(p.partition.nodes.size()),
+           std::to_string(p.alloc_gpus) + "/" + std::to_string(p.total_gpus),
+           FormatSlurmDuration(p.partition.default_time), FormatSlurmDuration(p.partition.max_time),
+           p.partition.nodes.empty() ? "-" : CompressHostList(p.partition.nodes)});
+  }
+  std::fputs(t.Render().c_str(), stdout);
+  return 0;
+}
+
+int Ok(const Args& a, const std::string& what) {
+  if (a.json) {
+    std::printf("%s\n", api::EncodeStringMap({{"status", "ok"}}).c_str());
+  } else if (!what.empty()) {
+    std::printf("%s\n", what.c_str());
+  }
+  return 0;
+}
+
+struct CommandInfo {
+  const char* name;
+  const char* usage;
+  std::vector<std::string> value_flags;
+  std::vector<std::string> bool_flags;
+  std::function<int(Client&, const Args&)> run;
+};
+
+const std::vector<CommandInfo>& Commands() {
+  static const std::vector<CommandInfo> commands = {
+      {"queue", "corral queue [--user U,..] [--state S,..] [--partition P,..] [--all] [JOB...]",
+       {"user", "state", "partition"}, {"all"}, Queue},
+      {"show", "corral show JOB...", {}, {}, Show},
+      {"cancel", "corral cancel JOB...", {}, {},
+       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Cancel(id); }); }},
+      {"requeue", "corral requeue JOB...", {}, {},
+       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Requeue(id); }); }},
+      {"hold", "corral hold JOB...", {}, {},
+       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Hold(id, true); }); }},
+      {"release", "corral release JOB...", {}, {},
+       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Hold(id, false); }); }},
+      {"wait", "corral wait JOB...   (exits with the first failing job's exit status)", {}, {}, Wait},
+      {"nodes", "corral nodes", {}, {}, Nodes},
+      {"partitions", "corral partitions", {}, {}, Partitions},
+      {"drain", "corral drain NODE --reason TEXT", {"reason"}, {},
+       [](Client& c, const Args& a) {
+         if (a.positional.size() != 1) return UsageError(a.command, "give one node name");
+         auto it = a.values.find("reason");
+         if (it == a.values.end() || it->second.empty()) return UsageError(a.command, "--reason is required");
+         if (Status s = c.Drain(a.positional[0], it->second); !s) return Error(s.error().message);
+         return Ok(a, "node " + a.positional[0] + " draining");
+       }},
+      {"resume", "corral resume NODE", {}, {},
+       [](Client& c, const Args& a) {
+         if (a.positional.size() != 1) return UsageError(a.command, "give one node name");
+         if (Status s = c.Resume(a.positional[0]); !s) return Error(s.error().message);
+         return Ok(a, "node " + a.positional[0] + " resumed");
+       }},
+  };
+  return commands;
+}
+
+}  // namespace
+
+void PrintUsage() {
+  std::printf(
+      "usage: corral COMMAND [options]\n\n"
+      "Cluster:\n"
+      "  dev          start a local cluster: a controller and N agents with simulated GPUs\n"
+      "  controller   run the controller daemon (--config corral.toml)\n"
+      "  agent        run a node agent (--config agent.toml)\n\n"
+      "Jobs:\n"
+      "  submit       submit a batch script (Slurm's sbatch options; #CORRAL or #SBATCH lines)\n");
+  for (const auto& c : Commands()) std::printf("  %-12s %s\n", c.name, c.usage);
+  std::printf(
+      "\nEvery client command takes --controller URL and --json. The controller is found through\n"
+      "--controller, CORRAL_CONTROLLER, or the running `corral dev` cluster.\n");
+}
+
+int RunClientCommand(int argc, char** argv) {
+  std::string name = argv[0];
+  if (name == "submit") return RunSubmitCommand(argc, argv);
+  for (const auto& info : Commands()) {
+    if (name != info.name) continue;
+    auto args = ParseArgs(argc, argv, info.value_flags, info.bool_flags);
+    if (!args) return UsageError(name, args.error().message);
+    if (args->help) {
+      std::printf("usage: %s [--controller URL] [--json]\n", info.usage);
+      return 0;
+    }
+    auto client = Client::Connect(args->controller);
+    if (!client) return Error(client.error().message);
+    return info.run(**client, *args);
+  }
+  std::fprintf(stderr, "corral: unknown command \"%s\"\n\n", name.c_str());
+  PrintUsage();
+  return 2;
+}
+
+}  // namespace corral::cli

@@ -1,0 +1,43 @@
+// AgentTransport: how the controller pushes commands to node agents.
+//
+// Sends are asynchronous: the state thread hands a command over and goes on. The transport
+// delivers it (retrying while the agent is unreachable, in order per node) and reports the
+// agent's answer back through `AgentReplies`, which the controller service posts onto the
+// state thread. Commands are only handed over after the change that caused them is durable.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "api/messages.h"
+#include "core/result.h"
+
+namespace corral::controller {
+
+// Where a command goes.
+struct AgentAddress {
+  std::string node;       // node name
+  std::string url;        // the agent's API base URL
+};
+
+// Callbacks the transport calls (from its own threads) with the agent's answers.
+struct AgentReplies {
+  // The agent accepted a launch (it runs the job or reports why it could not as an event).
+  std::function<void(JobId, Generation)> launch_accepted;
+  // The agent refused a launch (stale generation, malformed) or it could not be delivered
+  // before the transport gave up.
+  std::function<void(JobId, Generation, Error)> launch_failed;
+};
+
+// Thread-safe.
+class AgentTransport {
+ public:
+  virtual ~AgentTransport() = default;
+  virtual void Launch(const AgentAddress& to, const api::LaunchRequest& request) = 0;
+  virtual void Signal(const AgentAddress& to, const api::SignalRequest& request) = 0;
+  virtual void Cancel(const AgentAddress& to, const api::CancelRequest& request) = 0;
+  // Drops queued commands for `node` (it re-registered under a new address, or went down).
+  virtual void Forget(const std::string& node) = 0;
+};
+
+}  // namespace corral::controller

@@ -1,0 +1,180 @@
+#include "controller/config.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace corral::controller {
+namespace {
+
+// Top-level sections parsed by sched (sched/config.h) from the same file.
+const std::set<std::string> kSchedulingSections = {"scheduler", "partition", "account", "user",
+                                                    "qos",       "reservation", "topology"};
+
+class Reader {
+ public:
+  Reader(std::string_view origin, std::string section, const toml::table& table)
+      : origin_(origin), section_(std::move(section)), table_(table) {}
+
+  Status Unknown(const std::set<std::string>& known) const {
+    for (const auto& [k, v] : table_) {
+      std::string key(k.str());
+      if (!known.contains(key)) {
+        return InvalidArgument(std::string(origin_) + ": [" + section_ + "] unknown key \"" + key + "\"");
+      }
+    }
+    return {};
+  }
+
+  Status String(const char* key, std::string* out) const {
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return {};
+    if (!n->is_string()) return Bad(key, "expected a string");
+    *out = n->as_string()->get();
+    return {};
+  }
+
+  Status Bool(const char* key, bool* out) const {
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return {};
+    if (!n->is_boolean()) return Bad(key, "expected true or false");
+    *out = n->as_boolean()->get();
+    return {};
+  }
+
+  Status Int(const char* key, int64_t lo, int64_t hi, int64_t* out) const {
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return {};
+    if (!n->is_integer()) return Bad(key, "expected an integer");
+    int64_t v = n->as_integer()->get();
+    if (v < lo || v > hi) {
+      return Bad(key, std::to_string(v) + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+    }
+    *out = v;
+    return {};
+  }
+
+  Status DurationKey(const char* key, Duration unit, int64_t lo, int64_t hi, Duration* out) const {
+    int64_t v = out->count() / unit.count();
+    CORRAL_RETURN_IF_ERROR(Int(key, lo, hi, &v));
+    *out = unit * v;
+    return {};
+  }
+
+  Status Strings(const char* key, std::vector<std::string>* out) const {
+    const toml::node* n = table_.get(key);
+    if (n == nullptr) return {};
+    if (!n->is_array()) return Bad(key, "expected an array of strings");
+    out->clear();
+    for (const auto& e : *n->as_array()) {
+      if (!e.is_string()) return Bad(key, "expected an array of strings");
+      out->push_back(e.as_string()->get());
+    }
+    return {};
+  }
+
+ private:
+  Status Bad(const char* key, const std::string& why) const {
+    return InvalidArgument(std::string(origin_) + ": [" + section_ + "] " + key + ": " + why);
+  }
+  std::string_view origin_;
+  std::string section_;
+  const toml::table& table_;
+};
+
+}  // namespace
+
+Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::string_view origin) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream msg;
+    msg << origin << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+        << e.description();
+    return InvalidArgument(msg.str());
+  }
+  ControllerConfig c;
+  c.toml_text = std::string(toml_text);
+  for (const auto& [k, v] : root) {
+    std::string key(k.str());
+    if (key == "controller" || key == "store" || key == "auth" || kSchedulingSections.contains(key)) continue;
+    return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
+  }
+  auto table = [&](const char* name) -> Result<const toml::table*> {
+    const toml::node* n = root.get(name);
+    if (n == nullptr) return nullptr;
+    if (!n->is_table()) return InvalidArgument(std::string(origin) + ": \"" + name + "\" must be a [table]");
+    return n->as_table();
+  };
+
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* ctl, table("controller"));
+  if (ctl != nullptr) {
+    Reader r(origin, "controller", *ctl);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"cluster_name", "listen", "state_dir", "heartbeat_interval_s",
+                                      "node_timeout_s", "sched_min_interval_ms", "sched_interval_s",
+                                      "min_job_age_s"}));
+    CORRAL_RETURN_IF_ERROR(r.String("cluster_name", &c.cluster_name));
+    std::string listen;
+    CORRAL_RETURN_IF_ERROR(r.String("listen", &listen));
+    if (!listen.empty()) {
+      size_t colon = listen.rfind(':');
+      if (colon == std::string::npos || colon == 0) {
+        return InvalidArgument(std::string(origin) + ": [controller] listen: expected HOST:PORT, got \"" + listen + "\"");
+      }
+      c.listen_host = listen.substr(0, colon);
+      int port = -1;
+      try {
+        size_t used = 0;
+        port = std::stoi(listen.substr(colon + 1), &used);
+        if (used != listen.size() - colon - 1) port = -1;
+      } catch (const std::exception&) {
+        port = -1;
+      }
+      if (port < 0 || port > 65535) {
+        return InvalidArgument(std::string(origin) + ": [controller] listen: bad port in \"" + listen + "\"");
+      }
+      c.listen_port = static_cast<uint16_t>(port);
+    }
+    CORRAL_RETURN_IF_ERROR(r.String("state_dir", &c.state_dir));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("heartbeat_interval_s", Seconds(1), 1, 3600, &c.heartbeat_interval));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("node_timeout_s", Seconds(1), 1, 86400, &c.node_timeout));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("sched_min_interval_ms", Millis(1), 0, 60000, &c.sched_min_interval));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("sched_interval_s", Seconds(1), 1, 3600, &c.sched_periodic_interval));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("min_job_age_s", Seconds(1), 0, 86400 * 365, &c.list_completed_for));
+    if (c.node_timeout <= c.heartbeat_interval) {
+      return InvalidArgument(std::string(origin) +
+                             ": [controller] node_timeout_s must be longer than heartbeat_interval_s");
+    }
+  }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* st, table("store"));
+  if (st != nullptr) {
+    Reader r(origin, "store", *st);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"url"}));
+    CORRAL_RETURN_IF_ERROR(r.String("url", &c.store_url));
+  }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* au, table("auth"));
+  if (au != nullptr) {
+    Reader r(origin, "auth", *au);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"jwt_key_file", "munge", "munge_socket", "admins"}));
+    CORRAL_RETURN_IF_ERROR(r.String("jwt_key_file", &c.jwt_key_file));
+    CORRAL_RETURN_IF_ERROR(r.Bool("munge", &c.munge));
+    CORRAL_RETURN_IF_ERROR(r.String("munge_socket", &c.munge_socket));
+    CORRAL_RETURN_IF_ERROR(r.Strings("admins", &c.admins));
+  }
+  if (c.store_url.empty()) c.store_url = "sqlite:" + c.state_dir + "/corral.db";
+  if (c.jwt_key_file.empty()) c.jwt_key_file = c.state_dir + "/jwt.key";
+  return c;
+}
+
+Result<ControllerConfig> LoadControllerConfig(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return NotFound("config file \"" + path + "\": cannot be read");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return ParseControllerConfig(text.str(), path);
+}
+
+}  // namespace corral::controller

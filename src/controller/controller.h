@@ -1,0 +1,206 @@
+// Controller: the authoritative cluster state — jobs, nodes, allocations — and every rule
+// that changes it: submit validation, scheduling through `sched::Policy`, launches, job
+// events, cancels, drains, node liveness and reconciliation, requeue and recovery.
+//
+// It performs no I/O itself. Every change is recorded in a pending `store::WriteBatch` and
+// every command for an agent in an outbox; the caller (ControllerService's state thread, or a
+// test) writes the batch durably, then answers the requests and hands the outbox to the
+// `AgentTransport`. So a launch never leaves before its allocation is durable, and a request
+// is never answered before its change is.
+//
+// Not thread-safe: state thread only.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/auth.h"
+#include "api/messages.h"
+#include "controller/agent_transport.h"
+#include "controller/config.h"
+#include "core/clock.h"
+#include "core/job.h"
+#include "core/node.h"
+#include "core/partition.h"
+#include "sched/policy.h"
+#include "store/store.h"
+
+namespace corral::controller {
+
+// Filters of ListJobs. Empty = any.
+struct JobFilter {
+  std::vector<std::string> users;
+  std::vector<JobState> states;          // empty: active jobs plus recently finished ones
+  std::vector<std::string> partitions;
+  std::vector<std::string> accounts;
+  std::vector<JobId> ids;
+  bool all = false;                      // every job ever, whatever its age
+};
+
+// A command for an agent, released after the batch that caused it is durable.
+struct OutgoingCommand {
+  enum class Kind { kLaunch, kSignal, kCancel } kind;
+  AgentAddress to;
+  api::LaunchRequest launch;
+  api::SignalRequest signal;
+  api::CancelRequest cancel;
+};
+
+class Controller {
+ public:
+  // `policy` decides placements. `partitions` come from the scheduling configuration.
+  Controller(ControllerConfig config, std::vector<Partition> partitions,
+             std::unique_ptr<sched::Policy> policy, const Clock& clock);
+  Controller(const Controller&) = delete;
+  Controller& operator=(const Controller&) = delete;
+
+  // Rebuilds the state from the store's contents. Must be called once, before anything else.
+  // Nodes are given one node timeout from now to heartbeat again.
+  // Returns kInternal if the stored state is inconsistent (an allocation on an unknown node).
+  Status Recover(const store::StoredState& state);
+
+  // --- Requests from users (identities already authenticated) ---
+
+  // Validates and queues a job. Returns kInvalidArgument naming the field and the reason
+  // (no script, no shebang, bad resources, more GPUs than any node of the partition has,
+  // unknown partition, time limit over the partition's maximum, ...), kPermissionDenied when
+  // a non-admin submits for another user. Nothing is recorded on error.
+  Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec);
+
+  // Cancels a pending job at once; a running one is signalled and ends CANCELLED when its
+  // agent reports the exit (or at once if its node is down). Returns kNotFound, kPermissionDenied
+  // (not the owner nor an admin), kFailedPrecondition if it has already ended.
+  Status Cancel(const api::Identity& who, JobId id);
+
+  // Sends `signal` to a running job's processes. Returns kNotFound, kPermissionDenied,
+  // kFailedPrecondition when it is not running, kInvalidArgument for a bad signal number.
+  Status SignalJob(const api::Identity& who, JobId id, int signal);
+
+  // Requeues a running or finished job: it becomes PENDING again with the same id and
+  // restart_count + 1 (a running one is killed first). Returns kNotFound, kPermissionDenied,
+  // kFailedPrecondition for a pending job.
+  Status Requeue(const api::Identity& who, JobId id);
+
+  // Holds / releases a pending job. Returns kNotFound, kPermissionDenied, kFailedPrecondition.
+  Status Hold(const api::Identity& who, JobId id, bool hold);
+
+  Result<api::JobInfo> GetJob(JobId id) const;
+  std::vector<api::JobInfo> ListJobs(const JobFilter& filter) const;
+
+  Result<api::NodeInfo> GetNode(const std::string& name) const;
+  std::vector<api::NodeInfo> ListNodes() const;
+  std::vector<api::PartitionInfo> ListPartitions() const;
+
+  // Admin only (kPermissionDenied otherwise). Drain: no new jobs; running ones finish.
+  // Returns kNotFound for an unknown node, kInvalidArgument for an empty reason.
+  Status Drain(const api::Identity& who, const std::string& node, const std::string& reason);
+  Status Resume(const api::Identity& who, const std::string& node);
+
+  // --- Requests from agents ---
+
+  // Registers (or re-registers) a node and reconciles its running jobs: jobs it runs that the
+  // controller does not know under that generation are to be killed (returned); jobs the
+  // controller believes run there but the agent does not report end as NODE_FAIL (or are
+  // requeued). Returns kInvalidArgument for an invalid inventory.
+  Result<api::RegisterResponse> Register(const api::RegisterRequest& request);
+  // Returns kNotFound for an unknown node (the agent must register).
+  Result<api::HeartbeatResponse> Heartbeat(const api::HeartbeatRequest& request);
+  // Applies job events. Each stale event (old generation, job not running there) is
+  // rejected and named in the returned kAborted error; the others are applied.
+  Status HandleEvents(const api::JobEventsRequest& request);
+
+  // --- From the agent transport ---
+  void OnLaunchAccepted(JobId job, Generation generation);
+  void OnLaunchFailed(JobId job, Generation generation, const Error& error);
+
+  // --- Periodic work ---
+
+  // Marks nodes without heartbeats DOWN (failing or requeueing their jobs) and runs a
+  // scheduling pass when something changed (or the periodic interval passed).
+  void Tick();
+  // Forces a scheduling pass now (tests and the service after recovery).
+  void Schedule();
+
+  // --- Outputs for the caller (see the class comment) ---
+  bool HasPendingWrites() const { return !batch_.empty(); }
+  store::WriteBatch TakeWrites();
+  std::vector<OutgoingCommand> TakeOutbox();
+  // Jobs that reached a terminal state since the last call.
+  std::vector<JobId> TakeFinished();
+  // When Tick should next run, at the latest.
+  MonoTime NextTickDeadline() const;
+
+  const ControllerConfig& config() const { return config_; }
+  size_t job_count() const { return jobs_.size(); }
+
+ private:
+  struct JobEntry {
+    Job job;
+    std::string reason_detail;
+    Timestamp estimated_start{};
+    bool cancel_requested = false;
+    bool launch_accepted = false;
+    MonoTime launch_sent{};
+  };
+  struct NodeEntry {
+    Node node;
+    MonoTime last_heartbeat{};
+    NodeUsage usage;
+    std::set<JobId> jobs;             // running jobs holding part of this node
+  };
+
+  Status ValidateSpec(const api::Identity& who, JobSpec& spec, std::vector<const Partition*>* parts) const;
+  const Partition* DefaultPartition() const;
+  const Partition* FindPartition(const std::string& name) const;
+  bool NodeInPartition(const Partition& p, const std::string& node) const;
+  std::vector<std::string> PartitionsOfNode(const std::string& node) const;
+
+  JobId AllocateJobId();
+  void PutJob(const JobEntry& e);
+  void PutNode(const NodeEntry& n);
+  void StartJob(JobEntry& e, const sched::Placement& placement);
+  // Ends a running job: releases its nodes and records the final state.
+  void FinishJob(JobEntry& e, JobState state, const std::string& reason);
+  // Takes a running job back to PENDING (node failure with --requeue, or an explicit requeue).
+  void RequeueJob(JobEntry& e, const std::string& reason);
+  void ReleaseAllocation(JobEntry& e);
+  // A node stopped responding (or re-registered without the job): end or requeue its jobs.
+  void FailJobsOnNode(NodeEntry& n, const std::string& reason);
+  void FailLostJob(JobEntry& e, const std::string& reason);
+  void SendCancel(const JobEntry& e);
+  NodeEntry* FindNode(const std::string& name);
+  const NodeEntry* FindNode(const std::string& name) const;
+  api::JobInfo MakeJobInfo(const JobEntry& e) const;
+  api::NodeInfo MakeNodeInfo(const NodeEntry& n) const;
+  sched::ClusterSnapshot BuildSnapshot() const;
+  bool IsAdmin(const api::Identity& who) const;
+  Status CheckOwner(const api::Identity& who, const Job& job) const;
+  void MarkDirty() { sched_dirty_ = true; }
+
+  ControllerConfig config_;
+  std::vector<Partition> partitions_;
+  std::unique_ptr<sched::Policy> policy_;
+  const Clock& clock_;
+
+  std::map<JobId, JobEntry> jobs_;
+  std::set<JobId> pending_;
+  std::set<JobId> running_;
+  std::map<std::string, NodeEntry> nodes_;        // by name
+  std::map<NodeId, std::string> node_names_;      // id -> name
+
+  uint64_t next_job_id_ = 1;
+  uint64_t next_generation_ = 1;
+  uint32_t next_node_id_ = 1;
+
+  bool sched_dirty_ = true;
+  MonoTime last_pass_{};
+  store::WriteBatch batch_;
+  std::vector<OutgoingCommand> outbox_;
+  std::vector<JobId> finished_;
+};
+
+}  // namespace corral::controller

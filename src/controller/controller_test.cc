@@ -1,0 +1,366 @@
+#include "controller/controller.h"
+
+#include <gtest/gtest.h>
+
+#include "core/testing/fake_clock.h"
+#include "sched/first_fit_policy.h"
+#include "store/memory_store.h"
+
+namespace corral::controller {
+namespace {
+
+using api::Identity;
+using api::Role;
+
+const Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = Role::kUser};
+const Identity kBob{.user = "bob", .uid = 1001, .gid = 1001, .role = Role::kUser};
+const Identity kAdmin{.user = "root", .uid = 0, .gid = 0, .role = Role::kAdmin};
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  ControllerTest() { Reset(); }
+
+  void Reset() {
+    ControllerConfig config;
+    config.heartbeat_interval = Seconds(1);
+    config.node_timeout = Seconds(5);
+    config.sched_min_interval = Millis(0);
+    std::vector<Partition> parts = {Partition{.name = "main", .is_default = true},
+                                    Partition{.name = "short", .max_time = Minutes(30)}};
+    controller_ = std::make_unique<Controller>(config, parts, std::make_unique<sched::FirstFitPolicy>(), clock_);
+    ASSERT_TRUE(controller_->Recover(*store_.Load()).has_value());
+  }
+
+  // Writes what the controller recorded to the store (as the service does) and returns the
+  // outbox.
+  std::vector<OutgoingCommand> Flush() {
+    EXPECT_TRUE(store_.Write(controller_->TakeWrites()).has_value());
+    return controller_->TakeOutbox();
+  }
+
+  void RegisterNode(const std::string& name, uint32_t gpus, std::vector<api::RunningJobRef> running = {}) {
+    api::RegisterRequest req;
+    req.inventory.name = name;
+    req.inventory.address = "http://127.0.0.1:1/" + name;
+    req.inventory.cpus = 16;
+    req.inventory.memory_mb = 64000;
+    for (uint32_t i = 0; i < gpus; ++i) req.inventory.gpus.push_back({.index = i, .model = "h100"});
+    req.running = std::move(running);
+    auto r = controller_->Register(req);
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    last_kill_ = r->kill;
+  }
+
+  JobSpec Spec(uint32_t gpus_per_node = 1, uint32_t nodes = 1) {
+    JobSpec s;
+    s.script = "#!/bin/sh\necho hi\n";
+    s.working_dir = "/tmp";
+    s.resources.nodes = nodes;
+    s.resources.ntasks = nodes;
+    s.resources.gpus_per_node = gpus_per_node;
+    return s;
+  }
+
+  JobId Submit(JobSpec spec, const Identity& who = kAlice) {
+    auto r = controller_->Submit(who, std::move(spec));
+    EXPECT_TRUE(r.has_value()) << r.error().message;
+    return r ? r->job_id : JobId();
+  }
+
+  Job Get(JobId id) { return controller_->GetJob(id)->job; }
+
+  api::JobEventsRequest Exit(const std::string& node, const Job& j, int code, bool timed_out = false) {
+    api::JobEvent ev{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation,
+                     .exit_code = code, .timed_out = timed_out};
+    return {.node = node, .events = {ev}};
+  }
+
+  testing::FakeClock clock_;
+  store::MemoryStore store_;
+  std::unique_ptr<Controller> controller_;
+  std::vector<api::RunningJobRef> last_kill_;
+};
+
+TEST_F(ControllerTest, SubmitScheduleLaunchAndComplete) {
+  RegisterNode("node01", 4);
+  Flush();
+  JobId a = Submit(Spec(2));
+  JobId b = Submit(Spec(2));
+  EXPECT_EQ(Get(a).state, JobState::kPending);
+  EXPECT_EQ(Get(a).spec.user, "alice");
+  EXPECT_EQ(Get(a).spec.uid, 1000u);
+  controller_->Tick();
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kLaunch);
+  EXPECT_EQ(out[0].to.node, "node01");
+  Job ja = Get(a), jb = Get(b);
+  EXPECT_EQ(ja.state, JobState::kRunning);
+  EXPECT_EQ(ja.allocation.nodes[0].gpus.ToString(), "0,1");
+  EXPECT_EQ(jb.allocation.nodes[0].gpus.ToString(), "2,3");
+  EXPECT_NE(ja.allocation.generation, jb.allocation.generation);
+  EXPECT_EQ(out[0].launch.job.allocation, ja.allocation);
+  // The store holds the allocation before the launch is released.
+  auto stored = store_.Load();
+  EXPECT_EQ(stored->jobs[0].state, JobState::kRunning);
+
+  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", ja, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", jb, 3)).has_value());
+  EXPECT_EQ(Get(a).state, JobState::kCompleted);
+  EXPECT_EQ(Get(b).state, JobState::kFailed);
+  EXPECT_EQ(Get(b).exit_code, 3);
+  EXPECT_EQ(controller_->TakeFinished(), (std::vector<JobId>{a, b}));
+  auto node = controller_->GetNode("node01");
+  EXPECT_TRUE(node->alloc_gpus.empty());
+  EXPECT_EQ(node->state, NodeState::kIdle);
+}
+
+TEST_F(ControllerTest, TimeoutEventGivesTimeoutState) {
+  RegisterNode("node01", 1);
+  JobId a = Submit(Spec(1));
+  controller_->Tick();
+  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", Get(a), 0, /*timed_out=*/true)).has_value());
+  EXPECT_EQ(Get(a).state, JobState::kTimeout);
+}
+
+TEST_F(ControllerTest, MultiNodeJobsAreAllOrNothing) {
+  RegisterNode("node01", 4);
+  RegisterNode("node02", 4);
+  JobId small = Submit(Spec(3));
+  JobId big = Submit(Spec(2, 2));  // needs two nodes with 2 free GPUs: only node02 has them
+  controller_->Tick();
+  Job js = Get(small);
+  EXPECT_EQ(js.state, JobState::kRunning);
+  Job jb = Get(big);
+  EXPECT_EQ(jb.state, JobState::kPending);
+  EXPECT_TRUE(jb.allocation.nodes.empty());
+  EXPECT_TRUE(controller_->GetNode("node02")->alloc_gpus.empty()) << "no partial allocation";
+  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", js, 0)).has_value());
+  controller_->Tick();
+  jb = Get(big);
+  ASSERT_EQ(jb.state, JobState::kRunning);
+  ASSERT_EQ(jb.allocation.nodes.size(), 2u);
+  EXPECT_EQ(jb.allocation.nodes[0].node_name, "node01");
+  EXPECT_EQ(jb.allocation.nodes[1].node_name, "node02");
+  EXPECT_EQ(jb.allocation.nodes[1].gpus.ToString(), "0,1");
+}
+
+TEST_F(ControllerTest, StaleReportsAreRejectedAndChangeNothing) {
+  RegisterNode("node01", 1);
+  JobId a = Submit(Spec(1));
+  controller_->Tick();
+  Job first = Get(a);
+  ASSERT_TRUE(controller_->Requeue(kAlice, a).has_value());
+  controller_->Tick();
+  Job second = Get(a);
+  ASSERT_EQ(second.state, JobState::kRunning);
+  EXPECT_GT(second.allocation.generation, first.allocation.generation);
+  EXPECT_EQ(second.restart_count, 1u);
+  Flush();
+  auto s = controller_->HandleEvents(Exit("node01", first, 0));
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kAborted);
+  EXPECT_NE(s.error().message.find("stale"), std::string::npos);
+  EXPECT_EQ(Get(a).state, JobState::kRunning);
+  EXPECT_FALSE(controller_->HasPendingWrites());
+  // A report from another node about the job is stale too.
+  RegisterNode("node02", 1);
+  EXPECT_FALSE(controller_->HandleEvents(Exit("node02", second, 0)).has_value());
+}
+
+TEST_F(ControllerTest, NodeTimeoutFailsOrRequeuesItsJobs) {
+  RegisterNode("node01", 2);
+  RegisterNode("node02", 2);
+  JobSpec plain = Spec(2);
+  JobSpec requeue = Spec(2);
+  requeue.requeue = true;
+  JobId a = Submit(plain);
+  JobId b = Submit(requeue);
+  controller_->Tick();
+  ASSERT_EQ(Get(a).allocation.nodes[0].node_name, "node01");
+  ASSERT_EQ(Get(b).allocation.nodes[0].node_name, "node02");
+  Flush();
+  // node02 keeps heartbeating; node01 goes silent.
+  for (int i = 0; i < 6; ++i) {
+    clock_.Advance(Seconds(1));
+    ASSERT_TRUE(controller_->Heartbeat({.node = "node02", .running = {{b, Get(b).allocation.generation}}}).has_value());
+    controller_->Tick();
+  }
+  EXPECT_EQ(controller_->GetNode("node01")->state, NodeState::kDown);
+  EXPECT_EQ(Get(a).state, JobState::kNodeFail);
+  EXPECT_EQ(Get(b).state, JobState::kRunning);
+
+  // Now node02 dies: its requeueable job goes back to PENDING and cannot start anywhere.
+  clock_.Advance(Seconds(6));
+  controller_->Tick();
+  Job jb = Get(b);
+  EXPECT_EQ(jb.state, JobState::kPending);
+  EXPECT_EQ(jb.restart_count, 1u);
+  EXPECT_TRUE(jb.allocation.nodes.empty());
+  // node01 comes back and takes it, with a new generation.
+  RegisterNode("node01", 2);
+  controller_->Tick();
+  EXPECT_EQ(Get(b).state, JobState::kRunning);
+  EXPECT_EQ(Get(b).allocation.nodes[0].node_name, "node01");
+}
+
+TEST_F(ControllerTest, RegistrationReconcilesBothWays) {
+  RegisterNode("node01", 2);
+  JobId a = Submit(Spec(1));
+  controller_->Tick();
+  Flush();
+  // The agent restarted: it runs an old job the controller does not know, and not job a.
+  RegisterNode("node01", 2, {{JobId(999), Generation(3)}});
+  ASSERT_EQ(last_kill_.size(), 1u);
+  EXPECT_EQ(last_kill_[0].job, JobId(999));
+  EXPECT_EQ(Get(a).state, JobState::kNodeFail);
+}
+
+TEST_F(ControllerTest, HeartbeatKillsUnknownAndFailsLostJobs) {
+  RegisterNode("node01", 2);
+  JobId a = Submit(Spec(1));
+  controller_->Tick();
+  Generation gen = Get(a).allocation.generation;
+  controller_->OnLaunchAccepted(a, gen);
+  // Right after the launch, a heartbeat without the job is no proof it is lost.
+  auto hb = controller_->Heartbeat({.node = "node01", .running = {{JobId(77), Generation(1)}}});
+  ASSERT_TRUE(hb.has_value());
+  EXPECT_EQ(hb->kill.size(), 1u);
+  EXPECT_EQ(Get(a).state, JobState::kRunning);
+  clock_.Advance(Seconds(3));
+  ASSERT_TRUE(controller_->Heartbeat({.node = "node01", .running = {}}).has_value());
+  EXPECT_EQ(Get(a).state, JobState::kNodeFail);
+  // An unknown node is told to register.
+  EXPECT_TRUE(controller_->Heartbeat({.node = "ghost"})->reregister);
+}
+
+TEST_F(ControllerTest, BadSubmissionsGetClearErrorsAndChangeNothing) {
+  RegisterNode("node01", 4);
+  Flush();
+  struct Case {
+    std::function<void(JobSpec&)> edit;
+    ErrorCode code;
+    std::string message;
+  } cases[] = {
+      {[](JobSpec& s) { s.script = ""; }, ErrorCode::kInvalidArgument, "script: empty; a batch script is required"},
+      {[](JobSpec& s) { s.script = "echo hi\n"; }, ErrorCode::kInvalidArgument,
+       "script: the first line must start with #! followed by the path to an interpreter"},
+      {[](JobSpec& s) { s.partitions = {"gpu"}; }, ErrorCode::kInvalidArgument,
+       "partition: no such partition \"gpu\""},
+      {[](JobSpec& s) { s.resources.gpus_per_node = 5; }, ErrorCode::kInvalidArgument,
+       "resources.gpus: 5 GPUs per node requested, but no node of partition \"main\" has more than 4"},
+      {[](JobSpec& s) { s.resources.gpu_type = "a100"; }, ErrorCode::kInvalidArgument,
+       "resources.gpus: 1 GPUs of type a100 per node requested, but no node of partition \"main\" has more than 0"},
+      {[](JobSpec& s) { s.resources.nodes = 2; }, ErrorCode::kInvalidArgument,
+       "resources.nodes: 2 nodes requested, but partition \"main\" has only 1 that can hold one share of the job"},
+      {[](JobSpec& s) { s.resources.ntasks = 0; }, ErrorCode::kInvalidArgument, "resources.ntasks: must be at least 1"},
+      {[](JobSpec& s) { s.resources.cpus_per_task = 17; }, ErrorCode::kInvalidArgument,
+       "resources.cpus: 17 CPUs per node requested, but no node of partition \"main\" has more than 16"},
+      {[](JobSpec& s) { s.partitions = {"short"}; s.time_limit = Minutes(31); }, ErrorCode::kInvalidArgument,
+       "time_limit: 31:00 exceeds the maximum 30:00 of partition \"short\""},
+      {[](JobSpec& s) { s.working_dir = "relative"; }, ErrorCode::kInvalidArgument,
+       "working_dir: \"relative\" is not an absolute path"},
+      {[](JobSpec& s) { s.user = "bob"; }, ErrorCode::kPermissionDenied, "user: alice may not submit jobs as bob"},
+      {[](JobSpec& s) { s.dependencies = {{.type = DependencyType::kAfterOk, .jobs = {JobId(555)}}}; },
+       ErrorCode::kInvalidArgument, "dependency: no such job 555"},
+      {[](JobSpec& s) { s.environment["A=B"] = "x"; }, ErrorCode::kInvalidArgument,
+       "environment: invalid variable name \"A=B\""},
+  };
+  for (auto& c : cases) {
+    JobSpec s = Spec(1);
+    c.edit(s);
+    auto r = controller_->Submit(kAlice, s);
+    ASSERT_FALSE(r.has_value()) << c.message;
+    EXPECT_EQ(r.error().code, c.code) << c.message;
+    EXPECT_EQ(r.error().message, c.message);
+  }
+  EXPECT_EQ(controller_->job_count(), 0u);
+  EXPECT_FALSE(controller_->HasPendingWrites());
+}
+
+TEST_F(ControllerTest, CancelPendingAndRunningJobs) {
+  RegisterNode("node01", 1);
+  JobId running = Submit(Spec(1));
+  JobId pending = Submit(Spec(1));
+  controller_->Tick();
+  Flush();
+  EXPECT_EQ(controller_->Cancel(kBob, pending).error().code, ErrorCode::kPermissionDenied);
+  ASSERT_TRUE(controller_->Cancel(kAlice, pending).has_value());
+  EXPECT_EQ(Get(pending).state, JobState::kCancelled);
+  ASSERT_TRUE(controller_->Cancel(kAdmin, running).has_value());
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kCancel);
+  EXPECT_EQ(Get(running).state, JobState::kRunning);  // until the agent reports the exit
+  api::JobEventsRequest ev = Exit("node01", Get(running), 0);
+  ev.events[0].signal = 15;
+  ASSERT_TRUE(controller_->HandleEvents(ev).has_value());
+  EXPECT_EQ(Get(running).state, JobState::kCancelled);
+  EXPECT_EQ(controller_->Cancel(kAlice, running).error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(controller_->Cancel(kAlice, JobId(999)).error().code, ErrorCode::kNotFound);
+}
+
+TEST_F(ControllerTest, DrainKeepsNewJobsAwayAndNeedsAnAdmin) {
+  RegisterNode("node01", 2);
+  EXPECT_EQ(controller_->Drain(kAlice, "node01", "maintenance").error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->Drain(kAdmin, "node01", "").error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(controller_->Drain(kAdmin, "node99", "x").error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(controller_->Drain(kAdmin, "node01", "maintenance").has_value());
+  JobId a = Submit(Spec(1));
+  controller_->Tick();
+  EXPECT_EQ(Get(a).state, JobState::kPending);
+  EXPECT_EQ(controller_->GetNode("node01")->state, NodeState::kDrained);
+  EXPECT_EQ(controller_->GetNode("node01")->node.reason, "maintenance");
+  ASSERT_TRUE(controller_->Resume(kAdmin, "node01").has_value());
+  controller_->Tick();
+  EXPECT_EQ(Get(a).state, JobState::kRunning);
+}
+
+TEST_F(ControllerTest, RecoveryRestoresJobsNodesAllocationsAndCounters) {
+  RegisterNode("node01", 2);
+  JobId a = Submit(Spec(2));
+  JobId b = Submit(Spec(1));
+  controller_->Tick();
+  Flush();
+  Generation gen = Get(a).allocation.generation;
+
+  Reset();  // a new controller over the same store
+  EXPECT_EQ(Get(a).state, JobState::kRunning);
+  EXPECT_EQ(Get(a).allocation.generation, gen);
+  EXPECT_EQ(Get(b).state, JobState::kPending);
+  // The recovered allocation still holds the GPUs, and the launch is sent again.
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].launch.job.id, a);
+  controller_->Tick();
+  EXPECT_EQ(Get(b).state, JobState::kPending);
+  // Ids and generations continue where they were.
+  JobId c = Submit(Spec(1));
+  EXPECT_GT(c, b);
+  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", Get(a), 0)).has_value());
+  controller_->Tick();
+  EXPECT_EQ(Get(b).state, JobState::kRunning);
+  EXPECT_GT(Get(b).allocation.generation, gen);
+}
+
+TEST_F(ControllerTest, ListFiltersByUserStateAndPartition) {
+  RegisterNode("node01", 1);
+  JobId a = Submit(Spec(1));
+  JobId b = Submit(Spec(1), kBob);
+  JobSpec s = Spec(1);
+  s.partitions = {"short"};
+  JobId c = Submit(s);
+  controller_->Tick();
+  auto ids = [](const std::vector<api::JobInfo>& v) {
+    std::vector<JobId> out;
+    for (const auto& j : v) out.push_back(j.job.id);
+    return out;
+  };
+  EXPECT_EQ(ids(controller_->ListJobs({.users = {"bob"}})), (std::vector<JobId>{b}));
+  EXPECT_EQ(ids(controller_->ListJobs({.states = {JobState::kRunning}})), (std::vector<JobId>{a}));
+  EXPECT_EQ(ids(controller_->ListJobs({.partitions = {"short"}})), (std::vector<JobId>{c}));
+  EXPECT_EQ(ids(controller_->ListJobs({})), (std::vector<JobId>{a, b, c}));
+}
+
+}  // namespace
+}  // namespace corral::controller

@@ -1,0 +1,197 @@
+#include "controller/http_agent_transport.h"
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "api/http.h"
+#include "api/http_status.h"
+#include "api/json_codec.h"
+#include "core/log.h"
+
+namespace corral::controller {
+
+namespace {
+
+struct Command {
+  enum class Kind { kLaunch, kSignal, kCancel } kind;
+  std::string url;
+  std::string path;
+  std::string body;
+  JobId job;
+  Generation generation;
+  MonoTime first_try{};
+  int attempts = 0;
+};
+
+}  // namespace
+
+struct HttpAgentTransport::Impl {
+  const Clock& clock;
+  AgentReplies replies;
+  HttpAgentTransportOptions options;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  struct NodeQueue {
+    std::deque<Command> commands;
+    bool busy = false;
+    MonoTime not_before{};                   // backoff after a failed attempt
+    std::unique_ptr<api::HttpClient> client;
+    std::string client_url;
+  };
+  std::map<std::string, NodeQueue> queues;
+  std::vector<std::thread> threads;
+
+  Impl(const Clock& c, AgentReplies r, HttpAgentTransportOptions o)
+      : clock(c), replies(std::move(r)), options(std::move(o)) {}
+
+  void Enqueue(const AgentAddress& to, Command cmd) {
+    cmd.url = to.url;
+    cmd.first_try = clock.MonotonicNow();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (stopping) return;
+      queues[to.node].commands.push_back(std::move(cmd));
+    }
+    cv.notify_one();
+  }
+
+  // Picks a node whose queue has work and is not busy or backing off; returns its name.
+  bool PickWork(std::string* node, MonoTime* wake) {
+    MonoTime now = clock.MonotonicNow();
+    *wake = MonoTime::max();
+    for (auto& [name, q] : queues) {
+      if (q.busy || q.commands.empty()) continue;
+      if (q.not_before > now) {
+        *wake = std::min(*wake, q.not_before);
+        continue;
+      }
+      *node = name;
+      return true;
+    }
+    return false;
+  }
+
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping) {
+      std::string node;
+      MonoTime wake;
+      if (!PickWork(&node, &wake)) {
+        if (wake == MonoTime::max()) {
+          cv.wait(lock);
+        } else {
+          cv.wait_for(lock, wake - clock.MonotonicNow());
+        }
+        continue;
+      }
+      NodeQueue& q = queues[node];
+      q.busy = true;
+      Command cmd = q.commands.front();
+      if (q.client == nullptr || q.client_url != cmd.url) {
+        auto client = api::HttpClient::Create(cmd.url, {.connect_timeout = std::chrono::milliseconds(2000),
+                                                        .request_timeout = std::chrono::milliseconds(10000)});
+        if (client) {
+          q.client = std::move(*client);
+          q.client_url = cmd.url;
+        } else {
+          q.client.reset();
+        }
+      }
+      api::HttpClient* client = q.client.get();
+      lock.unlock();
+      bool done = Deliver(client, cmd, node);
+      lock.lock();
+      auto it = queues.find(node);
+      if (it == queues.end()) continue;  // forgotten meanwhile
+      NodeQueue& q2 = it->second;
+      q2.busy = false;
+      if (done) {
+        if (!q2.commands.empty()) q2.commands.pop_front();
+        q2.not_before = {};
+      } else {
+        if (!q2.commands.empty()) q2.commands.front().attempts += 1;
+        int attempts = q2.commands.empty() ? 1 : q2.commands.front().attempts;
+        q2.not_before = clock.MonotonicNow() + std::min<Duration>(Millis(50) * (1 << std::min(attempts, 6)), Seconds(2));
+      }
+      cv.notify_one();
+    }
+  }
+
+  // Sends one command; returns true when it is finished with (delivered, refused, or given up).
+  bool Deliver(api::HttpClient* client, const Command& cmd, const std::string& node) {
+    std::map<std::string, std::string> headers;
+    if (options.authorization) headers["authorization"] = options.authorization();
+    Result<api::HttpResponse> response =
+        client == nullptr ? Result<api::HttpResponse>(Unavailable("bad agent URL " + cmd.url))
+                          : client->Send("POST", cmd.path, cmd.body, headers, /*idempotent=*/true);
+    Result<api::HttpResponse> checked = api::CheckResponse(std::move(response));
+    if (checked) {
+      if (cmd.kind == Command::Kind::kLaunch && replies.launch_accepted) {
+        replies.launch_accepted(cmd.job, cmd.generation);
+      }
+      return true;
+    }
+    const Error& err = checked.error();
+    bool transient = err.code == ErrorCode::kUnavailable || err.code == ErrorCode::kDeadlineExceeded ||
+                     err.code == ErrorCode::kInternal;
+    if (transient && clock.MonotonicNow() - cmd.first_try < options.give_up_after) {
+      if (cmd.attempts == 0) {
+        CORRAL_LOG(Warn) << "agent " << node << ": " << err.message << "; retrying";
+      }
+      return false;
+    }
+    CORRAL_LOG(Warn) << "agent " << node << ": " << cmd.path << " for job " << cmd.job.ToString()
+                     << " failed: " << err.message;
+    if (cmd.kind == Command::Kind::kLaunch && replies.launch_failed) {
+      replies.launch_failed(cmd.job, cmd.generation, err);
+    }
+    return true;
+  }
+};
+
+HttpAgentTransport::HttpAgentTransport(const Clock& clock, AgentReplies replies,
+                                       HttpAgentTransportOptions options)
+    : impl_(std::make_unique<Impl>(clock, std::move(replies), std::move(options))) {
+  size_t n = std::max<size_t>(1, impl_->options.threads);
+  for (size_t i = 0; i < n; ++i) impl_->threads.emplace_back([this] { impl_->Run(); });
+}
+
+HttpAgentTransport::~HttpAgentTransport() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv.notify_all();
+  for (auto& t : impl_->threads) t.join();
+}
+
+void HttpAgentTransport::Launch(const AgentAddress& to, const api::LaunchRequest& request) {
+  impl_->Enqueue(to, {.kind = Command::Kind::kLaunch, .path = "/api/v1/launch",
+                      .body = api::EncodeLaunchRequest(request), .job = request.job.id,
+                      .generation = request.job.allocation.generation});
+}
+
+void HttpAgentTransport::Signal(const AgentAddress& to, const api::SignalRequest& request) {
+  impl_->Enqueue(to, {.kind = Command::Kind::kSignal, .path = "/api/v1/signal",
+                      .body = api::EncodeSignalRequest(request), .job = request.job,
+                      .generation = request.generation});
+}
+
+void HttpAgentTransport::Cancel(const AgentAddress& to, const api::CancelRequest& request) {
+  impl_->Enqueue(to, {.kind = Command::Kind::kCancel, .path = "/api/v1/cancel",
+                      .body = api::EncodeCancelRequest(request), .job = request.job,
+                      .generation = request.generation});
+}
+
+void HttpAgentTransport::Forget(const std::string& node) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->queues.find(node);
+  if (it != impl_->queues.end() && !it->second.busy) impl_->queues.erase(it);
+}
+
+}  // namespace corral::controller

@@ -1,0 +1,37 @@
+// HttpAgentTransport: delivers commands to agents over their HTTP API, in order per node,
+// from a small pool of sender threads, retrying while an agent is unreachable.
+//
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "controller/agent_transport.h"
+#include "core/clock.h"
+
+namespace corral::controller {
+
+struct HttpAgentTransportOptions {
+  size_t threads = 4;
+  Duration give_up_after = Seconds(30);        // a launch undeliverable this long fails
+  std::function<std::string()> authorization;  // the Authorization header for each request
+};
+
+class HttpAgentTransport final : public AgentTransport {
+ public:
+  HttpAgentTransport(const Clock& clock, AgentReplies replies, HttpAgentTransportOptions options);
+  ~HttpAgentTransport() override;  // drops what is still queued and joins the threads
+
+  void Launch(const AgentAddress& to, const api::LaunchRequest& request) override;
+  void Signal(const AgentAddress& to, const api::SignalRequest& request) override;
+  void Cancel(const AgentAddress& to, const api::CancelRequest& request) override;
+  void Forget(const std::string& node) override;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace corral::controller

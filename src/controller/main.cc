@@ -1,0 +1,104 @@
+#include "controller/main.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "api/auth.h"
+#include "controller/config.h"
+#include "controller/service.h"
+#include "core/clock.h"
+#include "core/log.h"
+#include "sched/config.h"
+#include "sched/first_fit_policy.h"
+#include "store/store.h"
+
+namespace corral::controller {
+namespace {
+
+void Usage() {
+  std::fprintf(stderr,
+               "usage: corral controller --config FILE\n"
+               "  Runs the Corral controller. Every key of FILE is documented in\n"
+               "  deploy/corral.example.toml.\n");
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "corral controller: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int RunControllerCommand(int argc, char** argv) {
+  std::string config_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--config" || a == "-c") && i + 1 < argc) {
+      config_path = argv[++i];
+    } else if (a.rfind("--config=", 0) == 0) {
+      config_path = a.substr(9);
+    } else if (a == "-h" || a == "--help") {
+      Usage();
+      return 0;
+    } else {
+      Usage();
+      return Fail("unknown argument \"" + a + "\"");
+    }
+  }
+  if (config_path.empty()) {
+    Usage();
+    return Fail("--config is required");
+  }
+  SetLogName("controller");
+  auto config = LoadControllerConfig(config_path);
+  if (!config) return Fail(config.error().message);
+  auto sched_config = sched::ParseSchedulerConfig(config->toml_text, config_path);
+  if (!sched_config) return Fail(sched_config.error().message);
+
+  std::error_code ec;
+  std::filesystem::create_directories(config->state_dir, ec);
+  if (ec) return Fail("state_dir \"" + config->state_dir + "\": " + ec.message());
+
+  // Block the stop signals in every thread; the main thread waits for them with sigwait.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  auto store = store::OpenStore(config->store_url);
+  if (!store) return Fail(store.error().message);
+
+  auto key = api::JwtKey::FromFile(config->jwt_key_file);
+  if (!key && key.error().code == ErrorCode::kNotFound) {
+    key = api::JwtKey::CreateFile(config->jwt_key_file);
+    if (key) CORRAL_LOG(Info) << "created a new JWT key in " << config->jwt_key_file;
+  }
+  if (!key) return Fail(key.error().message);
+  std::string munge_socket;
+  if (config->munge) {
+    munge_socket = config->munge_socket.empty() ? "/run/munge/munge.socket.2" : config->munge_socket;
+  }
+  auto authenticator = api::MakeAuthenticator(*key, munge_socket, config->admins);
+
+  ControllerService service(*config, sched_config->partitions,
+                            std::make_unique<sched::FirstFitPolicy>(), std::move(*store),
+                            std::move(authenticator), *key, SystemClock::Get());
+  if (Status s = service.Start(); !s) return Fail(s.error().message);
+  std::printf("corral controller: listening on %s\n", service.url().c_str());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&stop, &sig);
+  CORRAL_LOG(Info) << "stopping on signal " << sig;
+  service.Stop();
+  return 0;
+}
+
+}  // namespace corral::controller

@@ -1,0 +1,473 @@
+#include "controller/service.h"
+
+#include <charconv>
+#include <condition_variable>
+#include <csignal>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "api/http.h"
+#include "api/http_status.h"
+#include "api/json_codec.h"
+#include "controller/controller.h"
+#include "controller/http_agent_transport.h"
+#include "core/check.h"
+#include "core/log.h"
+
+namespace corral::controller {
+
+namespace {
+
+struct Posted {
+  std::function<void(Controller&)> run;
+  std::function<void()> done;
+};
+
+// A `corral wait` caller blocked on a job's end.
+struct Waiter {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool ended = false;
+};
+
+Result<JobId> ParseJobId(const std::string& text) {
+  uint64_t v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v == 0) {
+    return InvalidArgument("job id \"" + text + "\": not a job number");
+  }
+  return JobId(v);
+}
+
+std::vector<std::string> SplitComma(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(',', start);
+    std::string part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!part.empty()) out.push_back(part);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return out;
+}
+
+api::HttpResponse Json(int status, std::string body) {
+  api::HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+api::HttpResponse Ok() { return Json(200, api::EncodeStringMap({{"status", "ok"}})); }
+
+}  // namespace
+
+struct ControllerService::Impl {
+  ControllerConfig config;
+  const Clock& clock;
+  std::unique_ptr<store::Store> store;
+  std::unique_ptr<api::Authenticator> authenticator;
+  api::JwtKey key;
+  std::unique_ptr<Controller> controller;
+  std::unique_ptr<HttpAgentTransport> transport;
+  api::HttpServer server;
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Posted> inbox;
+  bool stopping = false;
+  bool started = false;
+  std::thread state_thread;
+
+  // State thread only.
+  std::map<JobId, std::vector<std::weak_ptr<Waiter>>> waiters;
+
+  std::mutex token_mu;
+  std::string agent_token;
+  Timestamp agent_token_time{};
+
+  Impl(ControllerConfig c, const Clock& cl, std::unique_ptr<store::Store> s,
+       std::unique_ptr<api::Authenticator> a, api::JwtKey k)
+      : config(std::move(c)), clock(cl), store(std::move(s)), authenticator(std::move(a)), key(std::move(k)) {}
+
+  std::string AgentAuthorization() {
+    std::lock_guard<std::mutex> lock(token_mu);
+    Timestamp now = clock.Now();
+    if (agent_token.empty() || now - agent_token_time > Seconds(60)) {
+      api::Identity self{.user = "corral-controller", .uid = 0, .gid = 0, .role = api::Role::kController};
+      agent_token = api::BearerHeader(key, self, now, Seconds(300));
+      agent_token_time = now;
+    }
+    return agent_token;
+  }
+
+  void Post(std::function<void(Controller&)> run, std::function<void()> done) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!stopping) {
+        inbox.push_back({std::move(run), std::move(done)});
+        cv.notify_one();
+        return;
+      }
+    }
+    if (done) done();  // not run: the caller sees "shutting down"
+  }
+
+  void Commit() {
+    store::WriteBatch batch = controller->TakeWrites();
+    if (batch.empty()) return;
+    for (int attempt = 1;; ++attempt) {
+      Status s = store->Write(batch);
+      if (s) return;
+      CORRAL_LOG(Error) << "store write of " << batch.size() << " changes failed (attempt " << attempt
+                        << "): " << s.error().message;
+      // Fail-stop: the in-memory state is ahead of the store; a restart recovers from the
+      // store, and no request of this batch has been answered.
+      CORRAL_CHECK(attempt < 5) << "cannot write to the store: " << s.error().message;
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, std::chrono::milliseconds(100 * attempt));
+    }
+  }
+
+  void Loop() {
+    std::vector<Posted> work;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        if (inbox.empty() && !stopping) {
+          MonoTime deadline = controller->NextTickDeadline();
+          Duration wait = deadline - clock.MonotonicNow();
+          if (wait > Duration(0)) cv.wait_for(lock, wait);
+        }
+        if (stopping) break;
+        work.swap(inbox);
+      }
+      for (auto& p : work) p.run(*controller);
+      controller->Tick();
+      Commit();
+      for (auto& p : work) {
+        if (p.done) p.done();
+      }
+      work.clear();
+      Release();
+    }
+    // Answer whatever is left so that no handler thread stays blocked.
+    std::vector<Posted> rest;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      rest.swap(inbox);
+    }
+    for (auto& p : rest) {
+      if (p.done) p.done();
+    }
+  }
+
+  // After a commit: commands to agents, and waiters of jobs that ended.
+  void Release() {
+    for (auto& c : controller->TakeOutbox()) {
+      switch (c.kind) {
+        case OutgoingCommand::Kind::kLaunch: transport->Launch(c.to, c.launch); break;
+        case OutgoingCommand::Kind::kSignal: transport->Signal(c.to, c.signal); break;
+        case OutgoingCommand::Kind::kCancel: transport->Cancel(c.to, c.cancel); break;
+      }
+    }
+    for (JobId id : controller->TakeFinished()) {
+      auto it = waiters.find(id);
+      if (it == waiters.end()) continue;
+      for (auto& weak : it->second) {
+        if (auto w = weak.lock()) {
+          std::lock_guard<std::mutex> lock(w->mu);
+          w->ended = true;
+          w->cv.notify_all();
+        }
+      }
+      waiters.erase(it);
+    }
+  }
+};
+
+ControllerService::ControllerService(ControllerConfig config, std::vector<Partition> partitions,
+                                     std::unique_ptr<sched::Policy> policy,
+                                     std::unique_ptr<store::Store> store,
+                                     std::unique_ptr<api::Authenticator> authenticator,
+                                     api::JwtKey key, const Clock& clock)
+    : impl_(std::make_unique<Impl>(config, clock, std::move(store), std::move(authenticator),
+                                   std::move(key))) {
+  impl_->controller =
+      std::make_unique<Controller>(std::move(config), std::move(partitions), std::move(policy), clock);
+}
+
+ControllerService::~ControllerService() { Stop(); }
+
+void ControllerService::Post(std::function<void(Controller&)> run, std::function<void()> done) {
+  impl_->Post(std::move(run), std::move(done));
+}
+
+Status ControllerService::CallStatus(std::function<Status(Controller&)> fn) {
+  Result<bool> r = Call<bool>([fn = std::move(fn)](Controller& c) -> Result<bool> {
+    Status s = fn(c);
+    if (!s) return tl::unexpected<Error>(s.error());
+    return true;
+  });
+  if (!r) return tl::unexpected<Error>(r.error());
+  return {};
+}
+
+Result<bool> ControllerService::WaitForJob(JobId id, Duration timeout) {
+  auto waiter = std::make_shared<Waiter>();  // shared with the state thread's waiter list
+  Impl* impl = impl_.get();
+  Result<bool> registered = Call<bool>([id, waiter, impl](Controller& c) -> Result<bool> {
+    CORRAL_ASSIGN_OR_RETURN(api::JobInfo info, c.GetJob(id));
+    if (IsTerminal(info.job.state)) return true;
+    impl->waiters[id].push_back(waiter);
+    return false;
+  });
+  if (!registered || *registered) return registered;
+  std::unique_lock<std::mutex> lock(waiter->mu);
+  waiter->cv.wait_for(lock, timeout, [&] { return waiter->ended; });
+  return waiter->ended;
+}
+
+uint16_t ControllerService::port() const { return impl_->server.port(); }
+
+std::string ControllerService::url() const {
+  return "http://" + impl_->config.listen_host + ":" + std::to_string(port());
+}
+
+Status ControllerService::Start() {
+  Impl& im = *impl_;
+  CORRAL_ASSIGN_OR_RETURN(store::StoredState state, im.store->Load());
+  CORRAL_RETURN_IF_ERROR(im.controller->Recover(state));
+
+  Impl* impl = impl_.get();
+  AgentReplies replies;
+  replies.launch_accepted = [impl](JobId job, Generation gen) {
+    impl->Post([job, gen](Controller& c) { c.OnLaunchAccepted(job, gen); }, nullptr);
+  };
+  replies.launch_failed = [impl](JobId job, Generation gen, Error error) {
+    impl->Post([job, gen, error](Controller& c) { c.OnLaunchFailed(job, gen, error); }, nullptr);
+  };
+  im.transport = std::make_unique<HttpAgentTransport>(
+      im.clock, std::move(replies),
+      HttpAgentTransportOptions{.threads = 4,
+                                .give_up_after = im.config.node_timeout,
+                                .authorization = [impl] { return impl->AgentAuthorization(); }});
+
+  // --- HTTP routes -------------------------------------------------------------------------
+  auto authed = [impl](auto handler) {
+    return [impl, handler](const api::HttpRequest& req) -> api::HttpResponse {
+      Result<api::Identity> who = impl->authenticator->Authenticate(req, impl->clock.Now());
+      if (!who) return api::ErrorResponse(who.error());
+      return handler(req, *who);
+    };
+  };
+  auto agent_only = [impl, authed](auto handler) {
+    return authed([handler](const api::HttpRequest& req, const api::Identity& who) -> api::HttpResponse {
+      if (who.role != api::Role::kAgent && who.role != api::Role::kAdmin &&
+          who.role != api::Role::kController) {
+        return api::ErrorResponse(
+            {ErrorCode::kPermissionDenied, req.path + ": only node agents may call this"});
+      }
+      return handler(req, who);
+    });
+  };
+  ControllerService* self = this;
+  auto& server = im.server;
+
+  server.Route("GET", "/api/v1/health", [](const api::HttpRequest&) { return Ok(); });
+
+  server.Route("POST", "/api/v1/jobs", authed([self](const api::HttpRequest& req, const api::Identity& who) {
+    Result<JobSpec> spec = api::DecodeJobSpec(req.body);
+    if (!spec) return api::ErrorResponse(spec.error());
+    auto r = self->Call<api::SubmitResponse>(
+        [&who, spec = std::move(*spec)](Controller& c) mutable { return c.Submit(who, std::move(spec)); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(201, api::EncodeSubmitResponse(*r));
+  }));
+
+  server.Route("GET", "/api/v1/jobs", authed([self](const api::HttpRequest& req, const api::Identity&) {
+    JobFilter f;
+    auto q = [&](const char* k) {
+      auto it = req.query.find(k);
+      return it == req.query.end() ? std::string() : it->second;
+    };
+    f.users = SplitComma(q("user"));
+    f.partitions = SplitComma(q("partition"));
+    f.accounts = SplitComma(q("account"));
+    for (const auto& s : SplitComma(q("state"))) {
+      if (s == "all" || s == "ALL") {
+        f.all = true;
+        continue;
+      }
+      auto st = ParseJobState(s);
+      if (!st) return api::ErrorResponse({ErrorCode::kInvalidArgument, "state: " + st.error().message});
+      f.states.push_back(*st);
+    }
+    for (const auto& s : SplitComma(q("id"))) {
+      auto id = ParseJobId(s);
+      if (!id) return api::ErrorResponse(id.error());
+      f.ids.push_back(*id);
+    }
+    std::string all = q("all");
+    if (all == "1" || all == "true") f.all = true;
+    auto r = self->Call<std::vector<api::JobInfo>>(
+        [f](Controller& c) -> Result<std::vector<api::JobInfo>> { return c.ListJobs(f); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeJobInfoList(*r));
+  }));
+
+  server.Route("GET", "/api/v1/jobs/{id}", authed([self](const api::HttpRequest& req, const api::Identity&) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    auto r = self->Call<api::JobInfo>([id = *id](Controller& c) { return c.GetJob(id); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeJobInfo(*r));
+  }));
+
+  // Long poll: answers when the job has ended, or after `timeout` seconds (default 30, at
+  // most 300) with its current record.
+  server.Route("GET", "/api/v1/jobs/{id}/wait", authed([self](const api::HttpRequest& req, const api::Identity&) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    int64_t timeout_s = 30;
+    if (auto it = req.query.find("timeout"); it != req.query.end()) {
+      auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), timeout_s);
+      if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
+        return api::ErrorResponse({ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
+      }
+    }
+    auto ended = self->WaitForJob(*id, Seconds(timeout_s));
+    if (!ended) return api::ErrorResponse(ended.error());
+    auto r = self->Call<api::JobInfo>([id = *id](Controller& c) { return c.GetJob(id); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeJobInfo(*r));
+  }));
+
+  auto job_action = [self, authed](std::function<Status(Controller&, const api::Identity&, JobId,
+                                                        const api::HttpRequest&)> action) {
+    return authed([self, action](const api::HttpRequest& req, const api::Identity& who) {
+      auto id = ParseJobId(req.params.at("id"));
+      if (!id) return api::ErrorResponse(id.error());
+      Status s = self->CallStatus(
+          [&, id = *id](Controller& c) { return action(c, who, id, req); });
+      if (!s) return api::ErrorResponse(s.error());
+      return Ok();
+    });
+  };
+  auto cancel = job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
+    return c.Cancel(who, id);
+  });
+  server.Route("POST", "/api/v1/jobs/{id}/cancel", cancel);
+  server.Route("DELETE", "/api/v1/jobs/{id}", cancel);
+  server.Route("POST", "/api/v1/jobs/{id}/requeue",
+               job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
+                 return c.Requeue(who, id);
+               }));
+  server.Route("POST", "/api/v1/jobs/{id}/hold",
+               job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
+                 return c.Hold(who, id, true);
+               }));
+  server.Route("POST", "/api/v1/jobs/{id}/release",
+               job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
+                 return c.Hold(who, id, false);
+               }));
+  server.Route("POST", "/api/v1/jobs/{id}/signal",
+               job_action([](Controller& c, const api::Identity& who, JobId id,
+                             const api::HttpRequest& req) -> Status {
+                 auto kv = api::DecodeStringMap(req.body);
+                 if (!kv) return tl::unexpected<Error>(kv.error());
+                 int sig = 0;
+                 for (const auto& [k, v] : *kv) {
+                   if (k != "signal") return InvalidArgument("unknown field \"" + k + "\"");
+                   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), sig);
+                   if (ec != std::errc() || p != v.data() + v.size()) {
+                     return InvalidArgument("signal: \"" + v + "\" is not a signal number");
+                   }
+                 }
+                 return c.SignalJob(who, id, sig);
+               }));
+
+  server.Route("GET", "/api/v1/nodes", authed([self](const api::HttpRequest&, const api::Identity&) {
+    auto r = self->Call<std::vector<api::NodeInfo>>(
+        [](Controller& c) -> Result<std::vector<api::NodeInfo>> { return c.ListNodes(); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeNodeInfoList(*r));
+  }));
+  server.Route("GET", "/api/v1/nodes/{name}", authed([self](const api::HttpRequest& req, const api::Identity&) {
+    std::string name = req.params.at("name");
+    auto r = self->Call<api::NodeInfo>([name](Controller& c) { return c.GetNode(name); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeNodeInfo(*r));
+  }));
+  server.Route("POST", "/api/v1/nodes/{name}/drain", authed([self](const api::HttpRequest& req, const api::Identity& who) {
+    auto d = api::DecodeDrainRequest(req.body);
+    if (!d) return api::ErrorResponse(d.error());
+    std::string name = req.params.at("name");
+    Status s = self->CallStatus([&](Controller& c) { return c.Drain(who, name, d->reason); });
+    if (!s) return api::ErrorResponse(s.error());
+    return Ok();
+  }));
+  server.Route("POST", "/api/v1/nodes/{name}/resume", authed([self](const api::HttpRequest& req, const api::Identity& who) {
+    std::string name = req.params.at("name");
+    Status s = self->CallStatus([&](Controller& c) { return c.Resume(who, name); });
+    if (!s) return api::ErrorResponse(s.error());
+    return Ok();
+  }));
+  server.Route("GET", "/api/v1/partitions", authed([self](const api::HttpRequest&, const api::Identity&) {
+    auto r = self->Call<std::vector<api::PartitionInfo>>(
+        [](Controller& c) -> Result<std::vector<api::PartitionInfo>> { return c.ListPartitions(); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodePartitionInfoList(*r));
+  }));
+
+  // Agents.
+  server.Route("POST", "/api/v1/agents/register", agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+    auto r = api::DecodeRegisterRequest(req.body);
+    if (!r) return api::ErrorResponse(r.error());
+    auto resp = self->Call<api::RegisterResponse>([req = std::move(*r)](Controller& c) { return c.Register(req); });
+    if (!resp) return api::ErrorResponse(resp.error());
+    return Json(200, api::EncodeRegisterResponse(*resp));
+  }));
+  server.Route("POST", "/api/v1/agents/heartbeat", agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+    auto r = api::DecodeHeartbeatRequest(req.body);
+    if (!r) return api::ErrorResponse(r.error());
+    auto resp = self->Call<api::HeartbeatResponse>([req = std::move(*r)](Controller& c) { return c.Heartbeat(req); });
+    if (!resp) return api::ErrorResponse(resp.error());
+    return Json(200, api::EncodeHeartbeatResponse(*resp));
+  }));
+  server.Route("POST", "/api/v1/agents/events", agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+    auto r = api::DecodeJobEventsRequest(req.body);
+    if (!r) return api::ErrorResponse(r.error());
+    Status s = self->CallStatus([req = std::move(*r)](Controller& c) { return c.HandleEvents(req); });
+    if (!s) return api::ErrorResponse(s.error());
+    return Ok();
+  }));
+
+  im.state_thread = std::thread([impl] { impl->Loop(); });
+  im.started = true;
+  Status listening = im.server.Start(im.config.listen_host, im.config.listen_port);
+  if (!listening) {
+    Stop();
+    return listening;
+  }
+  CORRAL_LOG(Info) << "controller listening on " << url() << ", store " << im.store->kind();
+  return {};
+}
+
+void ControllerService::Stop() {
+  Impl& im = *impl_;
+  if (!im.started) return;
+  im.started = false;
+  im.server.Stop();
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    im.stopping = true;
+  }
+  im.cv.notify_all();
+  if (im.state_thread.joinable()) im.state_thread.join();
+  im.transport.reset();
+}
+
+}  // namespace corral::controller

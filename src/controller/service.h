@@ -1,0 +1,68 @@
+// ControllerService: the running controller — the state thread that owns the `Controller`,
+// group commit to the store, the HTTP API, and the transport to agents.
+//
+// Every request (HTTP handler threads) is posted to the state thread as a closure. The
+// state thread runs a loop: take all posted closures, run them against the Controller, run
+// Tick (node liveness, scheduling), write the resulting batch to the store in one durable
+// transaction, and only then answer the requests of that iteration and release the commands
+// for agents. One fsync thus covers every request that arrived during the previous commit.
+//
+// Thread-safety: thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "api/auth.h"
+#include "controller/config.h"
+#include "core/clock.h"
+#include "core/partition.h"
+#include "core/result.h"
+#include "sched/policy.h"
+#include "store/store.h"
+
+namespace corral::controller {
+
+class Controller;
+class AgentTransport;
+
+class ControllerService {
+ public:
+  ControllerService(ControllerConfig config, std::vector<Partition> partitions,
+                    std::unique_ptr<sched::Policy> policy, std::unique_ptr<store::Store> store,
+                    std::unique_ptr<api::Authenticator> authenticator, api::JwtKey key,
+                    const Clock& clock);
+  ~ControllerService();  // stops
+  ControllerService(const ControllerService&) = delete;
+  ControllerService& operator=(const ControllerService&) = delete;
+
+  // Recovers the state from the store, then starts the state thread, the agent transport and
+  // the HTTP server. Returns the store's error, or kUnavailable if the port cannot be bound.
+  Status Start();
+  // Stops serving; waits for the threads to end.
+  void Stop();
+  uint16_t port() const;
+  std::string url() const;
+
+  // Runs `fn` on the state thread; returns its result once the changes it made are durable.
+  // Returns kUnavailable when the service is stopping.
+  template <typename T>
+  Result<T> Call(std::function<Result<T>(Controller&)> fn);
+  Status CallStatus(std::function<Status(Controller&)> fn);
+
+  // Waits until job `id` has ended (durably) or `timeout` passes. Returns whether it ended;
+  // kNotFound for an unknown job.
+  Result<bool> WaitForJob(JobId id, Duration timeout);
+
+ private:
+  struct Impl;
+  // Posts `run` to the state thread; `done` runs after the iteration's batch is durable.
+  void Post(std::function<void(Controller&)> run, std::function<void()> done);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace corral::controller
+
+#include "controller/service_inl.h"  // IWYU pragma: keep

@@ -1,0 +1,312 @@
+#include "tests/integration/test_cluster.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "api/http_status.h"
+#include "api/json_codec.h"
+#include "core/clock.h"
+
+extern char** environ;
+
+namespace corral::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+uint16_t FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Tail(const std::string& text, size_t n = 3000) {
+  return text.size() <= n ? text : text.substr(text.size() - n);
+}
+
+void Reap(pid_t pid) {
+  if (pid <= 0) return;
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+}  // namespace
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) {
+  char tmpl[] = "/tmp/corral-test-XXXXXX";
+  dir_ = mkdtemp(tmpl);
+  work_dir_ = dir_ + "/work";
+  fs::create_directories(work_dir_);
+  fs::create_directories(dir_ + "/logs");
+  key_file_ = dir_ + "/jwt.key";
+  key_ = std::make_unique<api::JwtKey>(*api::JwtKey::CreateFile(key_file_));
+  port_ = FreePort();
+  url_ = "http://127.0.0.1:" + std::to_string(port_);
+  http_ = std::move(*api::HttpClient::Create(url_));
+  std::ofstream(dir_ + "/corral.toml") << "[controller]\n"
+                                       << "listen = \"127.0.0.1:" << port_ << "\"\n"
+                                       << "state_dir = \"" << dir_ << "/controller\"\n"
+                                       << "heartbeat_interval_s = " << options_.heartbeat_interval_s << "\n"
+                                       << "node_timeout_s = " << options_.node_timeout_s << "\n"
+                                       << "[auth]\n"
+                                       << "jwt_key_file = \"" << key_file_ << "\"\n"
+                                       << options_.extra_controller_toml << "\n";
+  for (uint32_t i = 1; i <= options_.nodes; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "node%02u", i);
+    std::string adir = dir_ + "/agents/" + name;
+    fs::create_directories(adir);
+    std::ofstream(adir + "/agent.toml") << "[agent]\n"
+                                        << "name = \"" << name << "\"\n"
+                                        << "controller = \"" << url_ << "\"\n"
+                                        << "listen = \"127.0.0.1:0\"\n"
+                                        << "state_dir = \"" << adir << "\"\n"
+                                        << "cpus = " << options_.cpus_per_node << "\n"
+                                        << "memory_mb = 65536\n"
+                                        << "kill_grace_s = " << options_.kill_grace_s << "\n"
+                                        << "[gpu]\n"
+                                        << "count = " << options_.gpus_per_node << "\n"
+                                        << "model = \"h100\"\n"
+                                        << "[auth]\n"
+                                        << "jwt_key_file = \"" << key_file_ << "\"\n";
+  }
+}
+
+TestCluster::~TestCluster() {
+  for (auto& [i, pid] : agents_) {
+    if (pid > 0) kill(pid, SIGKILL);
+  }
+  if (controller_pid_ > 0) kill(controller_pid_, SIGKILL);
+  for (auto& [i, pid] : agents_) Reap(pid);
+  Reap(controller_pid_);
+  // Jobs run in their own sessions; kill whatever a killed agent left behind.
+  std::error_code ec;
+  for (const auto& agent : fs::directory_iterator(dir_ + "/agents", ec)) {
+    for (const auto& f : fs::directory_iterator(agent.path() / "running", ec)) {
+      std::ifstream in(f.path());
+      int pid = 0;
+      if (in >> pid && pid > 1) kill(-pid, SIGKILL);
+    }
+  }
+  if (std::getenv("CORRAL_KEEP_TEST_DIR") == nullptr) fs::remove_all(dir_, ec);
+}
+
+Result<pid_t> TestCluster::Spawn(const std::vector<std::string>& args, const std::string& log) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, CORRAL_BINARY, &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return Internal(std::string("spawn ") + CORRAL_BINARY + ": " + std::strerror(rc));
+  return pid;
+}
+
+std::string TestCluster::ControllerLog() const { return Tail(ReadFile(dir_ + "/logs/controller.log")); }
+
+Status TestCluster::StartController() {
+  CORRAL_ASSIGN_OR_RETURN(controller_pid_,
+                          Spawn({"corral", "controller", "--config", dir_ + "/corral.toml"}, dir_ + "/logs/controller.log"));
+  bool up = WaitFor(
+      [&] {
+        auto r = http_->Send("GET", "/api/v1/health", "", {}, true, std::chrono::milliseconds(500));
+        return r && r->status == 200;
+      },
+      std::chrono::seconds(20));
+  if (!up) return Unavailable("controller did not come up:\n" + ControllerLog());
+  return {};
+}
+
+void TestCluster::KillController(int signal) {
+  if (controller_pid_ <= 0) return;
+  kill(controller_pid_, signal);
+  Reap(controller_pid_);
+  controller_pid_ = -1;
+}
+
+Status TestCluster::StartAgent(uint32_t index) {
+  char name[16];
+  std::snprintf(name, sizeof name, "node%02u", index);
+  std::string adir = dir_ + "/agents/" + name;
+  CORRAL_ASSIGN_OR_RETURN(agents_[index],
+                          Spawn({"corral", "agent", "--config", adir + "/agent.toml"}, dir_ + "/logs/" + name + ".log"));
+  return {};
+}
+
+void TestCluster::KillAgent(uint32_t index, int signal) {
+  auto it = agents_.find(index);
+  if (it == agents_.end() || it->second <= 0) return;
+  kill(it->second, signal);
+  Reap(it->second);
+  it->second = -1;
+}
+
+Status TestCluster::WaitForNodes(size_t count, std::chrono::milliseconds timeout) {
+  size_t up = 0;
+  bool ok = WaitFor(
+      [&] {
+        auto nodes = ListNodes();
+        if (!nodes) return false;
+        up = 0;
+        for (const auto& n : *nodes) up += n.node.responding ? 1 : 0;
+        return up >= count;
+      },
+      timeout);
+  if (!ok) {
+    return Unavailable("only " + std::to_string(up) + " of " + std::to_string(count) +
+                       " nodes came up; controller log:\n" + ControllerLog());
+  }
+  return {};
+}
+
+Status TestCluster::Start() {
+  CORRAL_RETURN_IF_ERROR(StartController());
+  for (uint32_t i = 1; i <= options_.nodes; ++i) CORRAL_RETURN_IF_ERROR(StartAgent(i));
+  return WaitForNodes(options_.nodes);
+}
+
+std::string TestCluster::Token(const std::string& user) {
+  api::Identity who = api::CurrentProcessIdentity();
+  if (!user.empty() && user != who.user) {
+    who.user = user;
+    who.uid = 60000 + static_cast<uint32_t>(user.size());
+  }
+  return api::BearerHeader(*key_, who, SystemClock::Get().Now(), Seconds(600));
+}
+
+Result<api::HttpResponse> TestCluster::Request(const std::string& method, const std::string& path,
+                                              const std::string& body, bool auth) {
+  std::map<std::string, std::string> headers;
+  if (auth) headers["authorization"] = Token("");
+  return http_->Send(method, path, body, headers, method == "GET");
+}
+
+Result<api::SubmitResponse> TestCluster::Submit(const JobSpec& spec, const std::string& user) {
+  auto r = http_->Send("POST", "/api/v1/jobs", api::EncodeJobSpec(spec), {{"authorization", Token(user)}});
+  CORRAL_ASSIGN_OR_RETURN(auto resp, api::CheckResponse(std::move(r)));
+  return api::DecodeSubmitResponse(resp.body);
+}
+
+Result<api::JobInfo> TestCluster::GetJob(JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto resp, api::CheckResponse(Request("GET", "/api/v1/jobs/" + id.ToString(), "")));
+  return api::DecodeJobInfo(resp.body);
+}
+
+Result<std::vector<api::JobInfo>> TestCluster::ListJobs(const std::string& query) {
+  CORRAL_ASSIGN_OR_RETURN(auto resp, api::CheckResponse(Request("GET", "/api/v1/jobs" + query, "")));
+  return api::DecodeJobInfoList(resp.body);
+}
+
+Result<std::vector<api::NodeInfo>> TestCluster::ListNodes() {
+  CORRAL_ASSIGN_OR_RETURN(auto resp, api::CheckResponse(Request("GET", "/api/v1/nodes", "")));
+  return api::DecodeNodeInfoList(resp.body);
+}
+
+Result<api::JobInfo> TestCluster::WaitJob(JobId id, std::chrono::seconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() < 0) return MakeError(ErrorCode::kDeadlineExceeded, "job " + id.ToString() + " did not end");
+    auto r = http_->Send("GET", "/api/v1/jobs/" + id.ToString() + "/wait?timeout=" + std::to_string(std::min<long>(left.count(), 30)),
+                         "", {{"authorization", Token("")}}, true, std::chrono::milliseconds(60000));
+    auto checked = api::CheckResponse(std::move(r));
+    if (!checked) {
+      // The controller may be restarting; try again until the deadline.
+      if (checked.error().code == ErrorCode::kUnavailable) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        continue;
+      }
+      return tl::unexpected<Error>(checked.error());
+    }
+    CORRAL_ASSIGN_OR_RETURN(auto info, api::DecodeJobInfo(checked->body));
+    if (IsTerminal(info.job.state)) return info;
+  }
+}
+
+CliResult TestCluster::Cli(const std::vector<std::string>& args, const std::string& cwd) {
+  std::string out_path = dir_ + "/cli.out", err_path = dir_ + "/cli.err";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addchdir_np(&fa, cwd.empty() ? work_dir_.c_str() : cwd.c_str());
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("CORRAL_", 0) == 0 || kv.rfind("HOME=", 0) == 0) continue;
+    env_store.push_back(kv);
+  }
+  env_store.push_back("HOME=" + dir_);
+  env_store.push_back("CORRAL_CONTROLLER=" + url_);
+  env_store.push_back("CORRAL_KEY_FILE=" + key_file_);
+  std::vector<char*> envp;
+  for (auto& kv : env_store) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> full = {"corral"};
+  full.insert(full.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : full) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  CliResult result;
+  pid_t pid = -1;
+  if (posix_spawn(&pid, CORRAL_BINARY, &fa, nullptr, argv.data(), envp.data()) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  result.out = ReadFile(out_path);
+  result.err = ReadFile(err_path);
+  return result;
+}
+
+JobSpec TestCluster::ShellJob(const std::string& body) const {
+  JobSpec s;
+  s.script = "#!/bin/sh\n" + body + "\n";
+  s.working_dir = work_dir_;
+  s.name = "test";
+  return s;
+}
+
+}  // namespace corral::testing

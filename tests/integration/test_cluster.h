@@ -1,0 +1,102 @@
+// TestCluster: a real Corral cluster for integration tests — a controller and N agents
+// started as processes of the built `corral` binary, on loopback ports, in a temporary
+// directory that is removed afterwards.
+//
+// Not thread-safe except where noted.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/auth.h"
+#include "api/http.h"
+#include "api/messages.h"
+#include "core/job.h"
+#include "core/result.h"
+
+namespace corral::testing {
+
+struct ClusterOptions {
+  uint32_t nodes = 2;
+  uint32_t gpus_per_node = 4;
+  uint32_t cpus_per_node = 32;
+  uint32_t heartbeat_interval_s = 1;
+  uint32_t node_timeout_s = 3;
+  uint32_t kill_grace_s = 1;
+  std::string extra_controller_toml;  // appended to the controller's config (partitions, ...)
+};
+
+struct CliResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// Waits until `condition` holds, checking it every few milliseconds, or `timeout` passes.
+// Returns whether it held.
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+
+class TestCluster {
+ public:
+  explicit TestCluster(ClusterOptions options = {});
+  ~TestCluster();  // kills every process and removes the directory
+  TestCluster(const TestCluster&) = delete;
+  TestCluster& operator=(const TestCluster&) = delete;
+
+  // Starts the controller and every agent and waits until all nodes are registered.
+  // Returns the error (with the tail of the relevant log) when something does not come up.
+  Status Start();
+
+  Status StartController();
+  void KillController(int signal = 9);       // does not wait for a restart
+  Status StartAgent(uint32_t index);         // 1-based: node01 is 1
+  void KillAgent(uint32_t index, int signal = 9);
+  // Waits until `count` nodes are registered and responding.
+  Status WaitForNodes(size_t count, std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+  // Thread-safe API calls as user `user` (a token minted with the cluster's key).
+  Result<api::SubmitResponse> Submit(const JobSpec& spec, const std::string& user = "");
+  Result<api::JobInfo> GetJob(JobId id);
+  Result<std::vector<api::JobInfo>> ListJobs(const std::string& query = "?all=1");
+  Result<std::vector<api::NodeInfo>> ListNodes();
+  // Raw request with the default user's token (or none when `auth` is false).
+  Result<api::HttpResponse> Request(const std::string& method, const std::string& path,
+                                    const std::string& body, bool auth = true);
+  // Waits (long poll) until the job has ended; returns its record.
+  Result<api::JobInfo> WaitJob(JobId id, std::chrono::seconds timeout = std::chrono::seconds(60));
+
+  // Runs `corral ARGS...` with the cluster in its environment.
+  CliResult Cli(const std::vector<std::string>& args, const std::string& cwd = "");
+
+  // A JobSpec running `body` under /bin/sh in the work directory.
+  JobSpec ShellJob(const std::string& body) const;
+
+  const std::string& dir() const { return dir_; }
+  const std::string& work_dir() const { return work_dir_; }
+  const std::string& url() const { return url_; }
+  std::string ControllerLog() const;
+  pid_t controller_pid() const { return controller_pid_; }
+
+ private:
+  Result<pid_t> Spawn(const std::vector<std::string>& args, const std::string& log);
+  std::string Token(const std::string& user);
+
+  ClusterOptions options_;
+  std::string dir_;
+  std::string work_dir_;
+  std::string key_file_;
+  std::string url_;
+  uint16_t port_ = 0;
+  pid_t controller_pid_ = -1;
+  std::map<uint32_t, pid_t> agents_;
+  std::unique_ptr<api::JwtKey> key_;
+  std::unique_ptr<api::HttpClient> http_;
+};
+
+}  // namespace corral::testing

@@ -85,12 +85,12 @@ void StopAll(std::vector<Child>& children) {
   for (auto it = children.rbegin(); it != children.rend(); ++it) {
     if (it->pid > 0) kill(it->pid, SIGTERM);
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  auto deadline = SystemClock::Get().MonotonicNow() + std::chrono::seconds(15);
   for (auto& c : children) {
     if (c.pid <= 0) continue;
     int status = 0;
     while (!Exited(c.pid, &status)) {
-      if (std::chrono::steady_clock::now() > deadline) {
+      if (SystemClock::Get().MonotonicNow() > deadline) {
         kill(c.pid, SIGKILL);
         waitpid(c.pid, &status, 0);
         break;
@@ -235,12 +235,12 @@ int RunDevCommand(int argc, char** argv) {
   // Wait until the controller answers.
   auto http = api::HttpClient::Create(url, {.connect_timeout = std::chrono::milliseconds(500),
                                             .request_timeout = std::chrono::milliseconds(2000)});
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto deadline = SystemClock::Get().MonotonicNow() + std::chrono::seconds(20);
   while (true) {
     auto r = (*http)->Send("GET", "/api/v1/health", "", {}, true);
     if (r && r->status == 200) break;
     int status = 0;
-    if (Exited(children[0].pid, &status) || std::chrono::steady_clock::now() > deadline) {
+    if (Exited(children[0].pid, &status) || SystemClock::Get().MonotonicNow() > deadline) {
       children[0].pid = -1;
       StopAll(children);
       return Fail("the controller did not start; see " + controller_log);
@@ -284,7 +284,7 @@ int RunDevCommand(int argc, char** argv) {
   DevCluster dev{url, key_file, o.state_dir, static_cast<int>(getpid())};
   api::Identity me = api::CurrentProcessIdentity();
   std::string auth = api::BearerHeader(*key, me, SystemClock::Get().Now(), Seconds(600));
-  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  deadline = SystemClock::Get().MonotonicNow() + std::chrono::seconds(30);
   while (true) {
     auto r = (*http)->Send("GET", "/api/v1/nodes", "", {{"authorization", auth}}, true);
     size_t up = 0;
@@ -294,7 +294,7 @@ int RunDevCommand(int argc, char** argv) {
       }
     }
     if (up >= o.nodes) break;
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (SystemClock::Get().MonotonicNow() > deadline) {
       StopAll(children);
       return Fail("only " + std::to_string(up) + " of " + std::to_string(o.nodes) +
                   " agents registered; see the logs in " + log_dir);

@@ -37,7 +37,6 @@ Result<ArraySpec> ParseArraySpec(std::string_view text, uint32_t max_array_size)
       spec.max_running = static_cast<uint32_t>(n);
     }
   }
-  std::vector<bool> set(max_array_size, false);
   bool step_seen = false;
   size_t start = 0;
   while (start <= list.size()) {
@@ -72,11 +71,13 @@ Result<ArraySpec> ParseArraySpec(std::string_view text, uint32_t max_array_size)
       return bad("index " + std::to_string(hi) + " is not below the maximum array size " +
                  std::to_string(max_array_size));
     }
-    for (uint64_t i = lo; i <= hi; i += step) set[i] = true;
+    if ((hi - lo) / step + 1 > kMaxArrayIndices - spec.indices.size()) {
+      return bad("more than " + std::to_string(kMaxArrayIndices) + " indices");
+    }
+    for (uint64_t i = lo; i <= hi; i += step) spec.indices.push_back(static_cast<uint32_t>(i));
   }
-  for (uint32_t i = 0; i < max_array_size; ++i) {
-    if (set[i]) spec.indices.push_back(i);
-  }
+  std::sort(spec.indices.begin(), spec.indices.end());
+  spec.indices.erase(std::unique(spec.indices.begin(), spec.indices.end()), spec.indices.end());
   if (spec.indices.empty()) return bad("no index");
   return spec;
 }

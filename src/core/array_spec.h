@@ -25,6 +25,9 @@ namespace corral {
 // Slurm's default MaxArraySize: indices 0..1000.
 inline constexpr uint32_t kDefaultMaxArraySize = 1001;
 
+// At most this many indices in one specification, whatever the maximum array size.
+inline constexpr size_t kMaxArrayIndices = 4'000'000;
+
 struct ArraySpec {
   std::vector<uint32_t> indices;  // ascending, unique, never empty once parsed
   uint32_t max_running = 0;       // the "%N" throttle; 0 = no limit
@@ -35,7 +38,7 @@ struct ArraySpec {
 
 // Parses an `--array` value. Returns kInvalidArgument naming the text when an item is not
 // "N", "N-M" or "N-M:S" (S >= 1, N <= M), an index is >= `max_array_size`, the throttle is
-// not a number, or no index is given.
+// not a number, no index is given, or more than `kMaxArrayIndices` are.
 Result<ArraySpec> ParseArraySpec(std::string_view text,
                                  uint32_t max_array_size = kDefaultMaxArraySize);
 

@@ -40,6 +40,10 @@ TEST(ArraySpecTest, RejectsWhatSlurmRejects) {
     EXPECT_NE(r.error().message.find(std::string(bad)), std::string::npos) << r.error().message;
   }
   EXPECT_TRUE(ParseArraySpec("0-5000", 10001).has_value());
+  // Re-parsing an accepted specification without a size limit stays cheap.
+  EXPECT_EQ(ParseArraySpec("7-4000000000:1000000000", 0xffffffffu)->indices,
+            (V{7, 1000000007, 2000000007, 3000000007}));
+  EXPECT_FALSE(ParseArraySpec("0-4000000000", 0xffffffffu).has_value());
   EXPECT_FALSE(ParseArraySpec("0-5000", 5000).has_value());
 }
 

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <set>
 
+#include "core/array_spec.h"
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/hostlist.h"
@@ -231,7 +232,8 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
     }
   }
   if (!spec.array.empty()) {
-    return MakeError(ErrorCode::kUnimplemented, "array: job arrays are not supported yet");
+    auto parsed = ParseArraySpec(spec.array);
+    if (!parsed) return InvalidArgument("array: " + parsed.error().message);
   }
   if (auto s = ValidateResourceRequest(spec.resources); !s) {
     return InvalidArgument("resources." + s.error().message);
@@ -330,22 +332,38 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
 Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec spec) {
   std::vector<const Partition*> parts;
   CORRAL_RETURN_IF_ERROR(ValidateSpec(who, spec, &parts));
+  // An array becomes one job per index, with consecutive ids; the first is the array job id.
+  std::vector<std::optional<uint32_t>> tasks = {std::nullopt};
+  if (!spec.array.empty()) {
+    tasks.clear();
+    ArraySpec array = *ParseArraySpec(spec.array);  // validated above
+    for (uint32_t index : array.indices) tasks.push_back(index);
+  }
   Timestamp now = clock_.Now();
-  JobEntry e;
-  e.job.id = AllocateJobId();
-  e.job.state = JobState::kPending;
-  e.job.reason = "None";
-  e.job.submit_time = now;
-  e.job.eligible_time = std::max(now, spec.begin_time);
-  e.job.partition = parts.front()->name;
-  e.job.time_limit = spec.time_limit ? *spec.time_limit : parts.front()->default_time;
-  e.job.spec = std::move(spec);
-  JobId id = e.job.id;
-  PutJob(e);
-  pending_.insert(id);
-  jobs_[id] = std::move(e);
+  api::SubmitResponse response;
+  for (const auto& task : tasks) {
+    JobEntry e;
+    e.job.id = AllocateJobId();
+    e.job.state = JobState::kPending;
+    e.job.reason = "None";
+    e.job.submit_time = now;
+    e.job.eligible_time = std::max(now, spec.begin_time);
+    e.job.partition = parts.front()->name;
+    e.job.time_limit = spec.time_limit ? *spec.time_limit : parts.front()->default_time;
+    e.job.spec = spec;
+    if (task) {
+      e.job.array_task_id = task;
+      e.job.array_job_id = response.task_ids.empty() ? e.job.id : response.task_ids.front();
+      response.task_ids.push_back(e.job.id);
+    }
+    JobId id = e.job.id;
+    if (response.job_id.value == 0) response.job_id = id;
+    PutJob(e);
+    pending_.insert(id);
+    jobs_[id] = std::move(e);
+  }
   MarkDirty();
-  return api::SubmitResponse{id, {}};
+  return response;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -461,7 +479,16 @@ void Controller::StartJob(JobEntry& e, const sched::Placement& placement) {
   e.job.exit_signal = 0;
   e.job.allocation.generation = Generation(next_generation_++);
   batch_.PutMeta("next_generation", std::to_string(next_generation_));
-  e.job.allocation.nodes = placement.nodes;
+  // Nodes in host-list order (as Slurm keeps them): the first is the batch host.
+  std::vector<std::string> names;
+  for (const auto& na : placement.nodes) names.push_back(na.node_name);
+  names = SortHostNames(std::move(names));
+  e.job.allocation.nodes.clear();
+  for (const auto& name : names) {
+    for (const auto& na : placement.nodes) {
+      if (na.node_name == name) e.job.allocation.nodes.push_back(na);
+    }
+  }
   e.cancel_requested = false;
   e.launch_accepted = false;
   e.launch_sent = clock_.MonotonicNow();
@@ -838,8 +865,10 @@ Result<api::NodeInfo> Controller::GetNode(const std::string& name) const {
 }
 
 std::vector<api::NodeInfo> Controller::ListNodes() const {
+  std::vector<std::string> names;
+  for (const auto& [name, n] : nodes_) names.push_back(name);
   std::vector<api::NodeInfo> out;
-  for (const auto& [id, name] : node_names_) out.push_back(MakeNodeInfo(nodes_.at(name)));
+  for (const auto& name : SortHostNames(std::move(names))) out.push_back(MakeNodeInfo(nodes_.at(name)));
   return out;
 }
 
@@ -857,6 +886,7 @@ std::vector<api::PartitionInfo> Controller::ListPartitions() const {
       info.total_gpus += static_cast<uint32_t>(n.node.inventory.gpus.size());
       info.alloc_gpus += n.usage.gpus.size();
     }
+    info.partition.nodes = SortHostNames(std::move(info.partition.nodes));
     out.push_back(std::move(info));
   }
   return out;

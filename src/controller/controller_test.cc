@@ -343,6 +343,29 @@ TEST_F(ControllerTest, RecoveryRestoresJobsNodesAllocationsAndCounters) {
   EXPECT_GT(Get(b).allocation.generation, gen);
 }
 
+TEST_F(ControllerTest, ArraysBecomeOneJobPerIndexWithConsecutiveIds) {
+  RegisterNode("node01", 4);
+  JobSpec s = Spec(1);
+  s.array = "0-6:3,10";
+  auto r = controller_->Submit(kAlice, s);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->task_ids.size(), 4u);
+  EXPECT_EQ(r->job_id, r->task_ids[0]);
+  std::vector<uint32_t> indices;
+  for (size_t k = 0; k < r->task_ids.size(); ++k) {
+    Job j = Get(r->task_ids[k]);
+    EXPECT_EQ(j.id.value, r->job_id.value + k);
+    EXPECT_EQ(j.array_job_id, r->job_id);
+    indices.push_back(*j.array_task_id);
+  }
+  EXPECT_EQ(indices, (std::vector<uint32_t>{0, 3, 6, 10}));
+  s.array = "5-1";
+  auto bad = controller_->Submit(kAlice, s);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message.rfind("array: ", 0), 0u) << bad.error().message;
+  EXPECT_EQ(controller_->job_count(), 4u);
+}
+
 TEST_F(ControllerTest, ListFiltersByUserStateAndPartition) {
   RegisterNode("node01", 1);
   JobId a = Submit(Spec(1));

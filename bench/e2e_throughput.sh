@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# End-to-end throughput of trivial jobs on `corral dev` (issue 2's benchmark; not a test).
+#   bench/e2e_throughput.sh [N] [api|cli|both]     (default: N=1000, both)
+# api: N submissions through the HTTP API from 8 keep-alive connections (bench/submit_load);
+# cli: one `corral submit --wrap true` process per job, in a loop, as users and scripts do.
+# Prints submissions per second, the time until all N ended, and submit-to-start latency.
+set -euo pipefail
+N=${1:-1000}
+MODE=${2:-both}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${CORRAL_BUILD_DIR:-$root/build}
+corral=$build/src/main/corral
+load=$build/bench/submit_load
+[ -x "$corral" ] && [ -x "$load" ] || { echo "build first: ninja -C $build corral submit_load"; exit 1; }
+
+run_one() {
+  local mode=$1
+  local dir; dir=$(mktemp -d /tmp/corral-bench-XXXXXX)
+  local port=$(( 20000 + RANDOM % 20000 ))
+  HOME=$dir "$corral" dev --nodes 4 --gpus-per-node 8 --state-dir "$dir/dev" --port "$port" > "$dir/dev.out" 2>&1 &
+  local dev=$!
+  trap 'kill $dev 2>/dev/null; wait $dev 2>/dev/null; rm -rf "$dir"' RETURN
+  for _ in $(seq 1 300); do grep -q "Press Ctrl-C" "$dir/dev.out" 2>/dev/null && break; sleep 0.1; done
+  grep -q "Press Ctrl-C" "$dir/dev.out" || { cat "$dir/dev.out"; return 1; }
+  echo "== $mode: $N trivial jobs on corral dev (4 nodes x 8 GPUs) =="
+  if [ "$mode" = api ]; then
+    "$load" --controller "http://127.0.0.1:$port" --key-file "$dir/dev/jwt.key" --jobs "$N" --threads 8
+  else
+    local t0 t1
+    t0=$(date +%s.%N)
+    for _ in $(seq 1 "$N"); do
+      HOME=$dir "$corral" submit --output=/dev/null --chdir=/tmp --parsable --wrap true > /dev/null
+    done
+    t1=$(date +%s.%N)
+    awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { printf "submitted %d jobs with one CLI call each in %.2f s: %.0f submissions/s\n", n, b - a, n / (b - a) }'
+    local last; last=$(HOME=$dir "$corral" queue --all --json | grep -o '"id":[0-9]*' | tail -1 | cut -d: -f2)
+    HOME=$dir "$corral" wait "$last" > /dev/null || true
+    while [ "$(HOME=$dir "$corral" queue --state PENDING,RUNNING --json | grep -c '"id"' || true)" != 0 ]; do sleep 0.05; done
+    t1=$(date +%s.%N)
+    awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { printf "all %d jobs ended %.2f s after the first submission: %.0f jobs/s end to end\n", n, b - a, n / (b - a) }'
+  fi
+}
+
+case "$MODE" in
+  api) run_one api ;;
+  cli) run_one cli ;;
+  both) run_one api; run_one cli ;;
+esac

@@ -185,8 +185,19 @@ class PgRowReader final : public internal::RowReader {
   int row_ = 0;
 };
 
-std::string Trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+// libpq's messages end in a newline and may span lines ("...failed: ...\n\tIs the server
+// running...?"): one line, blanks collapsed.
+std::string Trim(std::string_view in) {
+  std::string s;
+  for (char c : in) {
+    bool blank = c == '\n' || c == '\t' || c == ' ' || c == '\r';
+    if (blank) {
+      if (!s.empty() && s.back() != ' ') s += ' ';
+    } else {
+      s += c;
+    }
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
 }
 

@@ -31,6 +31,7 @@ TEST(PostgresStoreTest, UnreachableServerIsUnavailableWithoutThePassword) {
       "postgresql store \"postgresql://corral@/corral\": cannot connect: "))
       << s.error().message;
   EXPECT_EQ(s.error().message.find("s3cret"), std::string::npos) << s.error().message;
+  EXPECT_EQ(s.error().message.find('\n'), std::string::npos) << s.error().message;
 }
 
 }  // namespace

@@ -2,9 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <variant>
@@ -121,6 +127,21 @@ bool IsEnvironmental(int rc) {
       return false;
   }
 }
+
+// Resets the statement when the scope ends, whichever way it ends.
+class StatementScope {
+ public:
+  explicit StatementScope(sqlite3_stmt* s) : s_(s) {}
+  ~StatementScope() {
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  StatementScope(const StatementScope&) = delete;
+  StatementScope& operator=(const StatementScope&) = delete;
+
+ private:
+  sqlite3_stmt* s_;
+};
 
 // SQLite retries a read-write open that fails as read-only, so the errno it keeps describes
 // the retry ("No such file" for a file it could not create). This finds what really stops
@@ -248,6 +269,18 @@ class SqliteStore::Connection {
     return {};
   }
 
+  // Appends the jobs with ids in [first, last], in id order, to `out`.
+  Status ReadJobRange(int64_t first, int64_t last, std::vector<Job>* out) {
+    static const std::string kSql = internal::SelectJobRangeSql(Dialect::kSqlite);
+    CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Statement(kSql));
+    StatementScope scope(stmt);
+    Binder binder(stmt);
+    binder.Int(first);
+    binder.Int(last);
+    if (binder.rc() != SQLITE_OK) return Fail(binder.rc(), "bind");
+    return CollectRows(stmt, internal::kJobColumns, internal::ReadJobRow, out, "read jobs");
+  }
+
   sqlite3* db() const { return db_; }
 
  private:
@@ -256,25 +289,6 @@ class SqliteStore::Connection {
   std::string path_;
   std::unordered_map<std::string, sqlite3_stmt*> cache_;
 };
-
-namespace {
-
-// Resets the statement when the scope ends, whichever way it ends.
-class StatementScope {
- public:
-  explicit StatementScope(sqlite3_stmt* s) : s_(s) {}
-  ~StatementScope() {
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  StatementScope(const StatementScope&) = delete;
-  StatementScope& operator=(const StatementScope&) = delete;
-
- private:
-  sqlite3_stmt* s_;
-};
-
-}  // namespace
 
 SqliteStore::SqliteStore(std::string path, Options options)
     : path_(std::move(path)), options_(options) {}
@@ -429,20 +443,55 @@ Result<StoredState> SqliteStore::Load() {
   StoredState state;
   // One read transaction: jobs, nodes and meta from the same snapshot.
   CORRAL_RETURN_IF_ERROR(c.Exec("BEGIN", "begin"));
-  auto body = [&]() -> Status {
+  auto load_jobs = [&]() -> Status {
+    int64_t count = 0;
     {
       CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c.Statement("SELECT count(*) FROM jobs"));
       StatementScope scope(stmt);
       if (int rc = sqlite3_step(stmt); rc != SQLITE_ROW) return c.Fail(rc, "count jobs");
-      state.jobs.reserve(static_cast<size_t>(sqlite3_column_int64(stmt, 0)));
+      count = sqlite3_column_int64(stmt, 0);
     }
+    state.jobs.reserve(static_cast<size_t>(count));
+    constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+    constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+    if (count < std::max<int64_t>(options_.parallel_load_min_jobs, 2) || in_memory()) {
+      return c.ReadJobRange(kMin, kMax, &state.jobs);
+    }
+    // Decoding and allocating the records is most of the work: the upper half of the ids is
+    // read by a second thread on the second connection. Both see the same state, since this
+    // process's writer waits on `write_mu_` (another process writing the file meanwhile is
+    // not supported: one controller owns a store).
+    int64_t mid = 0;
     {
-      static const std::string kSql = internal::SelectJobsSql();
-      CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c.Statement(kSql));
+      CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                              c.Statement("SELECT id FROM jobs ORDER BY id LIMIT 1 OFFSET ?1"));
       StatementScope scope(stmt);
-      CORRAL_RETURN_IF_ERROR(c.CollectRows(stmt, internal::kJobColumns, internal::ReadJobRow,
-                                           &state.jobs, "read jobs"));
+      sqlite3_bind_int64(stmt, 1, count / 2);
+      if (int rc = sqlite3_step(stmt); rc != SQLITE_ROW) return c.Fail(rc, "split jobs");
+      mid = sqlite3_column_int64(stmt, 0);
     }
+    std::lock_guard<std::mutex> read_lock(read_mu_);
+    Result<Connection*> second = Reader();
+    if (!second.has_value()) return c.ReadJobRange(kMin, kMax, &state.jobs);
+    Connection* helper = *second;
+    std::vector<Job> upper;
+    upper.reserve(static_cast<size_t>(count - count / 2));
+    Status upper_status;
+    std::optional<std::thread> thread;
+    try {
+      thread.emplace([&] { upper_status = helper->ReadJobRange(mid, kMax, &upper); });
+    } catch (const std::system_error&) {
+      upper_status = helper->ReadJobRange(mid, kMax, &upper);  // no thread: do it here
+    }
+    Status lower_status = c.ReadJobRange(kMin, mid - 1, &state.jobs);
+    if (thread) thread->join();
+    CORRAL_RETURN_IF_ERROR(lower_status);
+    CORRAL_RETURN_IF_ERROR(upper_status);
+    std::move(upper.begin(), upper.end(), std::back_inserter(state.jobs));
+    return {};
+  };
+  auto body = [&]() -> Status {
+    CORRAL_RETURN_IF_ERROR(load_jobs());
     {
       static const std::string kSql = internal::SelectNodesSql();
       CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c.Statement(kSql));
@@ -488,11 +537,9 @@ Result<SqliteStore::Connection*> SqliteStore::Reader() {
 }
 
 Result<std::vector<Job>> SqliteStore::QueryJobs(const JobQuery& query) {
-  // A private in-memory database exists only on the writer's connection.
-  bool in_memory = path_ == ":memory:" || path_.empty();
-  std::unique_lock<std::mutex> lock(in_memory ? write_mu_ : read_mu_);
+  std::unique_lock<std::mutex> lock(in_memory() ? write_mu_ : read_mu_);
   Connection* c = writer_.get();
-  if (!in_memory) {
+  if (!in_memory()) {
     CORRAL_ASSIGN_OR_RETURN(c, Reader());
   }
   internal::BuiltQuery q = internal::BuildJobQuery(query, Dialect::kSqlite);

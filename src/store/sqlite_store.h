@@ -12,6 +12,7 @@
 // Thread-safe: one writer plus concurrent `QueryJobs` callers.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,6 +26,9 @@ class SqliteStore final : public Store {
   struct Options {
     // How long a statement waits for another process's lock before failing with kUnavailable.
     int busy_timeout_ms = 5000;
+    // From this many jobs on, `Load` reads the upper half of the ids on a second thread and
+    // connection (decoding is most of a restart's work).
+    int64_t parallel_load_min_jobs = 20'000;
   };
 
   // Opens or creates the database at `path` (":memory:" for a private in-memory database)
@@ -61,7 +65,9 @@ class SqliteStore final : public Store {
   class Connection;  // a sqlite3 handle with its cached statements (sqlite_store.cc)
 
   SqliteStore(std::string path, Options options);
-  Result<Connection*> Reader();
+  Result<Connection*> Reader();  // Requires: read_mu_ held.
+  // A private in-memory database exists only on the writer's connection.
+  bool in_memory() const { return path_ == ":memory:" || path_.empty(); }
 
   const std::string path_;
   const Options options_;

@@ -59,7 +59,13 @@ class MemoryEnv final : public Env {
 class SqliteFileEnv final : public Env {
  public:
   std::string SkipReason() override { return dir_.path().empty() ? "no temp dir" : ""; }
-  Result<std::unique_ptr<Store>> Open() override { return OpenStore("sqlite:" + path()); }
+  // Every Load of more than one job takes the two-thread path (the default threshold is for
+  // big stores; store_test covers the one-thread path).
+  Result<std::unique_ptr<Store>> Open() override {
+    auto s = SqliteStore::Open(path(), {.parallel_load_min_jobs = 2});
+    if (!s.has_value()) return tl::unexpected(s.error());
+    return std::unique_ptr<Store>(std::move(*s));
+  }
   bool InjectFailureOnJob(JobId id) override {
     return Exec("CREATE TRIGGER corral_test_fail BEFORE INSERT ON jobs WHEN NEW.id = " +
                 id.ToString() + " BEGIN SELECT RAISE(ABORT, 'injected failure'); END");

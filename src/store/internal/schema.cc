@@ -242,6 +242,10 @@ std::string PutMetaSql(Dialect d) {
 std::string SelectJobsSql() {
   return "SELECT " + ColumnList(kJobColumns) + " FROM jobs ORDER BY id";
 }
+std::string SelectJobRangeSql(Dialect d) {
+  return "SELECT " + ColumnList(kJobColumns) + " FROM jobs WHERE id BETWEEN " + Placeholder(d, 1) +
+         " AND " + Placeholder(d, 2) + " ORDER BY id";
+}
 std::string SelectNodesSql() {
   return "SELECT " + ColumnList(kNodeColumns) + " FROM nodes ORDER BY id";
 }

@@ -161,8 +161,9 @@ std::string UpsertJobSql(Dialect dialect);
 std::string DeleteJobSql(Dialect dialect);
 std::string UpsertNodeSql(Dialect dialect);
 std::string PutMetaSql(Dialect dialect);
-std::string SelectJobsSql();   // all jobs by id
-std::string SelectNodesSql();  // all nodes by id
+std::string SelectJobsSql();                     // all jobs by id
+std::string SelectJobRangeSql(Dialect dialect);  // jobs with ids in [$1, $2], by id
+std::string SelectNodesSql();                    // all nodes by id
 std::string SelectMetaSql();
 
 // One bound value of a built query (a plain struct: g++ 12 warns falsely on a

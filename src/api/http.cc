@@ -500,6 +500,7 @@ struct HttpServer::Impl {
   int reap_fd = -1;  // eventfd; a connection thread finished and can be joined
   uint16_t port = 0;
   std::atomic<bool> stopping{false};
+  std::mutex stop_mu;  // serialises the joining part of concurrent Stop() calls
   std::thread acceptor;
 
   std::mutex mu;
@@ -594,7 +595,11 @@ Status HttpServer::Start(const std::string& host, uint16_t port) {
     return Unavailable("cannot listen on " + where + ": eventfd: " + std::strerror(errno));
   }
   s.started = true;
-  s.acceptor = std::thread([&s] { s.AcceptLoop(); });
+  s.acceptor = std::thread([&s] {
+    s.AcceptLoop();
+    close(s.listen_fd);  // refuse new connections as soon as stopping begins
+    s.listen_fd = -1;
+  });
   return {};
 }
 
@@ -608,27 +613,25 @@ void HttpServer::Stop() {
     ssize_t n = write(s.stop_fd, &one, sizeof one);
     (void)n;
   }
+  // From a handler, only begin: joining other connection threads from one could deadlock
+  // (two handlers stopping at once would wait for each other), and its own cannot be joined.
   const std::thread::id self = std::this_thread::get_id();
-  if (s.acceptor.joinable() && s.acceptor.get_id() != self) s.acceptor.join();
-  if (!s.acceptor.joinable() && s.listen_fd >= 0) {
-    close(s.listen_fd);  // refuse new connections from now on
-    s.listen_fd = -1;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    for (const Impl::Conn& c : s.conns) {
+      if (c.thread.get_id() == self) return;
+    }
   }
+  std::lock_guard<std::mutex> stop_lock(s.stop_mu);
+  if (s.acceptor.joinable()) s.acceptor.join();  // it closes the listener
   // Idle and reading connections see `stop_fd` and close; one inside a handler finishes it,
-  // sends its answer and closes. A Stop() called from a handler cannot join its own thread:
-  // that one is left for a later Stop() or the destructor.
+  // sends its answer (with `Connection: close`) and closes.
   std::list<Impl::Conn> to_join;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    for (auto it = s.conns.begin(); it != s.conns.end();) {
-      auto next = std::next(it);
-      if (it->thread.get_id() != self) to_join.splice(to_join.end(), s.conns, it);
-      it = next;
-    }
+    to_join.splice(to_join.end(), s.conns);
   }
-  for (Impl::Conn& c : to_join) {
-    if (c.thread.joinable()) c.thread.join();
-  }
+  for (Impl::Conn& c : to_join) c.thread.join();
 }
 
 void HttpServer::Impl::AcceptLoop() {

@@ -91,9 +91,9 @@ class HttpServer {
   uint16_t port() const;
 
   // Stops accepting, closes every connection, waits for handler threads to finish. A handler
-  // that is running finishes and its answer is sent (with `Connection: close`). Idempotent.
-  // Called from a handler, it cannot join that handler's own thread: a later `Stop()` or the
-  // destructor does.
+  // that is running finishes and its answer is sent (with `Connection: close`). Idempotent;
+  // concurrent calls are safe. Called from a handler, it only begins stopping and returns at
+  // once: a `Stop()` from another thread, or the destructor, waits for the threads.
   void Stop();
 
  private:

@@ -187,6 +187,10 @@ class HttpServerTest : public ::testing::Test {
     server_->Route("GET", "/throw",
                    [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("boom"); });
     server_->Route("GET", "/empty", [](const HttpRequest&) { return Text("", 204); });
+    server_->Route("POST", "/stop", [this](const HttpRequest&) {
+      server_->Stop();
+      return Text("stopping");
+    });
     server_->Route("GET", "/block", [this](const HttpRequest&) {
       std::unique_lock<std::mutex> lock(mu_);
       ++blocked_;
@@ -540,6 +544,26 @@ TEST_F(HttpServerTest, ManyParallelClients) {
   EXPECT_EQ(ok.load(), kThreads * kRequests);
 }
 
+TEST_F(HttpServerTest, HundredsOfSimultaneousConnections) {
+  const int baseline = ThreadCount();
+  StartServer();
+  constexpr int kConns = 300;
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 0; i < kConns; ++i) {
+    conns.push_back(std::make_unique<RawConn>(server_->port()));
+    ASSERT_TRUE(conns.back()->connected());
+  }
+  for (int i = 0; i < kConns; ++i) {
+    conns[i]->Write("GET /api/v1/jobs/" + std::to_string(i) + " HTTP/1.1\r\n\r\n");
+  }
+  for (int i = 0; i < kConns; ++i) {
+    EXPECT_EQ(BodyOf(conns[i]->ReadResponse()), "job " + std::to_string(i));
+  }
+  EXPECT_EQ(ThreadCount(), baseline + 1 + kConns);
+  conns.clear();
+  EXPECT_TRUE(WaitUntil([&] { return ThreadCount() == baseline + 1; })) << ThreadCount();
+}
+
 TEST_F(HttpServerTest, OneClientSharedByManyThreads) {
   StartServer();
   auto client = ClientFor(server_->port());
@@ -632,6 +656,24 @@ TEST_F(HttpServerTest, StopLetsABlockedHandlerFinish) {
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_EQ(r->body, "released");
   EXPECT_EQ(r->headers.at("connection"), "close");
+}
+
+TEST_F(HttpServerTest, StopFromAHandlerAnswersThenStops) {
+  const int baseline = ThreadCount();
+  StartServer();
+  auto idle = std::make_unique<RawConn>(server_->port());
+  idle->Write("GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(StatusOf(idle->ReadResponse()), 200);
+  auto client = ClientFor(server_->port());
+  Result<HttpResponse> r = client->Send("POST", "/stop", "");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->body, "stopping");
+  EXPECT_EQ(r->headers.at("connection"), "close");
+  EXPECT_TRUE(idle->WaitForClose());
+  const uint16_t port = server_->port();
+  EXPECT_TRUE(WaitUntil([&] { return !RawConn(port).connected(); }));
+  server_.reset();  // joins the handler's thread
+  EXPECT_EQ(ThreadCount(), baseline);
 }
 
 TEST_F(HttpServerTest, StartOnABusyPortFails) {

@@ -13,6 +13,7 @@
 #include "core/duration.h"
 #include "core/hostlist.h"
 #include "core/resources.h"
+#include "sched/policy_factory.h"
 
 namespace corral::sched {
 namespace {
@@ -311,12 +312,13 @@ std::string EntryWhere(std::string_view section, std::string_view name) {
   return "[[" + std::string(section) + "]] " + Quote(name);
 }
 
-Status ReadLimits(Section& s, Limits* l, std::string_view suffix = "") {
+Status ReadLimits(Section& s, Limits* l, std::string_view suffix = "", bool minutes = true) {
   auto key = [&](std::string_view base) { return std::string(base) + std::string(suffix); };
   CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned(key("max_gpus"), &l->max_gpus));
   CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned(key("max_running_jobs"), &l->max_running_jobs));
   CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned(key("max_submitted_jobs"), &l->max_submitted_jobs));
-  CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned(key("max_gpu_minutes"), &l->max_gpu_minutes));
+  if (minutes)
+    CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned(key("max_gpu_minutes"), &l->max_gpu_minutes));
   if (suffix.empty()) {
     CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned("max_gpus_per_job", &l->max_gpus_per_job));
   }
@@ -331,6 +333,12 @@ Status ParseScheduler(const toml::table& t, SchedulerConfig* c, bool* default_qo
   CORRAL_RETURN_IF_ERROR(s.String("default_qos", &c->default_qos));
   CORRAL_RETURN_IF_ERROR(s.Unsigned("max_jobs_per_pass", &c->max_jobs_per_pass));
   if (c->policy.empty()) return s.Bad("policy", "must not be empty");
+  if (!IsRegisteredPolicy(c->policy)) {
+    std::string known;
+    for (const PolicyInfo& p : RegisteredPolicies())
+      known += (known.empty() ? "" : ", ") + std::string(p.name);
+    return s.Bad("policy", "no such policy " + Quote(c->policy) + " (known: " + known + ")");
+  }
 
   CORRAL_ASSIGN_OR_RETURN(const toml::table* prio, s.Table("priority"));
   if (prio != nullptr) {
@@ -476,8 +484,9 @@ Result<QosConfig> ParseQos(const toml::table& t, size_t index) {
   if (q.grace_time && *q.grace_time == kUnlimited) return s.Bad("grace_time", "must be finite");
   CORRAL_RETURN_IF_ERROR(s.Double("usage_factor", &q.usage_factor, 0, 1e6));
   CORRAL_RETURN_IF_ERROR(s.OptionalTime("max_time", &q.max_time));
-  CORRAL_RETURN_IF_ERROR(ReadLimits(s, &q.limits));
-  CORRAL_RETURN_IF_ERROR(ReadLimits(s, &q.per_user, "_per_user"));
+  // Usage is kept per account and user, not per QOS: no GPU-minute limits here.
+  CORRAL_RETURN_IF_ERROR(ReadLimits(s, &q.limits, "", /*minutes=*/false));
+  CORRAL_RETURN_IF_ERROR(ReadLimits(s, &q.per_user, "_per_user", /*minutes=*/false));
   CORRAL_RETURN_IF_ERROR(s.Finish());
   return q;
 }

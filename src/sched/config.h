@@ -115,7 +115,7 @@ struct PreemptionConfig {
   bool enabled = true;                    // inert without QOS `preempt` lists or guarantees
   Duration grace_time = Minutes(2);       // default checkpoint grace of a victim
   bool reclaim = true;                    // guaranteed accounts take back borrowed GPUs
-  uint32_t max_preemptors_per_pass = 32;  // blocked jobs that may search for victims per pass
+  uint32_t max_preemptors_per_pass = 16;  // blocked jobs that may search for victims per pass
   bool operator==(const PreemptionConfig&) const = default;
 };
 

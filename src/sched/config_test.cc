@@ -327,6 +327,12 @@ TEST(SchedulerConfigTest, RejectsBadValues) {
   EXPECT_EQ(ErrorOf("topology = []\n"), "corral.toml: topology: expected a table, got an array");
   EXPECT_EQ(ErrorOf("[scheduler]\npolicy = \"\"\n"),
             "corral.toml: [scheduler]: policy: must not be empty");
+  EXPECT_EQ(ErrorOf("[scheduler]\npolicy = \"lottery\"\n")
+                .rfind("corral.toml: [scheduler]: policy: no such policy \"lottery\" (known: fifo, "
+                       "backfill, default, "
+                       "first_fit",
+                       0),
+            0u);
   EXPECT_EQ(ErrorOf("[scheduler]\nseed = -1\n"),
             "corral.toml: [scheduler]: seed: -1 is out of range 0..18446744073709551615");
   EXPECT_EQ(ErrorOf("[scheduler]\npriority = 1\n"),

@@ -1,0 +1,159 @@
+#include "sched/fair_share.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace corral::sched {
+namespace {
+
+struct TreeNode {
+  std::string name;     // account or user name
+  std::string account;  // for a user leaf: its account
+  bool is_user = false;
+  double shares = 1;
+  double usage = 0;
+  double lf = 0;  // level fair share among its siblings
+  std::vector<int> children;
+};
+
+class FairTree {
+ public:
+  explicit FairTree(const SchedulerConfig& config) {
+    nodes_.push_back(TreeNode{.name = "root"});
+    for (const UserConfig& u : config.users) user_shares_[u.name] = u.shares;
+    for (const AccountConfig& a : config.accounts) {
+      accounts_[a.name] = static_cast<int>(nodes_.size());
+      nodes_.push_back(TreeNode{.name = a.name, .shares = static_cast<double>(a.shares)});
+    }
+    for (const AccountConfig& a : config.accounts) {
+      int parent = a.parent.empty() ? 0 : accounts_.at(a.parent);
+      nodes_[parent].children.push_back(accounts_.at(a.name));
+    }
+    for (const AccountConfig& a : config.accounts) {
+      for (const std::string& u : a.users) Leaf(a.name, u);
+    }
+  }
+
+  int Account(const std::string& name) {
+    auto it = accounts_.find(name);
+    if (it != accounts_.end()) return it->second;
+    int idx = static_cast<int>(nodes_.size());
+    nodes_.push_back(TreeNode{.name = name, .shares = 1});
+    nodes_[0].children.push_back(idx);
+    accounts_[name] = idx;
+    return idx;
+  }
+
+  int Leaf(const std::string& account, const std::string& user) {
+    auto key = std::make_pair(account, user);
+    auto it = leaves_.find(key);
+    if (it != leaves_.end()) return it->second;
+    int acct = Account(account);
+    int idx = static_cast<int>(nodes_.size());
+    auto shares = user_shares_.find(user);
+    nodes_.push_back(TreeNode{.name = user,
+                              .account = account,
+                              .is_user = true,
+                              .shares = shares == user_shares_.end() ? 1.0 : shares->second});
+    nodes_[acct].children.push_back(idx);
+    leaves_[key] = idx;
+    return idx;
+  }
+
+  void AddUsage(int leaf, double usage) { nodes_[leaf].usage += std::max(0.0, usage); }
+
+  std::vector<FairShareEntry> Rank() {
+    SumUsage(0);
+    ComputeLevelFairShare(0);
+    users_total_ = static_cast<uint32_t>(leaves_.size());
+    Visit(nodes_[0].children);
+    std::vector<FairShareEntry> out;
+    out.reserve(leaves_.size());
+    for (const auto& [key, idx] : leaves_) {  // std::map: sorted by (account, user)
+      FairShareEntry e;
+      e.account = key.first;
+      e.user = key.second;
+      e.rank = ranks_[idx];
+      e.level_fairshare = nodes_[idx].lf;
+      e.factor = static_cast<double>(users_total_ - (e.rank - 1)) / users_total_;
+      out.push_back(std::move(e));
+    }
+    return out;
+  }
+
+ private:
+  double SumUsage(int idx) {
+    TreeNode& n = nodes_[idx];
+    for (int c : n.children) n.usage += SumUsage(c);
+    return n.usage;
+  }
+
+  void ComputeLevelFairShare(int idx) {
+    const std::vector<int>& kids = nodes_[idx].children;
+    double shares = 0, usage = 0;
+    for (int c : kids) {
+      shares += nodes_[c].shares;
+      usage += nodes_[c].usage;
+    }
+    for (int c : kids) {
+      TreeNode& k = nodes_[c];
+      double s = k.shares / shares;
+      double u = usage > 0 ? k.usage / usage : 0;
+      k.lf = u > 0 ? s / u : std::numeric_limits<double>::infinity();
+      ComputeLevelFairShare(c);
+    }
+  }
+
+  void Visit(std::vector<int> group) {
+    std::sort(group.begin(), group.end(), [&](int a, int b) {
+      const TreeNode& x = nodes_[a];
+      const TreeNode& y = nodes_[b];
+      if (x.lf != y.lf) return x.lf > y.lf;
+      if (x.is_user != y.is_user) return x.is_user;
+      if (x.name != y.name) return x.name < y.name;
+      return a < b;
+    });
+    size_t i = 0;
+    while (i < group.size()) {
+      size_t j = i;
+      while (j < group.size() && nodes_[group[j]].lf == nodes_[group[i]].lf) ++j;
+      // Users of the tie group share one rank; children of its accounts are ranked together.
+      uint32_t rank = ranked_ + 1;
+      std::vector<int> merged;
+      for (size_t k = i; k < j; ++k) {
+        const TreeNode& n = nodes_[group[k]];
+        if (n.is_user) {
+          ranks_[group[k]] = rank;
+          ++ranked_;
+        } else {
+          merged.insert(merged.end(), n.children.begin(), n.children.end());
+        }
+      }
+      if (!merged.empty()) Visit(std::move(merged));
+      i = j;
+    }
+  }
+
+  std::vector<TreeNode> nodes_;
+  std::map<std::string, int> accounts_;
+  std::map<std::pair<std::string, std::string>, int> leaves_;
+  std::map<std::string, double> user_shares_;
+  std::map<int, uint32_t> ranks_;
+  uint32_t ranked_ = 0;
+  uint32_t users_total_ = 0;
+};
+
+}  // namespace
+
+std::vector<FairShareEntry> ComputeFairTree(
+    const SchedulerConfig& config, const std::vector<AssociationUsage>& usage,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  FairTree tree(config);
+  for (const AssociationUsage& u : usage)
+    tree.AddUsage(tree.Leaf(u.account, u.user), u.decayed_usage);
+  for (const auto& [account, user] : extra) tree.Leaf(account, user);
+  return tree.Rank();
+}
+
+}  // namespace corral::sched

@@ -1,0 +1,48 @@
+// Hierarchical fair share: Slurm's "fair tree" ranking of users over an account tree.
+//
+// Algorithm (`ComputeFairTree`):
+//   1. Build the tree: the root, the configured accounts (with their shares) and, under each
+//      account, its users as leaves (a user's shares come from its `[[user]]` entry, default 1).
+//      Associations that appear only in usage or in `extra` are added: an unknown account as a
+//      child of the root with 1 share, an unknown user as a leaf with its configured shares.
+//   2. Usage of a leaf is its `AssociationUsage::decayed_usage`; an account's usage is the sum
+//      over its subtree.
+//   3. Among siblings, the level fair share of each is LF = S / U, with S its shares divided by
+//      the siblings' total shares and U its usage divided by the siblings' total usage
+//      (LF = infinity when U is 0).
+//   4. Depth-first from the root, visit siblings in decreasing LF. Siblings with equal LF form one
+//      group: the users of the group get the same rank; the children of the group's accounts are
+//      merged and ranked together (Slurm's tie rule). Ties inside a sort are broken by name.
+//   5. With n users in all and r the number of users ranked ahead of a user, its factor is
+//      (n - r) / n: the top user gets 1, the last gets 1/n.
+//
+// Work-conserving by construction: the factor only orders jobs; idle shares are used by anyone.
+// Pure and deterministic. Thread-compatible.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sched/config.h"
+#include "sched/snapshot.h"
+
+namespace corral::sched {
+
+struct FairShareEntry {
+  std::string account;
+  std::string user;
+  double factor = 0;           // in (0, 1]
+  double level_fairshare = 0;  // the user's LF among its account's users (infinity if no usage)
+  uint32_t rank = 0;           // 1 = first
+  bool operator==(const FairShareEntry&) const = default;
+};
+
+// Ranks every user of the tree; see the file comment. `extra` lists (account, user) pairs that
+// must be ranked even without configuration or usage (the associations of queued jobs).
+// Returns the entries sorted by (account, user).
+std::vector<FairShareEntry> ComputeFairTree(
+    const SchedulerConfig& config, const std::vector<AssociationUsage>& usage,
+    const std::vector<std::pair<std::string, std::string>>& extra = {});
+
+}  // namespace corral::sched

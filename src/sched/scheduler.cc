@@ -1,0 +1,2680 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "core/duration.h"
+#include "sched/fair_share.h"
+#include "sched/internal/node_bitset.h"
+
+namespace corral::sched {
+
+namespace internal {
+
+// Lookups derived from the config once, when the scheduler is built.
+struct ConfigIndex {
+  struct Account {
+    const AccountConfig* config = nullptr;
+    int parent = -1;
+    int guarantee_holder = -1;  // nearest ancestor-or-self with guaranteed GPUs
+    std::set<std::string, std::less<>> users;
+    const std::vector<std::string>* allowed_qos = nullptr;  // nearest non-empty list
+  };
+  struct Qos {
+    const QosConfig* config = nullptr;
+    std::vector<bool> preempts;  // by QOS index
+    Duration grace{0};
+  };
+  struct Switch {
+    int parent = -1;
+    int level = 0;            // 0 for a leaf
+    std::vector<int> leaves;  // leaf indices under it (itself for a leaf)
+  };
+
+  std::map<std::string, int, std::less<>> account_ids;
+  std::vector<Account> accounts;
+  std::map<std::string, const UserConfig*, std::less<>> users;
+  std::map<std::string, int, std::less<>> qos_ids;
+  std::vector<Qos> qos;
+  int default_qos = 0;
+  uint32_t max_qos_priority = 0;
+  bool any_guarantee = false;
+  std::vector<Switch> switches;
+  std::unordered_map<std::string, int> node_leaf;  // node name -> leaf switch (lookups only)
+
+  explicit ConfigIndex(const SchedulerConfig& c) {
+    for (const AccountConfig& a : c.accounts) {
+      account_ids[a.name] = static_cast<int>(accounts.size());
+      Account acc;
+      acc.config = &a;
+      acc.users.insert(a.users.begin(), a.users.end());
+      accounts.push_back(std::move(acc));
+      if (a.guaranteed_gpus > 0) any_guarantee = true;
+    }
+    for (Account& a : accounts) {
+      if (!a.config->parent.empty()) a.parent = account_ids.at(a.config->parent);
+    }
+    for (size_t i = 0; i < accounts.size(); ++i) {
+      for (int cur = static_cast<int>(i); cur >= 0; cur = accounts[cur].parent) {
+        if (accounts[i].guarantee_holder < 0 && accounts[cur].config->guaranteed_gpus > 0) {
+          accounts[i].guarantee_holder = cur;
+        }
+        if (accounts[i].allowed_qos == nullptr && !accounts[cur].config->allowed_qos.empty()) {
+          accounts[i].allowed_qos = &accounts[cur].config->allowed_qos;
+        }
+      }
+    }
+    for (const UserConfig& u : c.users) users[u.name] = &u;
+    for (const QosConfig& q : c.qos) {
+      qos_ids[q.name] = static_cast<int>(qos.size());
+      qos.push_back(Qos{.config = &q, .grace = q.grace_time.value_or(c.preemption.grace_time)});
+      max_qos_priority = std::max(max_qos_priority, q.priority);
+    }
+    for (Qos& q : qos) {
+      q.preempts.assign(qos.size(), false);
+      for (const std::string& p : q.config->preempt) q.preempts[qos_ids.at(p)] = true;
+    }
+    default_qos = qos_ids.at(c.default_qos);
+
+    std::map<std::string_view, int> switch_ids;
+    for (const SwitchConfig& s : c.switches)
+      switch_ids[s.name] = static_cast<int>(switch_ids.size());
+    switches.resize(c.switches.size());
+    for (size_t i = 0; i < c.switches.size(); ++i) {
+      for (const std::string& child : c.switches[i].switches)
+        switches[switch_ids.at(child)].parent = static_cast<int>(i);
+      for (const std::string& n : c.switches[i].nodes) node_leaf[n] = static_cast<int>(i);
+    }
+    for (size_t i = 0; i < c.switches.size(); ++i) {
+      if (c.switches[i].nodes.empty()) continue;
+      int level = 0;
+      for (int cur = static_cast<int>(i); cur >= 0; cur = switches[cur].parent, ++level) {
+        switches[cur].leaves.push_back(static_cast<int>(i));
+        switches[cur].level = std::max(switches[cur].level, level);
+      }
+    }
+  }
+};
+
+}  // namespace internal
+
+namespace {
+
+using internal::ConfigIndex;
+using internal::NodeBitset;
+
+constexpr Timestamp kNever = Timestamp::max();
+
+// FNV-1a: names are short, and std::hash<string_view> costs more than the rest of a lookup.
+struct NameHash {
+  size_t operator()(std::string_view s) const {
+    uint64_t h = 14695981039346656037ULL;
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return static_cast<size_t>(h);
+  }
+};
+template <typename V>
+using NameMap = std::unordered_map<std::string_view, V, NameHash>;  // lookups only, never iterated
+
+Timestamp AddSat(Timestamp t, Duration d) {
+  if (d == kUnlimited || t == kNever) return kNever;
+  if (d.count() <= 0) return t;
+  if (kNever - t <= d) return kNever;
+  return t + d;
+}
+
+Duration EffectiveLimit(Duration d) { return d.count() <= 0 ? kUnlimited : d; }
+
+uint32_t SubSat(uint32_t a, uint32_t b) { return a > b ? a - b : 0; }
+uint64_t SubSat(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+std::string Join(const std::vector<JobId>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += ids[i].ToString();
+  }
+  return out;
+}
+
+std::string FormatTime(Timestamp t) { return t == kNever ? "never" : FormatTimestamp(t); }
+
+// The lowest `n` indices of `s`.
+GpuSet Lowest(GpuSet s, uint32_t n) {
+  GpuSet out;
+  for (uint64_t b = s.bits(); b != 0 && out.size() < n; b &= b - 1) out.insert(std::countr_zero(b));
+  return out;
+}
+
+// Chooses `n` GPUs of `cand` on `node`: inside one NVLink domain and NUMA node if one such group
+// fits, else one NVLink domain, else one NUMA node, else the lowest indices. At each level the
+// group with the fewest candidates that suffices wins (best fit), ties by its lowest index.
+GpuSet PickGpus(const NodeView& node, GpuSet cand, uint32_t n) {
+  if (n == 0) return {};
+  if (cand.size() <= n) return cand;
+  // NVLink domains: connected components of the peer graph (one domain when nothing is known).
+  uint8_t parent[kMaxGpusPerNode];
+  for (uint32_t i = 0; i < kMaxGpusPerNode; ++i) parent[i] = static_cast<uint8_t>(i);
+  auto find = [&](uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  bool any_link = false;
+  // NVSwitch: every GPU reaches every other; one domain, no need for the union-find.
+  const bool all_to_all = std::all_of(node.gpus.begin(), node.gpus.end(), [&](const GpuInfo& g) {
+    return g.nvlink_peers.size() + 1 == node.gpus.size();
+  });
+  for (const GpuInfo& g : node.gpus) {
+    if (all_to_all || g.index >= kMaxGpusPerNode) continue;
+    for (uint32_t p : g.nvlink_peers) {
+      if (p < kMaxGpusPerNode) {
+        parent[find(g.index)] = static_cast<uint8_t>(find(p));
+        any_link = true;
+      }
+    }
+  }
+  // Groups of candidates: NVLink domain x NUMA node, NVLink domain, NUMA node (at most 64 each).
+  GpuSet both[kMaxGpusPerNode], domains[kMaxGpusPerNode], numas[kMaxGpusPerNode];
+  uint32_t n_both = 0, n_domains = 0, n_numas = 0;
+  uint32_t both_key[kMaxGpusPerNode], domain_key[kMaxGpusPerNode];
+  int32_t numa_key[kMaxGpusPerNode];
+  auto add = [](GpuSet* sets, auto* keys, uint32_t* count, auto key, uint32_t gpu) {
+    for (uint32_t i = 0; i < *count; ++i) {
+      if (keys[i] == key) {
+        sets[i].insert(gpu);
+        return;
+      }
+    }
+    keys[*count] = key;
+    sets[*count] = GpuSet();
+    sets[(*count)++].insert(gpu);
+  };
+  for (const GpuInfo& g : node.gpus) {
+    if (g.index >= kMaxGpusPerNode || !cand.contains(g.index)) continue;
+    uint32_t d = any_link ? find(g.index) : 0;
+    add(domains, domain_key, &n_domains, d, g.index);
+    add(numas, numa_key, &n_numas, g.numa_node, g.index);
+    add(both, both_key, &n_both, d * 1024u + static_cast<uint32_t>(g.numa_node + 1), g.index);
+  }
+  auto best_of = [&](const GpuSet* sets, uint32_t count) -> GpuSet {
+    const GpuSet* best = nullptr;
+    for (uint32_t i = 0; i < count; ++i) {
+      const GpuSet& set = sets[i];
+      if (set.size() < n) continue;
+      if (best == nullptr || set.size() < best->size() ||
+          (set.size() == best->size() &&
+           std::countr_zero(set.bits()) < std::countr_zero(best->bits()))) {
+        best = &set;
+      }
+    }
+    return best != nullptr ? Lowest(*best, n) : GpuSet();
+  };
+  if (GpuSet s = best_of(both, n_both); !s.empty()) return s;
+  if (GpuSet s = best_of(domains, n_domains); !s.empty()) return s;
+  if (GpuSet s = best_of(numas, n_numas); !s.empty()) return s;
+  return Lowest(cand, n);
+}
+
+// A parsed `-C` constraint: "a&b" / "a,b" (all of them) or "a|b" (any of them).
+struct Constraint {
+  std::vector<std::string_view> features;
+  bool any = false;
+  bool Matches(const std::vector<std::string>& node_features) const {
+    if (features.empty()) return true;
+    auto has = [&](std::string_view f) {
+      return std::find(node_features.begin(), node_features.end(), f) != node_features.end();
+    };
+    if (any) return std::any_of(features.begin(), features.end(), has);
+    return std::all_of(features.begin(), features.end(), has);
+  }
+};
+
+Constraint ParseConstraint(std::string_view text) {
+  Constraint c;
+  c.any = text.find('|') != std::string_view::npos;
+  size_t start = 0;
+  while (start <= text.size() && !text.empty()) {
+    size_t end = text.find_first_of("&,|", start);
+    std::string_view f =
+        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    if (!f.empty()) c.features.push_back(f);
+    if (end == std::string_view::npos) break;
+    start = end + 1;
+  }
+  return c;
+}
+
+// The scheduler's working view of one node during a pass.
+struct WorkNode {
+  const NodeView* view = nullptr;
+  uint32_t cpus_free = 0;
+  uint64_t mem_free = 0;
+  GpuSet free;  // usable and not in use
+  uint32_t jobs = 0;
+  bool exclusive = false;
+  // Held by reservations of this pass (backfill or preemption), from `resv_start` on.
+  GpuSet resv_gpus;
+  uint32_t resv_cpus = 0;
+  uint64_t resv_mem = 0;
+  bool resv_whole = false;
+  Timestamp resv_start = kNever;
+  int leaf = -1;
+  uint32_t types_begin = 0, types_end = 0;      // into `Pass::node_types_`
+  uint32_t pools_begin = 0, pools_end = 0;      // into `Pass::memberships_`
+  uint32_t windows_begin = 0, windows_end = 0;  // into `Pass::node_windows_`
+};
+
+// One job's use of one node, for the release timeline and victim search.
+struct NodeUse {
+  uint32_t job;  // index into `Pass::jobs_`
+  uint32_t cpus;
+  uint64_t mem;
+  GpuSet gpus;
+};
+
+// A running job (from the snapshot, or started in this pass).
+struct RunJob {
+  const RunningJobView* view = nullptr;  // nullptr for jobs started in this pass
+  Timestamp end = kNever;
+  uint32_t gpus = 0;
+  int account = -1;
+  int user = -1;
+  int qos = -1;
+  bool being_preempted = false;
+  bool borrowed = false;
+};
+
+// What one node of a job needs.
+struct Demand {
+  uint32_t cpus = 0;
+  uint64_t mem = 0;
+  uint32_t gpus = 0;
+  int type = 0;  // 0 = any type; -1 = a type no node has
+  bool exclusive = false;
+};
+
+// The fixed part of a placement search; failed shapes are remembered per pass.
+struct ShapeKey {
+  uint32_t partition;
+  Demand d;
+  uint32_t nodes;
+  std::string_view constraint;
+  int64_t limit_us;
+  int reservation;
+  uint64_t extra = 0;  // what else decides the outcome (the QOS and guarantee of a preemptor)
+  bool operator==(const ShapeKey& o) const {
+    return partition == o.partition && d.cpus == o.d.cpus && d.mem == o.d.mem &&
+           d.gpus == o.d.gpus && d.type == o.d.type && d.exclusive == o.d.exclusive &&
+           nodes == o.nodes && constraint == o.constraint && limit_us == o.limit_us &&
+           reservation == o.reservation && extra == o.extra;
+  }
+};
+struct ShapeKeyHash {
+  size_t operator()(const ShapeKey& k) const {
+    size_t h = std::hash<std::string_view>()(k.constraint);
+    auto mix = [&](uint64_t v) {
+      h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    };
+    mix(k.partition);
+    mix(k.d.cpus);
+    mix(k.d.mem);
+    mix(k.d.gpus);
+    mix(static_cast<uint64_t>(k.d.type + 1));
+    mix(k.d.exclusive);
+    mix(k.nodes);
+    mix(static_cast<uint64_t>(k.limit_us));
+    mix(static_cast<uint64_t>(k.reservation + 1));
+    mix(k.extra);
+    return h;
+  }
+};
+
+enum class PlaceResult { kPlaced, kResources, kPriority };
+
+// Identifies a limit blocker by its numbers (code and scope are string literals).
+struct LimitKey {
+  const char* code;
+  const char* scope;
+  int64_t entity;
+  int64_t used, limit, requested;
+  bool operator==(const LimitKey&) const = default;
+};
+struct LimitKeyHash {
+  size_t operator()(const LimitKey& k) const {
+    uint64_t h = reinterpret_cast<uintptr_t>(k.code) * 0x9e3779b97f4a7c15ULL;
+    for (uint64_t v : {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(k.scope)),
+                       static_cast<uint64_t>(k.entity), static_cast<uint64_t>(k.used),
+                       static_cast<uint64_t>(k.limit), static_cast<uint64_t>(k.requested)}) {
+      h = (h ^ v) * 0xff51afd7ed558ccdULL;
+      h ^= h >> 33;
+    }
+    return static_cast<size_t>(h);
+  }
+};
+
+struct Candidate {
+  uint32_t node;
+  uint32_t count;  // free GPUs of the type (best fit key)
+  bool whole;      // uses resources reserved for later (it ends before they are needed)
+};
+
+// All of one pass: built from the snapshot, consumed by `Run`.
+class Pass {
+ public:
+  Pass(const SchedulerConfig& config, const SchedulerOptions& options, const ConfigIndex& index,
+       const ClusterSnapshot& snapshot, Timestamp now);
+
+  void Run(Plan* plan);
+  // Sets every job's priority; returns the factors when `report` is set.
+  std::vector<PriorityFactors> ComputePriorities(bool report);
+
+ private:
+  // What a pass needs of a pending job, compact: jobs are visited in priority order, so this is
+  // read at random and the (large) view only when needed.
+  struct JobInfo {
+    const PendingJobView* view = nullptr;
+    int account = -1;
+    int user = -1;
+    int qos = -1;       // -1 = unknown QOS
+    uint32_t gpus = 0;  // over the whole job
+    uint32_t tier = 0;
+    Duration limit = kUnlimited;
+    Timestamp end = kNever;    // now + limit
+    int reservation = -1;      // index into `reservations_`
+    Demand base;               // per node; memory without a partition default
+    bool mem_default = false;  // memory comes from the partition's def_mem_per_cpu
+    bool account_known = true;
+    bool needs_check = false;  // something `CheckEligibility` looks at applies
+    uint8_t n_parts = 0;       // partition indices (-1 = unknown), when at most 4
+    std::array<int32_t, 4> parts{};
+    uint32_t nodes = 1;
+    int32_t shape = -1;        // jobs of one shape place alike (-1: -w/-x, not shared)
+    bool node_filter = false;  // -C, -x or a reservation restricts its nodes
+    int64_t priority = 0;
+  };
+  // What the pass learnt about one (shape, partition).
+  struct ShapeState {
+    int32_t capable = -1;  // nodes that could ever hold it (-1 = not counted yet)
+    bool missing = false;  // no node has its GPU type / features
+    PlaceResult failed = PlaceResult::kPlaced;  // kPlaced = not failed (yet)
+    int32_t blocker = -1;                       // index into `cached_blockers_`
+  };
+  struct Pool {
+    uint32_t capacity = 0;
+    std::vector<NodeBitset> buckets;  // by available GPU count
+  };
+  struct Membership {
+    uint32_t pool;
+    int type;
+    uint32_t count;
+  };
+
+  // Setup.
+  void IndexNodes();
+  void IndexJobs();
+  void IndexReservations();
+  int AccountId(const std::string& name);
+  int UserId(const std::string& name);
+  int TypeId(std::string_view model) const;
+  void Prepare(JobInfo* j);
+
+  // Per job.
+  void Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate);
+  void CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timestamp* estimate);
+  void CheckDependencies(const JobInfo& j, std::vector<Blocker>* out);
+  void CheckLimits(const JobInfo& j, std::vector<Blocker>* out);
+  bool CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* out);
+  PlaceResult TryPlace(const JobInfo& j, uint32_t p, Placement* out);
+  std::vector<JobId> HoldersIn(uint32_t p) const;
+  Blocker ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool inflight);
+  bool TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan* plan,
+                  std::vector<Blocker>* out, Timestamp* estimate);
+  bool Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool forced, Plan* plan,
+               Timestamp* estimate);
+
+  // Nodes.
+  GpuSet TypeMask(uint32_t n, int type) const;
+  bool NodeStaticOk(const JobInfo& j, uint32_t n, const Constraint& c) const;
+  bool WindowsOk(const JobInfo& j, uint32_t n, Timestamp from, Timestamp to) const;
+  bool Fits(uint32_t n, const Demand& d, bool whole) const;
+  GpuSet Available(uint32_t n, int type, bool whole) const;
+  void UpdatePools(uint32_t n);
+  void Allocate(uint32_t n, const Demand& d, GpuSet gpus, uint32_t job_ref, NodeAllocation* out);
+  void HoldForReservation(uint32_t n, const Demand& d, GpuSet gpus, Timestamp start);
+  Timestamp EarliestStart(const JobInfo& j, uint32_t n, const Demand& d, Timestamp bound) const;
+  Demand DemandFor(const JobInfo& j, uint32_t p) const;
+  uint32_t CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
+                        bool* type_or_feature_missing);
+  std::vector<uint32_t> ChooseByTopology(const std::vector<Candidate>& cands, uint32_t n) const;
+  std::string DemandUnit(const JobInfo& j, const Demand& d) const;
+  std::string DescribeDemand(const JobInfo& j, uint32_t p, const Demand& d) const;
+
+  // Use counters.
+  void AddUse(const JobInfo& j);
+  bool ConfiguredAccount(int a) const {
+    return a >= 0 && a < static_cast<int>(index_.accounts.size());
+  }
+
+  const SchedulerConfig& config_;
+  const SchedulerOptions& options_;
+  const ConfigIndex& index_;
+  const ClusterSnapshot& snap_;
+  const Timestamp now_;
+
+  // Nodes.
+  std::vector<WorkNode> nodes_;
+  NameMap<uint32_t> node_by_name_;  // lookups only
+  std::vector<std::pair<int, GpuSet>> node_types_;
+  std::vector<std::string> type_names_;  // by type id; [0] = ""
+  NameMap<int> type_ids_;                // lookups only
+  std::vector<Membership> memberships_;  // mutable: counts follow the nodes
+  std::vector<Pool> pools_;
+  std::map<std::pair<uint32_t, int>, uint32_t> pool_ids_;  // (partition, type) -> pool
+  std::vector<std::vector<uint32_t>> part_nodes_;          // node indices, ascending
+  std::vector<NodeBitset> part_member_;
+  std::vector<std::vector<int>> part_allowed_;  // allowed account ids, sorted
+  NameMap<uint32_t> part_by_name_;              // lookups only
+  uint32_t max_tier_ = 1;
+  uint64_t total_gpus_ = 0;
+  uint64_t total_cpus_ = 0;
+  std::vector<std::vector<NodeUse>> node_uses_;
+  std::set<uint32_t> reserved_nodes_;
+  Timestamp latest_resv_start_{};
+
+  // Reservation windows (config + snapshot).
+  std::vector<const Reservation*> reservations_;
+  std::vector<uint32_t> node_windows_;
+  std::vector<NodeBitset> window_nodes_;
+
+  // Jobs.
+  std::vector<RunJob> jobs_;
+  std::vector<JobInfo> pending_;
+  std::vector<const FinishedJobView*> finished_;                                    // sorted by id
+  std::map<std::pair<std::string_view, std::string_view>, JobId> singleton_first_;  // (user, name)
+  std::set<std::pair<std::string_view, std::string_view>> singleton_running_;
+  bool singletons_indexed_ = false;
+  std::vector<std::vector<bool>> window_in_part_;  // [reservation][partition]: covers a node of it
+  std::vector<bool> inflight_for_;  // by pending index: victims already being preempted for it
+
+  // Interned names and use counters.
+  NameMap<int> account_ids_;
+  int last_account_ = -1, last_user_ = -1;  // one-entry caches of AccountId/UserId
+  NameMap<int> user_ids_;
+  std::vector<std::string_view> user_names_;
+  std::vector<const UserConfig*> user_config_;     // by user id; nullptr = no [[user]] entry
+  NameMap<int> qos_cache_;                         // QOS name -> index (lookups only)
+  std::unordered_map<uint64_t, bool> membership_;  // (account, user) -> user may use it
+  std::vector<std::string_view> account_names_;
+  std::vector<int> account_parent_;
+  std::vector<uint32_t> acct_gpus_, acct_jobs_;
+  std::vector<double> acct_gpu_seconds_;
+  std::vector<uint32_t> user_gpus_, user_jobs_;
+  std::vector<double> user_gpu_seconds_;
+  std::vector<uint32_t> qos_gpus_, qos_jobs_;
+  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>>
+      qos_user_;  // (qos, user) -> gpus, jobs
+  std::unordered_map<uint64_t, uint32_t> array_running_;
+
+  // Pass state.
+  std::unordered_map<ShapeKey, uint32_t, ShapeKeyHash> shape_ids_;
+  std::unordered_map<ShapeKey, std::pair<uint32_t, bool>, ShapeKeyHash> capable_;
+  std::vector<ShapeState> shape_states_;  // [shape * partitions + partition]
+  struct CachedBlocker {
+    bool priority;
+    size_t reservations;
+    Blocker blocker;
+  };
+  std::vector<CachedBlocker> cached_blockers_;
+  std::unordered_map<LimitKey, Blocker, LimitKeyHash> limit_blockers_;
+  std::set<std::tuple<uint64_t, int, int, bool>>
+      preempt_failed_;                       // (state index, qos, holder, reclaim)
+  std::vector<uint32_t> preemptible_nodes_;  // nodes with a job that may be preempted (ascending)
+  struct VictimSummary {
+    uint64_t qos_mask = 0;  // QOS of its preemptible jobs (all bits: an index >= 64)
+    bool borrowed = false;  // one of them runs on borrowed GPUs
+  };
+  std::vector<VictimSummary> node_victims_;
+  std::vector<uint32_t> candidates_scratch_;
+  NodeBitset marks_scratch_;
+  bool preemptible_indexed_ = false;
+  ShapeState* StateOf(const JobInfo& j, uint32_t p) {
+    return j.shape < 0 ? nullptr
+                       : &shape_states_[static_cast<size_t>(j.shape) * snap_.partitions.size() + p];
+  }
+  std::vector<std::pair<JobId, std::vector<uint32_t>>> reserved_jobs_;  // job -> nodes
+  uint32_t backfill_reservations_ = 0;
+  uint32_t preemptors_ = 0;
+  uint32_t attempts_ = 0;
+  std::vector<bool> part_blocked_;  // strict order
+  std::vector<uint32_t> parts_scratch_;
+  mutable std::vector<std::pair<Timestamp, uint32_t>> release_scratch_;  // EarliestStart
+  std::vector<Blocker> part_blockers_scratch_;
+};
+
+Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const ConfigIndex& index,
+           const ClusterSnapshot& snapshot, Timestamp now)
+    : config_(config), options_(options), index_(index), snap_(snapshot), now_(now) {
+  account_names_.resize(index_.accounts.size());
+  account_parent_.resize(index_.accounts.size());
+  for (size_t i = 0; i < index_.accounts.size(); ++i) {
+    account_names_[i] = index_.accounts[i].config->name;
+    account_parent_[i] = index_.accounts[i].parent;
+    account_ids_[account_names_[i]] = static_cast<int>(i);
+  }
+  IndexReservations();
+  IndexNodes();
+  part_allowed_.resize(snap_.partitions.size());
+  for (size_t p = 0; p < snap_.partitions.size(); ++p) {
+    for (const std::string& a : snap_.partitions[p].allowed_accounts)
+      part_allowed_[p].push_back(AccountId(a));
+    std::sort(part_allowed_[p].begin(), part_allowed_[p].end());
+  }
+  IndexJobs();
+}
+
+int Pass::AccountId(const std::string& name) {
+  // Consecutive jobs (in JobId order) are often one user's batch: try the last answer first.
+  if (last_account_ >= 0 && account_names_[last_account_] == name) return last_account_;
+  auto it = account_ids_.find(name);
+  if (it != account_ids_.end()) return last_account_ = it->second;
+  int id = static_cast<int>(account_names_.size());
+  account_names_.push_back(name);
+  account_parent_.push_back(-1);
+  account_ids_[name] = id;
+  return last_account_ = id;
+}
+
+int Pass::UserId(const std::string& name) {
+  if (last_user_ >= 0 && user_names_[last_user_] == name) return last_user_;
+  auto it = user_ids_.find(name);
+  if (it != user_ids_.end()) return last_user_ = it->second;
+  int id = static_cast<int>(user_names_.size());
+  user_names_.push_back(name);
+  user_ids_[name] = id;
+  auto cfg = index_.users.find(name);
+  user_config_.push_back(cfg == index_.users.end() ? nullptr : cfg->second);
+  return last_user_ = id;
+}
+
+int Pass::TypeId(std::string_view model) const {
+  if (model.empty()) return 0;
+  auto it = type_ids_.find(model);
+  return it == type_ids_.end() ? -1 : it->second;
+}
+
+void Pass::IndexReservations() {
+  for (const Reservation& r : config_.reservations) reservations_.push_back(&r);
+  for (const Reservation& r : snap_.reservations) reservations_.push_back(&r);
+}
+
+void Pass::IndexNodes() {
+  const size_t n_nodes = snap_.nodes.size();
+  nodes_.resize(n_nodes);
+  node_uses_.resize(n_nodes);
+  node_by_name_.reserve(n_nodes * 2);
+  type_names_.push_back("");
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const NodeView& v = snap_.nodes[i];
+    WorkNode& w = nodes_[i];
+    w.view = &v;
+    w.cpus_free = SubSat(v.cpus, v.used_cpus);
+    w.mem_free = SubSat(v.mem_mb, v.used_mem_mb);
+    w.free = v.usable_gpus - v.used_gpus;
+    w.jobs = v.running_jobs;
+    w.exclusive = v.exclusive;
+    node_by_name_.emplace(v.name, static_cast<uint32_t>(i));
+    if (!index_.node_leaf.empty()) {
+      auto it = index_.node_leaf.find(v.name);
+      if (it != index_.node_leaf.end()) w.leaf = it->second;
+    }
+    // GPU types of the node (usually one model: intern it once).
+    w.types_begin = static_cast<uint32_t>(node_types_.size());
+    for (const GpuInfo& g : v.gpus) {
+      if (g.index >= kMaxGpusPerNode || !v.usable_gpus.contains(g.index)) continue;
+      auto found = std::find_if(node_types_.begin() + w.types_begin, node_types_.end(),
+                                [&](const auto& t) { return type_names_[t.first] == g.model; });
+      if (found != node_types_.end()) {
+        found->second.insert(g.index);
+        continue;
+      }
+      auto [it, fresh] = type_ids_.emplace(g.model, static_cast<int>(type_names_.size()));
+      if (fresh) type_names_.push_back(g.model);
+      node_types_.push_back({it->second, GpuSet()});
+      node_types_.back().second.insert(g.index);
+    }
+    w.types_end = static_cast<uint32_t>(node_types_.size());
+    if (v.schedulable) {
+      total_gpus_ += v.usable_gpus.size();
+      total_cpus_ += v.cpus;
+    }
+  }
+  // Reservation windows per node.
+  window_nodes_.resize(reservations_.size());
+  std::vector<std::vector<uint32_t>> per_node(reservations_.empty() ? 0 : n_nodes);
+  for (size_t r = 0; r < reservations_.size(); ++r) {
+    window_nodes_[r].Resize(n_nodes);
+    for (const std::string& name : reservations_[r]->nodes) {
+      auto it = node_by_name_.find(name);
+      if (it == node_by_name_.end()) continue;
+      window_nodes_[r].Set(it->second);
+      per_node[it->second].push_back(static_cast<uint32_t>(r));
+    }
+  }
+  for (size_t i = 0; i < per_node.size(); ++i) {
+    nodes_[i].windows_begin = static_cast<uint32_t>(node_windows_.size());
+    node_windows_.insert(node_windows_.end(), per_node[i].begin(), per_node[i].end());
+    nodes_[i].windows_end = static_cast<uint32_t>(node_windows_.size());
+  }
+  // Partitions: members, and one pool per (partition, GPU type) plus one for "any type".
+  const size_t n_parts = snap_.partitions.size();
+  part_nodes_.resize(n_parts);
+  part_member_.resize(n_parts);
+  part_blocked_.assign(n_parts, false);
+  for (size_t p = 0; p < n_parts; ++p) {
+    const Partition& part = snap_.partitions[p];
+    part_by_name_.emplace(part.name, static_cast<uint32_t>(p));
+    max_tier_ = std::max(max_tier_, part.priority_tier);
+    part_member_[p].Resize(n_nodes);
+    if (part.nodes.empty()) {
+      part_nodes_[p].resize(n_nodes);
+      std::iota(part_nodes_[p].begin(), part_nodes_[p].end(), 0u);
+    } else {
+      for (const std::string& name : part.nodes) {
+        auto it = node_by_name_.find(name);
+        if (it != node_by_name_.end()) part_nodes_[p].push_back(it->second);
+      }
+      std::sort(part_nodes_[p].begin(), part_nodes_[p].end());
+      part_nodes_[p].erase(std::unique(part_nodes_[p].begin(), part_nodes_[p].end()),
+                           part_nodes_[p].end());
+    }
+    for (uint32_t n : part_nodes_[p]) part_member_[p].Set(n);
+  }
+  // Pools: one per (partition, type) present, plus (partition, any type).
+  std::vector<std::vector<int32_t>> pool_of(n_parts, std::vector<int32_t>(type_names_.size(), -1));
+  auto pool_for = [&](uint32_t p, int type) {
+    int32_t& id = pool_of[p][type];
+    if (id < 0) {
+      id = static_cast<int32_t>(pools_.size());
+      pool_ids_.emplace(std::make_pair(p, type), static_cast<uint32_t>(id));
+      pools_.emplace_back();
+    }
+    return static_cast<uint32_t>(id);
+  };
+  for (size_t p = 0; p < n_parts; ++p) {
+    for (uint32_t n : part_nodes_[p]) {
+      const WorkNode& w = nodes_[n];
+      Pool& any = pools_[pool_for(static_cast<uint32_t>(p), 0)];
+      any.capacity = std::max(any.capacity, w.view->usable_gpus.size());
+      for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
+        Pool& typed = pools_[pool_for(static_cast<uint32_t>(p), node_types_[t].first)];
+        typed.capacity = std::max(typed.capacity, node_types_[t].second.size());
+      }
+    }
+  }
+  for (Pool& pool : pools_) {
+    pool.buckets.resize(pool.capacity + 1);
+    for (NodeBitset& b : pool.buckets) b.Resize(n_nodes);
+  }
+  memberships_.reserve(n_nodes * 2);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    WorkNode& w = nodes_[n];
+    w.pools_begin = static_cast<uint32_t>(memberships_.size());
+    for (size_t p = 0; p < n_parts; ++p) {
+      if (!part_member_[p].Contains(static_cast<uint32_t>(n))) continue;
+      auto add = [&](int type) {
+        Membership m{static_cast<uint32_t>(pool_of[p][type]), type, 0};
+        m.count = Available(static_cast<uint32_t>(n), type, false).size();
+        pools_[m.pool].buckets[m.count].Set(static_cast<uint32_t>(n));
+        memberships_.push_back(m);
+      };
+      add(0);
+      for (uint32_t t = w.types_begin; t < w.types_end; ++t) add(node_types_[t].first);
+    }
+    w.pools_end = static_cast<uint32_t>(memberships_.size());
+  }
+}
+
+void Pass::IndexJobs() {
+  // Running jobs: use per node, per account/user/QOS, arrays.
+  jobs_.reserve(snap_.running.size() + snap_.pending.size() / 4);
+  std::map<int, std::vector<uint32_t>> by_guarantee;  // holder -> its running jobs
+  for (const RunningJobView& r : snap_.running) {
+    RunJob rj;
+    rj.view = &r;
+    rj.end = r.expected_end;
+    if (r.preempt_deadline != Timestamp{}) {
+      rj.being_preempted = true;
+      rj.end = std::min(rj.end, r.preempt_deadline);
+    }
+    for (const NodeAllocation& a : r.allocation.nodes) rj.gpus += a.gpus.size();
+    rj.account = AccountId(r.account);
+    rj.user = UserId(r.user);
+    auto [q, fresh] =
+        qos_cache_.try_emplace(r.qos.empty() ? std::string_view(config_.default_qos) : r.qos, -1);
+    if (fresh) {
+      auto found = index_.qos_ids.find(q->first);
+      q->second = found == index_.qos_ids.end() ? -1 : found->second;
+    }
+    rj.qos = q->second;
+    uint32_t ref = static_cast<uint32_t>(jobs_.size());
+    jobs_.push_back(rj);
+    for (const NodeAllocation& a : r.allocation.nodes) {
+      auto it = node_by_name_.find(a.node_name);
+      uint32_t n = 0;
+      if (it != node_by_name_.end()) {
+        n = it->second;
+      } else {
+        // Fall back to the id (allocations carry both).
+        auto pos = std::lower_bound(snap_.nodes.begin(), snap_.nodes.end(), a.node,
+                                    [](const NodeView& v, NodeId id) { return v.id < id; });
+        if (pos == snap_.nodes.end() || pos->id != a.node) continue;
+        n = static_cast<uint32_t>(pos - snap_.nodes.begin());
+      }
+      node_uses_[n].push_back({ref, a.cpus, a.mem_mb, a.gpus});
+    }
+    if (rj.account >= 0 && rj.account < static_cast<int>(index_.accounts.size())) {
+      by_guarantee[index_.accounts[rj.account].guarantee_holder].push_back(ref);
+    } else {
+      by_guarantee[-1].push_back(ref);
+    }
+    if (r.array_job_id.value != 0) ++array_running_[r.array_job_id.value];
+  }
+  // Borrowed capacity: a guarantee holder's newest jobs beyond its guarantee; with any guarantee
+  // configured, every job outside all guarantees borrows.
+  if (index_.any_guarantee) {
+    for (auto& [holder, refs] : by_guarantee) {
+      if (holder < 0) {
+        for (uint32_t r : refs) jobs_[r].borrowed = true;
+        continue;
+      }
+      uint64_t used = 0;
+      for (uint32_t r : refs) used += jobs_[r].gpus;
+      uint64_t guaranteed = index_.accounts[holder].config->guaranteed_gpus;
+      std::sort(refs.begin(), refs.end(), [&](uint32_t a, uint32_t b) {
+        const RunningJobView& x = *jobs_[a].view;
+        const RunningJobView& y = *jobs_[b].view;
+        if (x.start_time != y.start_time) return x.start_time > y.start_time;
+        return x.id > y.id;
+      });
+      for (uint32_t r : refs) {
+        if (used <= guaranteed) break;
+        jobs_[r].borrowed = true;
+        used -= jobs_[r].gpus;
+      }
+    }
+  }
+  // Pending jobs.
+  pending_.resize(snap_.pending.size());
+  for (size_t i = 0; i < snap_.pending.size(); ++i) {
+    pending_[i].view = &snap_.pending[i];
+    Prepare(&pending_[i]);
+  }
+  // Use counters (after all names are interned).
+  const size_t na = account_names_.size(), nu = user_names_.size();
+  acct_gpus_.assign(na, 0);
+  acct_jobs_.assign(na, 0);
+  acct_gpu_seconds_.assign(na, 0);
+  user_gpus_.assign(nu, 0);
+  user_jobs_.assign(nu, 0);
+  user_gpu_seconds_.assign(nu, 0);
+  qos_gpus_.assign(index_.qos.size(), 0);
+  qos_jobs_.assign(index_.qos.size(), 0);
+  for (const RunJob& rj : jobs_) {
+    for (int a = rj.account; a >= 0; a = account_parent_[a]) {
+      acct_gpus_[a] += rj.gpus;
+      acct_jobs_[a] += 1;
+    }
+    user_gpus_[rj.user] += rj.gpus;
+    user_jobs_[rj.user] += 1;
+    if (rj.qos >= 0) {
+      qos_gpus_[rj.qos] += rj.gpus;
+      qos_jobs_[rj.qos] += 1;
+      auto& qu = qos_user_[(static_cast<uint64_t>(rj.qos) << 32) | static_cast<uint32_t>(rj.user)];
+      qu.first += rj.gpus;
+      qu.second += 1;
+    }
+  }
+  for (const AssociationUsage& u : snap_.usage) {
+    auto a = account_ids_.find(u.account);
+    if (a != account_ids_.end()) {
+      for (int x = a->second; x >= 0; x = account_parent_[x])
+        acct_gpu_seconds_[x] += u.period_gpu_seconds;
+    }
+    auto us = user_ids_.find(u.user);
+    if (us != user_ids_.end()) user_gpu_seconds_[us->second] += u.period_gpu_seconds;
+  }
+  // Finished dependency targets.
+  finished_.reserve(snap_.finished.size());
+  for (const FinishedJobView& f : snap_.finished) finished_.push_back(&f);
+  std::sort(finished_.begin(), finished_.end(),
+            [](const FinishedJobView* a, const FinishedJobView* b) { return a->id < b->id; });
+  // Jobs for which victims are already being preempted.
+  inflight_for_.assign(pending_.size(), false);
+  for (const RunJob& rj : jobs_) {
+    if (!rj.being_preempted || rj.view->preempted_for.value == 0) continue;
+    auto pos = std::lower_bound(snap_.pending.begin(), snap_.pending.end(), rj.view->preempted_for,
+                                [](const PendingJobView& p, JobId id) { return p.id < id; });
+    if (pos != snap_.pending.end() && pos->id == rj.view->preempted_for) {
+      inflight_for_[pos - snap_.pending.begin()] = true;
+    }
+  }
+}
+
+void Pass::Prepare(JobInfo* j) {
+  const PendingJobView& v = *j->view;
+  j->account = AccountId(v.account);
+  j->account_known =
+      config_.accounts.empty() || j->account < static_cast<int>(index_.accounts.size());
+  j->user = UserId(v.user);
+  if (v.qos.empty()) {
+    auto q = index_.qos_ids.find(DefaultQos(config_, v.account));
+    j->qos = q == index_.qos_ids.end() ? -1 : q->second;
+  } else {
+    auto [it, fresh] = qos_cache_.try_emplace(v.qos, -1);
+    if (fresh) {
+      auto q = index_.qos_ids.find(v.qos);
+      it->second = q == index_.qos_ids.end() ? -1 : q->second;
+    }
+    j->qos = it->second;
+  }
+  const ResourceRequest& r = v.resources;
+  PerNodeDemand pn = ComputePerNodeDemand(r);
+  j->base = Demand{.cpus = pn.cpus,
+                   .mem = pn.mem_mb,
+                   .gpus = pn.gpus,
+                   .type = TypeId(pn.gpu_type),
+                   .exclusive = pn.exclusive};
+  j->mem_default = r.mem_per_node_mb == 0 && r.mem_per_cpu_mb == 0 && r.mem_per_gpu_mb == 0;
+  j->nodes = std::max<uint32_t>(1, r.nodes);
+  j->gpus = pn.gpus * j->nodes;
+  j->limit = EffectiveLimit(v.time_limit);
+  j->end = AddSat(now_, j->limit);
+  if (!v.reservation.empty()) {
+    for (size_t k = 0; k < reservations_.size(); ++k) {
+      if (reservations_[k]->name == v.reservation) j->reservation = static_cast<int>(k);
+    }
+  }
+  j->node_filter = !r.constraint.empty() || !r.exclude.empty() || j->reservation >= 0;
+  if (r.nodelist.empty() && r.exclude.empty()) {
+    ShapeKey key{
+        0, j->base, j->nodes, r.constraint, j->limit.count(), j->reservation, j->mem_default};
+    j->shape = static_cast<int32_t>(
+        shape_ids_.try_emplace(key, static_cast<uint32_t>(shape_ids_.size())).first->second);
+  }
+  j->n_parts =
+      v.partitions.size() <= j->parts.size() ? static_cast<uint8_t>(v.partitions.size()) : 0;
+  for (size_t k = 0; k < v.partitions.size(); ++k) {
+    auto it = part_by_name_.find(v.partitions[k]);
+    if (it == part_by_name_.end()) {
+      if (k < j->parts.size()) j->parts[k] = -1;
+      continue;
+    }
+    if (k < j->parts.size()) j->parts[k] = static_cast<int32_t>(it->second);
+    j->tier = std::max(j->tier, snap_.partitions[it->second].priority_tier);
+  }
+  // Whether `CheckEligibility` has anything to look at.
+  bool member = true;
+  if (ConfiguredAccount(j->account) && !index_.accounts[j->account].users.empty()) {
+    auto [it, fresh] = membership_.try_emplace(
+        (static_cast<uint64_t>(j->account) << 32) | static_cast<uint32_t>(j->user), true);
+    if (fresh) it->second = index_.accounts[j->account].users.count(v.user) > 0;
+    member = it->second;
+  }
+  bool qos_allowed = true;
+  if (j->qos >= 0 && ConfiguredAccount(j->account) &&
+      index_.accounts[j->account].allowed_qos != nullptr) {
+    const auto& allowed = *index_.accounts[j->account].allowed_qos;
+    qos_allowed =
+        std::find(allowed.begin(), allowed.end(), index_.qos[j->qos].config->name) != allowed.end();
+  }
+  j->needs_check = v.held || v.held_by_admin || v.begin_time > now_ || !v.dependencies.empty() ||
+                   (v.array_max_running > 0 && v.array_job_id.value != 0) ||
+                   !v.reservation.empty() || !j->account_known || !member || j->qos < 0 ||
+                   !qos_allowed;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes.
+
+GpuSet Pass::TypeMask(uint32_t n, int type) const {
+  const WorkNode& w = nodes_[n];
+  if (type == 0) return w.view->usable_gpus;
+  for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
+    if (node_types_[t].first == type) return node_types_[t].second;
+  }
+  return {};
+}
+
+GpuSet Pass::Available(uint32_t n, int type, bool whole) const {
+  const WorkNode& w = nodes_[n];
+  GpuSet s = w.free & TypeMask(n, type);
+  return whole ? s : s - w.resv_gpus;
+}
+
+bool Pass::Fits(uint32_t n, const Demand& d, bool whole) const {
+  const WorkNode& w = nodes_[n];
+  if (!w.view->schedulable || w.exclusive) return false;
+  if (d.exclusive) {
+    if (w.jobs > 0 || (!whole && w.resv_start != kNever)) return false;
+    return TypeMask(n, d.type).size() >= d.gpus && w.view->cpus >= d.cpus &&
+           w.view->mem_mb >= d.mem;
+  }
+  uint32_t cpus = whole ? w.cpus_free : SubSat(w.cpus_free, w.resv_cpus);
+  uint64_t mem = whole ? w.mem_free : SubSat(w.mem_free, w.resv_mem);
+  return cpus >= d.cpus && mem >= d.mem && Available(n, d.type, whole).size() >= d.gpus;
+}
+
+bool Pass::NodeStaticOk(const JobInfo& j, uint32_t n, const Constraint& c) const {
+  if (!j.node_filter) return true;
+  const NodeView& v = *nodes_[n].view;
+  if (!c.Matches(v.features)) return false;
+  for (const std::string& x : j.view->resources.exclude) {
+    if (x == v.name) return false;
+  }
+  if (j.reservation >= 0 && !window_nodes_[j.reservation].Contains(n)) return false;
+  return true;
+}
+
+bool Pass::WindowsOk(const JobInfo& j, uint32_t n, Timestamp from, Timestamp to) const {
+  const WorkNode& w = nodes_[n];
+  for (uint32_t k = w.windows_begin; k < w.windows_end; ++k) {
+    uint32_t r = node_windows_[k];
+    if (static_cast<int>(r) == j.reservation) continue;
+    const Reservation& res = *reservations_[r];
+    if (from < res.end && res.start < to) return false;
+  }
+  return true;
+}
+
+void Pass::UpdatePools(uint32_t n) {
+  const WorkNode& w = nodes_[n];
+  for (uint32_t k = w.pools_begin; k < w.pools_end; ++k) {
+    Membership& m = memberships_[k];
+    uint32_t c = Available(n, m.type, false).size();
+    if (c == m.count) continue;
+    pools_[m.pool].buckets[m.count].Clear(n);
+    pools_[m.pool].buckets[c].Set(n);
+    m.count = c;
+  }
+}
+
+void Pass::Allocate(uint32_t n, const Demand& d, GpuSet gpus, uint32_t job_ref,
+                    NodeAllocation* out) {
+  WorkNode& w = nodes_[n];
+  uint32_t cpus = d.exclusive ? w.view->cpus : d.cpus;
+  uint64_t mem = d.exclusive ? w.view->mem_mb : d.mem;
+  w.cpus_free = SubSat(w.cpus_free, cpus);
+  w.mem_free = SubSat(w.mem_free, mem);
+  w.free = w.free - gpus;
+  w.jobs += 1;
+  if (d.exclusive) w.exclusive = true;
+  node_uses_[n].push_back({job_ref, cpus, mem, gpus});
+  UpdatePools(n);
+  out->node = w.view->id;
+  out->node_name = w.view->name;
+  out->cpus = cpus;
+  out->mem_mb = mem;
+  out->gpus = gpus;
+}
+
+void Pass::HoldForReservation(uint32_t n, const Demand& d, GpuSet gpus, Timestamp start) {
+  WorkNode& w = nodes_[n];
+  if (d.exclusive) {
+    w.resv_whole = true;
+    w.resv_gpus = w.view->usable_gpus;
+    w.resv_cpus = w.view->cpus;
+    w.resv_mem = w.view->mem_mb;
+  } else {
+    w.resv_gpus = w.resv_gpus | gpus;
+    w.resv_cpus += d.cpus;
+    w.resv_mem += d.mem;
+  }
+  w.resv_start = std::min(w.resv_start, start);
+  reserved_nodes_.insert(n);
+  latest_resv_start_ = std::max(latest_resv_start_, w.resv_start);
+  UpdatePools(n);
+}
+
+Demand Pass::DemandFor(const JobInfo& j, uint32_t p) const {
+  Demand d = j.base;
+  if (j.mem_default)
+    d.mem = snap_.partitions[p].def_mem_per_cpu_mb * d.cpus;  // as ComputePerNodeDemand
+  return d;
+}
+
+uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
+                            bool* type_or_feature_missing) {
+  ShapeState* state = StateOf(j, p);
+  if (state != nullptr && state->capable >= 0) {
+    *type_or_feature_missing = state->missing;
+    return static_cast<uint32_t>(state->capable);
+  }
+  // Capability does not depend on the time limit: share the count between shapes.
+  const ResourceRequest& r = j.view->resources;
+  const bool shared = r.exclude.empty();
+  ShapeKey key{p, d, 0, r.constraint, 0, j.reservation};
+  if (shared) {
+    if (auto it = capable_.find(key); it != capable_.end()) {
+      *type_or_feature_missing = it->second.second;
+      if (state != nullptr) {
+        state->capable = static_cast<int32_t>(it->second.first);
+        state->missing = it->second.second;
+      }
+      return it->second.first;
+    }
+  }
+  const Constraint c = ParseConstraint(r.constraint);
+  const bool filter = j.node_filter;
+  uint32_t capable = 0;
+  bool any_match = false;
+  for (uint32_t n : part_nodes_[p]) {
+    if (filter && !NodeStaticOk(j, n, c)) continue;
+    const NodeView& v = *nodes_[n].view;
+    GpuSet mask = TypeMask(n, d.type);
+    if (d.type < 0 || (d.type > 0 && mask.empty())) continue;
+    any_match = true;
+    // GPUs out of service still count: they may come back.
+    uint32_t gpus = mask.size() + static_cast<uint32_t>(v.gpus.size()) - v.usable_gpus.size();
+    if (gpus >= d.gpus && v.cpus >= d.cpus && v.mem_mb >= d.mem) ++capable;
+  }
+  *type_or_feature_missing = !any_match;
+  if (shared) capable_[key] = {capable, !any_match};
+  if (state != nullptr) {
+    state->capable = static_cast<int32_t>(capable);
+    state->missing = !any_match;
+  }
+  return capable;
+}
+
+// Picks `n` of the candidates (ordered by free GPUs, then node) on the fewest leaf switches.
+std::vector<uint32_t> Pass::ChooseByTopology(const std::vector<Candidate>& cands,
+                                             uint32_t n) const {
+  std::vector<uint32_t> out;
+  if (index_.switches.empty()) {
+    for (size_t i = 0; i < n; ++i) out.push_back(static_cast<uint32_t>(i));
+    return out;
+  }
+  const int none = static_cast<int>(index_.switches.size());  // nodes outside the topology
+  std::map<int, std::vector<uint32_t>> by_leaf;               // leaf -> candidate positions
+  for (size_t i = 0; i < cands.size(); ++i) {
+    int leaf = nodes_[cands[i].node].leaf;
+    by_leaf[leaf < 0 ? none : leaf].push_back(static_cast<uint32_t>(i));
+  }
+  // 1. One leaf suffices: the one with the fewest candidates.
+  int best = -1;
+  for (const auto& [leaf, list] : by_leaf) {
+    if (leaf == none || list.size() < n) continue;
+    if (best < 0 || list.size() < by_leaf.at(best).size()) best = leaf;
+  }
+  if (best >= 0) {
+    const auto& list = by_leaf.at(best);
+    return std::vector<uint32_t>(list.begin(), list.begin() + n);
+  }
+  // 2. The lowest switch whose subtree suffices, then its fullest leaves first.
+  int best_switch = -1;
+  size_t best_count = 0;
+  for (size_t s = 0; s < index_.switches.size(); ++s) {
+    const ConfigIndex::Switch& sw = index_.switches[s];
+    size_t count = 0;
+    for (int leaf : sw.leaves) {
+      auto it = by_leaf.find(leaf);
+      if (it != by_leaf.end()) count += it->second.size();
+    }
+    if (count < n) continue;
+    if (best_switch < 0 || sw.level < index_.switches[best_switch].level ||
+        (sw.level == index_.switches[best_switch].level && count < best_count)) {
+      best_switch = static_cast<int>(s);
+      best_count = count;
+    }
+  }
+  std::vector<std::pair<size_t, int>> leaves;  // (count, leaf)
+  for (const auto& [leaf, list] : by_leaf) {
+    if (best_switch >= 0) {
+      const auto& under = index_.switches[best_switch].leaves;
+      if (std::find(under.begin(), under.end(), leaf) == under.end()) continue;
+    }
+    leaves.push_back({list.size(), leaf});
+  }
+  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return a.second < b.second;
+  });
+  for (const auto& [count, leaf] : leaves) {
+    for (uint32_t i : by_leaf.at(leaf)) {
+      if (out.size() == n) break;
+      out.push_back(i);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Pass::DemandUnit(const JobInfo& j, const Demand& d) const {
+  if (d.exclusive) return "a whole node";
+  if (d.gpus == 0) return std::to_string(d.cpus) + (d.cpus == 1 ? " CPU" : " CPUs");
+  std::string unit = std::to_string(d.gpus) + (d.gpus == 1 ? " GPU" : " GPUs");
+  if (!j.view->resources.gpu_type.empty()) unit += " of type " + j.view->resources.gpu_type;
+  return unit;
+}
+
+std::string Pass::DescribeDemand(const JobInfo& j, uint32_t p, const Demand& d) const {
+  uint32_t n = std::max<uint32_t>(1, j.view->resources.nodes);
+  std::string what = n == 1 ? DemandUnit(j, d)
+                     : d.exclusive
+                         ? std::to_string(n) + " whole nodes"
+                         : std::to_string(n) + " nodes with " + DemandUnit(j, d) + " each";
+  return "waiting for " + what + " in partition " + snap_.partitions[p].name;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eligibility, dependencies and limits.
+
+void Pass::CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timestamp* estimate) {
+  const PendingJobView& v = *j.view;
+  if (v.held) out->push_back({.code = "JobHeldUser", .detail = "held by its user", .scope = "job"});
+  if (v.held_by_admin)
+    out->push_back({.code = "JobHeldAdmin", .detail = "held by an administrator", .scope = "job"});
+  if (v.begin_time > now_) {
+    out->push_back({.code = "BeginTime",
+                    .detail = "not before " + FormatTimestamp(v.begin_time),
+                    .scope = "job",
+                    .resource = "time"});
+    *estimate = std::max(*estimate, v.begin_time);
+  }
+  if (!v.dependencies.empty()) CheckDependencies(j, out);
+  if (v.array_max_running > 0 && v.array_job_id.value != 0) {
+    auto it = array_running_.find(v.array_job_id.value);
+    uint32_t running = it == array_running_.end() ? 0 : it->second;
+    if (running >= v.array_max_running) {
+      out->push_back({.code = "JobArrayTaskLimit",
+                      .detail = "array " + v.array_job_id.ToString() + " runs " +
+                                std::to_string(running) + " of at most " +
+                                std::to_string(v.array_max_running) + " tasks at once",
+                      .scope = "array",
+                      .entity = v.array_job_id.ToString(),
+                      .resource = "jobs",
+                      .used = running,
+                      .limit = v.array_max_running,
+                      .requested = 1});
+    }
+  }
+  if (!v.reservation.empty()) {
+    Blocker b{.code = "Reservation", .scope = "reservation", .entity = v.reservation};
+    if (j.reservation < 0) {
+      b.detail = "no such reservation " + v.reservation;
+      out->push_back(b);
+    } else {
+      const Reservation& r = *reservations_[j.reservation];
+      bool user_ok =
+          r.users.empty() || std::find(r.users.begin(), r.users.end(), v.user) != r.users.end();
+      bool acct_ok = r.accounts.empty() ||
+                     std::find(r.accounts.begin(), r.accounts.end(), v.account) != r.accounts.end();
+      if (!(r.users.empty() && r.accounts.empty()) &&
+          !((!r.users.empty() && user_ok) || (!r.accounts.empty() && acct_ok))) {
+        b.detail =
+            "user " + v.user + " (account " + v.account + ") may not use reservation " + r.name;
+        out->push_back(b);
+      } else if (now_ >= r.end) {
+        b.detail = "reservation " + r.name + " ended at " + FormatTimestamp(r.end);
+        out->push_back(b);
+      } else if (now_ < r.start) {
+        b.detail = "reservation " + r.name + " starts at " + FormatTimestamp(r.start);
+        *estimate = std::max(*estimate, r.start);
+        out->push_back(b);
+      }
+    }
+  }
+  if (!j.account_known) {
+    out->push_back({.code = "InvalidAccount",
+                    .detail = "no such account " + v.account,
+                    .scope = "account",
+                    .entity = v.account});
+  } else if (ConfiguredAccount(j.account) && !index_.accounts[j.account].users.empty() &&
+             !index_.accounts[j.account].users.count(v.user)) {
+    out->push_back({.code = "InvalidAccount",
+                    .detail = "user " + v.user + " is not a member of account " + v.account,
+                    .scope = "account",
+                    .entity = v.account});
+  }
+  if (j.qos < 0) {
+    out->push_back(
+        {.code = "InvalidQOS", .detail = "no such qos " + v.qos, .scope = "qos", .entity = v.qos});
+  } else if (ConfiguredAccount(j.account) && index_.accounts[j.account].allowed_qos != nullptr) {
+    const auto& allowed = *index_.accounts[j.account].allowed_qos;
+    const std::string& name = index_.qos[j.qos].config->name;
+    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
+      out->push_back({.code = "InvalidQOS",
+                      .detail = "account " + v.account + " may not use qos " + name,
+                      .scope = "qos",
+                      .entity = name});
+    }
+  }
+}
+
+void Pass::CheckDependencies(const JobInfo& j, std::vector<Blocker>* out) {
+  const PendingJobView& v = *j.view;
+  enum class Dep { kMet, kWait, kImpossible };
+  std::vector<JobId> waiting, never;
+  size_t met = 0, total = 0;
+  auto find_running = [&](JobId id) -> const RunningJobView* {
+    auto it = std::lower_bound(snap_.running.begin(), snap_.running.end(), id,
+                               [](const RunningJobView& r, JobId x) { return r.id < x; });
+    return it != snap_.running.end() && it->id == id ? &*it : nullptr;
+  };
+  auto is_pending = [&](JobId id) {
+    auto it = std::lower_bound(snap_.pending.begin(), snap_.pending.end(), id,
+                               [](const PendingJobView& p, JobId x) { return p.id < x; });
+    return it != snap_.pending.end() && it->id == id;
+  };
+  auto find_finished = [&](JobId id) -> const FinishedJobView* {
+    auto it = std::lower_bound(finished_.begin(), finished_.end(), id,
+                               [](const FinishedJobView* f, JobId x) { return f->id < x; });
+    return it != finished_.end() && (*it)->id == id ? *it : nullptr;
+  };
+  for (const Dependency& dep : v.dependencies) {
+    if (dep.type == DependencyType::kSingleton) {
+      ++total;
+      if (!singletons_indexed_) {
+        singletons_indexed_ = true;
+        for (const RunningJobView& r : snap_.running) singleton_running_.insert({r.user, r.name});
+        for (const PendingJobView& p : snap_.pending)
+          singleton_first_.emplace(
+              std::make_pair(std::string_view(p.user), std::string_view(p.name)), p.id);
+      }
+      auto first = singleton_first_.find({v.user, v.name});
+      bool blocked = singleton_running_.count({v.user, v.name}) > 0 ||
+                     (first != singleton_first_.end() && first->second < v.id);
+      if (blocked) {
+        waiting.push_back(v.id);
+      } else {
+        ++met;
+      }
+      continue;
+    }
+    for (JobId id : dep.jobs) {
+      ++total;
+      Dep state = Dep::kWait;
+      if (const RunningJobView* r = find_running(id)) {
+        if (dep.type == DependencyType::kAfter) {
+          state = now_ >= AddSat(r->start_time, dep.delay) ? Dep::kMet : Dep::kWait;
+        }
+      } else if (is_pending(id)) {
+        state = Dep::kWait;
+      } else if (const FinishedJobView* f = find_finished(id)) {
+        bool ok = f->state == JobState::kCompleted && f->exit_code == 0;
+        switch (dep.type) {
+          case DependencyType::kAfter:
+            state = f->start_time == Timestamp{} || now_ >= AddSat(f->start_time, dep.delay)
+                        ? Dep::kMet
+                        : Dep::kWait;
+            break;
+          case DependencyType::kAfterAny:
+            state = now_ >= AddSat(f->end_time, dep.delay) ? Dep::kMet : Dep::kWait;
+            break;
+          case DependencyType::kAfterOk:
+          case DependencyType::kAfterCorr:
+            state = ok ? Dep::kMet : Dep::kImpossible;
+            break;
+          case DependencyType::kAfterNotOk:
+            state = ok ? Dep::kImpossible : Dep::kMet;
+            break;
+          case DependencyType::kSingleton:
+            break;
+        }
+      } else {
+        state = Dep::kImpossible;  // unknown job: nothing can ever satisfy it
+      }
+      if (state == Dep::kMet) ++met;
+      if (state == Dep::kWait) waiting.push_back(id);
+      if (state == Dep::kImpossible) never.push_back(id);
+    }
+  }
+  bool satisfied = v.dependency_any ? met > 0 : met == total;
+  if (satisfied) return;
+  bool impossible = v.dependency_any ? never.size() == total : !never.empty();
+  if (impossible) {
+    out->push_back({.code = "DependencyNeverSatisfied",
+                    .detail = "dependency on job " + Join(never) + " can never be satisfied",
+                    .scope = "job",
+                    .entity = never.empty() ? "" : never.front().ToString(),
+                    .jobs = never});
+  } else {
+    bool singleton_only = !waiting.empty() && waiting.front() == v.id;
+    out->push_back({.code = "Dependency",
+                    .detail = singleton_only ? "singleton: another job named " + v.name + " of " +
+                                                   v.user + " runs or is older"
+                                             : "dependency on job " + Join(waiting),
+                    .scope = "job",
+                    .entity = waiting.empty() ? "" : waiting.front().ToString(),
+                    .jobs = waiting});
+  }
+}
+
+void Pass::CheckLimits(const JobInfo& j, std::vector<Blocker>* out) {
+  const PendingJobView& v = *j.view;
+  const int64_t limit_minutes =
+      j.limit == kUnlimited ? 0 : std::chrono::ceil<std::chrono::minutes>(j.limit).count();
+  const int64_t asked_minutes = static_cast<int64_t>(j.gpus) * limit_minutes;
+  // Strings are built only for a limit that is reached (this runs for every pending job), and a
+  // blocker with the same numbers is copied rather than built again.
+  auto check = [&](const Limits& l, std::string_view scope, std::string_view entity,
+                   std::string_view suffix, int64_t entity_key, uint32_t gpus_used,
+                   uint32_t jobs_used, double gpu_seconds, const char* gres_code,
+                   const char* jobs_code, const char* minutes_code, const char* per_job_code) {
+    auto who = [&] { return std::string(scope) + " " + std::string(entity) + std::string(suffix); };
+    auto add = [&](const char* code, auto detail, const char* resource, int64_t used, int64_t limit,
+                   int64_t requested) {
+      LimitKey key{code, scope.data(), entity_key, used, limit, requested};
+      auto [it, fresh] = limit_blockers_.try_emplace(key);
+      if (fresh) {
+        it->second = Blocker{.code = code,
+                             .detail = detail(),
+                             .scope = std::string(scope),
+                             .entity = std::string(entity),
+                             .resource = resource,
+                             .used = used,
+                             .limit = limit,
+                             .requested = requested};
+      }
+      out->push_back(it->second);
+    };
+    if (l.max_gpus_per_job && j.gpus > *l.max_gpus_per_job && per_job_code != nullptr) {
+      add(
+          per_job_code,
+          [&] {
+            return who() + " allows at most " + std::to_string(*l.max_gpus_per_job) +
+                   " GPUs per job, job asks " + std::to_string(j.gpus);
+          },
+          "gpu", 0, *l.max_gpus_per_job, j.gpus);
+    }
+    if (l.max_gpus && j.gpus > 0 && gpus_used + j.gpus > *l.max_gpus) {
+      add(
+          gres_code,
+          [&] {
+            return who() + " at its GPU limit " + std::to_string(gpus_used) + "/" +
+                   std::to_string(*l.max_gpus) + " (job asks " + std::to_string(j.gpus) + ")";
+          },
+          "gpu", gpus_used, *l.max_gpus, j.gpus);
+    }
+    if (l.max_running_jobs && jobs_used + 1 > *l.max_running_jobs) {
+      add(
+          jobs_code,
+          [&] {
+            return who() + " at its running-job limit " + std::to_string(jobs_used) + "/" +
+                   std::to_string(*l.max_running_jobs);
+          },
+          "jobs", jobs_used, *l.max_running_jobs, 1);
+    }
+    if (l.max_gpu_minutes && minutes_code != nullptr) {
+      int64_t used = static_cast<int64_t>(gpu_seconds / 60.0);
+      int64_t lim = static_cast<int64_t>(*l.max_gpu_minutes);
+      if (used >= lim || (limit_minutes > 0 && used + asked_minutes > lim)) {
+        add(
+            minutes_code,
+            [&] {
+              return who() + " has used " + std::to_string(used) + " of " + std::to_string(lim) +
+                     " GPU-minutes this period (job may use " + std::to_string(asked_minutes) + ")";
+            },
+            "gpu_minutes", used, lim, asked_minutes);
+      }
+    }
+  };
+  for (int a = j.account; ConfiguredAccount(a); a = index_.accounts[a].parent) {
+    check(index_.accounts[a].config->limits, "account", index_.accounts[a].config->name, "", a,
+          acct_gpus_[a], acct_jobs_[a], acct_gpu_seconds_[a], "AssocGrpGRES", "AssocGrpJobsLimit",
+          "AssocGrpGRESMinutes", "AssocMaxGRESPerJob");
+  }
+  if (const UserConfig* u = user_config_[j.user]) {
+    check(u->limits, "user", v.user, "", j.user, user_gpus_[j.user], user_jobs_[j.user],
+          user_gpu_seconds_[j.user], "AssocGrpGRES", "AssocGrpJobsLimit", "AssocGrpGRESMinutes",
+          "AssocMaxGRESPerJob");
+  }
+  if (j.qos >= 0) {
+    const QosConfig& q = *index_.qos[j.qos].config;
+    check(q.limits, "qos", q.name, "", j.qos, qos_gpus_[j.qos], qos_jobs_[j.qos], 0, "QOSGrpGRES",
+          "QOSGrpJobsLimit", nullptr, "QOSMaxGRESPerJob");
+    auto it = qos_user_.find((static_cast<uint64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user));
+    uint32_t g = it == qos_user_.end() ? 0 : it->second.first;
+    uint32_t n = it == qos_user_.end() ? 0 : it->second.second;
+    if (q.per_user.max_gpus || q.per_user.max_running_jobs) {
+      check(q.per_user, "qos", q.name, " for user " + v.user,
+            (static_cast<int64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user), g, n, 0,
+            "QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit", nullptr, nullptr);
+    }
+    if (q.max_time && j.limit > *q.max_time) {
+      out->push_back({.code = "QOSMaxWallDurationPerJobLimit",
+                      .detail = "time limit " + FormatSlurmDuration(j.limit) + " exceeds qos " +
+                                q.name + " max_time " + FormatSlurmDuration(*q.max_time),
+                      .scope = "qos",
+                      .entity = q.name,
+                      .resource = "time"});
+    }
+  }
+}
+
+bool Pass::CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* out) {
+  const Partition& part = snap_.partitions[p];
+  auto block = [&](const char* code, std::string detail, const char* resource = "",
+                   int64_t limit = 0, int64_t requested = 0) {
+    out->push_back({.code = code,
+                    .detail = std::move(detail),
+                    .scope = "partition",
+                    .entity = part.name,
+                    .resource = resource,
+                    .limit = limit,
+                    .requested = requested});
+    return false;
+  };
+  if (!part.up) return block("PartitionDown", "partition " + part.name + " is down");
+  if (!part.allowed_accounts.empty() &&
+      !std::binary_search(part_allowed_[p].begin(), part_allowed_[p].end(), j.account)) {
+    return block("InvalidAccount",
+                 "account " + j.view->account + " may not use partition " + part.name);
+  }
+  if (j.limit > part.max_time) {
+    return block("PartitionTimeLimit",
+                 "time limit " + FormatSlurmDuration(j.limit) + " exceeds partition " + part.name +
+                     " max_time " + FormatSlurmDuration(part.max_time),
+                 "time");
+  }
+  if (part.max_nodes_per_job > 0 && j.nodes > part.max_nodes_per_job) {
+    return block("PartitionNodeLimit",
+                 "job asks " + std::to_string(j.nodes) + " nodes, partition " + part.name +
+                     " allows " + std::to_string(part.max_nodes_per_job),
+                 "nodes", part.max_nodes_per_job, j.nodes);
+  }
+  if (part.max_gpus_per_job > 0 && j.gpus > part.max_gpus_per_job) {
+    return block("PartitionConfig",
+                 "job asks " + std::to_string(j.gpus) + " GPUs, partition " + part.name +
+                     " allows " + std::to_string(part.max_gpus_per_job) + " per job",
+                 "gpu", part.max_gpus_per_job, j.gpus);
+  }
+  if (j.shape < 0) {
+    for (const std::string& name : j.view->resources.nodelist) {
+      auto it = node_by_name_.find(name);
+      if (it == node_by_name_.end() || !part_member_[p].Contains(it->second)) {
+        out->push_back({.code = "ReqNodeNotAvail",
+                        .detail = "requested node " + name + " is not in partition " + part.name,
+                        .scope = "node",
+                        .entity = name});
+        return false;
+      }
+    }
+  }
+  const Demand d = DemandFor(j, p);
+  bool missing = false;
+  const uint32_t capable = CapableNodes(j, p, d, &missing);
+  if (capable >= j.nodes) return true;
+  const ResourceRequest& r = j.view->resources;
+  if (missing && (!r.constraint.empty() || !r.gpu_type.empty())) {
+    return block("BadConstraints",
+                 "no node of partition " + part.name + " has" +
+                     (r.gpu_type.empty() ? "" : " GPUs of type " + r.gpu_type) +
+                     (!r.gpu_type.empty() && !r.constraint.empty() ? " and" : "") +
+                     (r.constraint.empty() ? "" : " features " + r.constraint));
+  }
+  return block("PartitionConfig",
+               j.nodes == 1
+                   ? "no node of partition " + part.name + " can hold " + DemandUnit(j, d)
+                   : "only " + std::to_string(capable) + " nodes of partition " + part.name +
+                         " can hold " + DemandUnit(j, d) + ", job needs " + std::to_string(j.nodes),
+               "nodes", capable, j.nodes);
+}
+
+void Pass::AddUse(const JobInfo& j) {
+  for (int a = j.account; a >= 0; a = account_parent_[a]) {
+    acct_gpus_[a] += j.gpus;
+    acct_jobs_[a] += 1;
+  }
+  user_gpus_[j.user] += j.gpus;
+  user_jobs_[j.user] += 1;
+  if (j.qos >= 0) {
+    qos_gpus_[j.qos] += j.gpus;
+    qos_jobs_[j.qos] += 1;
+    auto& qu = qos_user_[(static_cast<uint64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user)];
+    qu.first += j.gpus;
+    qu.second += 1;
+  }
+  if (j.view->array_job_id.value != 0) ++array_running_[j.view->array_job_id.value];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Placement now.
+
+std::vector<JobId> Pass::HoldersIn(uint32_t p) const {
+  std::vector<JobId> out;
+  for (const auto& [job, nodes] : reserved_jobs_) {
+    if (std::any_of(nodes.begin(), nodes.end(),
+                    [&](uint32_t n) { return part_member_[p].Contains(n); })) {
+      out.push_back(job);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
+  const ResourceRequest& r = j.view->resources;
+  const Demand d = DemandFor(j, p);
+  const uint32_t n_nodes = std::max<uint32_t>(1, r.nodes);
+  ShapeState* state = StateOf(j, p);
+  auto fail = [&](PlaceResult result) {
+    if (state != nullptr) state->failed = result;
+    return result;
+  };
+  if (state != nullptr && state->failed != PlaceResult::kPlaced) return state->failed;
+  auto pool_it = pool_ids_.find({p, d.type});
+  if (d.type < 0 || pool_it == pool_ids_.end()) return fail(PlaceResult::kResources);
+  const Pool& pool = pools_[pool_it->second];
+  const Constraint c = ParseConstraint(r.constraint);
+  auto usable = [&](uint32_t n, bool whole) {
+    return NodeStaticOk(j, n, c) && WindowsOk(j, n, now_, j.end) && Fits(n, d, whole);
+  };
+
+  // `-w` nodes first; each must fit.
+  std::vector<Candidate> chosen;
+  for (const std::string& name : r.nodelist) {
+    uint32_t n = node_by_name_.at(name);  // CheckPartition made sure it exists
+    if (std::any_of(chosen.begin(), chosen.end(), [&](const Candidate& x) { return x.node == n; }))
+      continue;
+    if (usable(n, false)) {
+      chosen.push_back({n, Available(n, d.type, false).size(), false});
+    } else if (j.end <= nodes_[n].resv_start && usable(n, true)) {
+      chosen.push_back({n, Available(n, d.type, true).size(), true});
+    } else {
+      return fail(PlaceResult::kResources);
+    }
+  }
+  if (chosen.size() > n_nodes) return fail(PlaceResult::kResources);
+  const uint32_t need = n_nodes - static_cast<uint32_t>(chosen.size());
+
+  std::vector<Candidate> cands;
+  size_t unreserved_found = 0;
+  if (need > 0) {
+    const bool consider_whole = !reserved_nodes_.empty() && j.end <= latest_resv_start_;
+    uint64_t available = 0;
+    for (uint32_t k = std::min(d.gpus, pool.capacity + 1); k <= pool.capacity; ++k)
+      available += pool.buckets[k].count();
+    if (d.gpus > pool.capacity) available = 0;
+    if (available >= need) {
+      const size_t cap = need == 1 ? 1 : std::max<size_t>(4 * need, need + 256);
+      auto scan = [&](uint32_t k) {
+        const NodeBitset& b = pool.buckets[k];
+        for (int64_t n = b.Next(0); n != NodeBitset::kNone && cands.size() < cap;
+             n = b.Next(n + 1)) {
+          uint32_t node = static_cast<uint32_t>(n);
+          if (!r.nodelist.empty() &&
+              std::any_of(chosen.begin(), chosen.end(),
+                          [&](const Candidate& x) { return x.node == node; })) {
+            continue;
+          }
+          if (usable(node, false)) cands.push_back({node, k, false});
+        }
+      };
+      if (d.exclusive) {
+        for (uint32_t k = pool.capacity + 1; k-- > d.gpus && cands.size() < cap;) scan(k);
+      } else {
+        for (uint32_t k = d.gpus; k <= pool.capacity && cands.size() < cap; ++k) scan(k);
+      }
+    }
+    unreserved_found = cands.size();
+    // Nodes held by reservations, usable whole by a job that ends before the reservation starts.
+    if (cands.size() < need && consider_whole) {
+      std::vector<Candidate> extra;
+      for (uint32_t n : reserved_nodes_) {
+        if (!part_member_[p].Contains(n) || nodes_[n].resv_start < j.end) continue;
+        if (std::any_of(cands.begin(), cands.end(),
+                        [&](const Candidate& x) { return x.node == n; }))
+          continue;
+        if (std::any_of(chosen.begin(), chosen.end(),
+                        [&](const Candidate& x) { return x.node == n; }))
+          continue;
+        if (usable(n, true)) extra.push_back({n, Available(n, d.type, true).size(), true});
+      }
+      std::sort(extra.begin(), extra.end(), [](const Candidate& a, const Candidate& b) {
+        if (a.count != b.count) return a.count < b.count;
+        return a.node < b.node;
+      });
+      cands.insert(cands.end(), extra.begin(), extra.end());
+    }
+    if (cands.size() < need) {
+      // Would it fit without this pass's reservations? Then it waits on higher-priority jobs.
+      if (!reserved_nodes_.empty()) {
+        size_t could = unreserved_found;
+        for (uint32_t n : reserved_nodes_) {
+          if (could >= need) break;
+          if (!part_member_[p].Contains(n)) continue;
+          if (std::any_of(cands.begin(), cands.end(),
+                          [&](const Candidate& x) { return x.node == n; }))
+            continue;
+          if (NodeStaticOk(j, n, c) && WindowsOk(j, n, now_, j.end) && Fits(n, d, true)) ++could;
+        }
+        if (could >= need) return fail(PlaceResult::kPriority);
+      }
+      return fail(PlaceResult::kResources);
+    }
+    if (need == 1) {
+      chosen.push_back(cands.front());
+    } else {
+      for (uint32_t i : ChooseByTopology(cands, need)) chosen.push_back(cands[i]);
+    }
+  }
+
+  // Start it.
+  const uint32_t ref = static_cast<uint32_t>(jobs_.size());
+  RunJob rj;
+  rj.end = j.end;
+  rj.gpus = j.gpus;
+  rj.account = j.account;
+  rj.user = j.user;
+  rj.qos = j.qos;
+  jobs_.push_back(rj);
+  out->job = j.view->id;
+  out->partition = snap_.partitions[p].name;
+  out->nodes.resize(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    uint32_t n = chosen[i].node;
+    GpuSet gpus = d.exclusive
+                      ? nodes_[n].view->usable_gpus
+                      : PickGpus(*nodes_[n].view, Available(n, d.type, chosen[i].whole), d.gpus);
+    Allocate(n, d, gpus, ref, &out->nodes[i]);
+  }
+  return PlaceResult::kPlaced;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preemption.
+
+bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan* plan,
+                      std::vector<Blocker>* out, Timestamp* estimate) {
+  const ConfigIndex::Qos* my_qos = j.qos >= 0 ? &index_.qos[j.qos] : nullptr;
+  // Reclaim: the job's guarantee holder stays within its guarantee with this job.
+  int holder = ConfiguredAccount(j.account) ? index_.accounts[j.account].guarantee_holder : -1;
+  bool reclaim = config_.preemption.reclaim && holder >= 0 &&
+                 acct_gpus_[holder] + j.gpus <= index_.accounts[holder].config->guaranteed_gpus;
+  bool by_qos = my_qos != nullptr && std::find(my_qos->preempts.begin(), my_qos->preempts.end(),
+                                               true) != my_qos->preempts.end();
+  if (!reclaim && !by_qos) return false;
+  auto victim_holder = [&](const RunJob& rj) {
+    return ConfiguredAccount(rj.account) ? index_.accounts[rj.account].guarantee_holder : -1;
+  };
+  auto eligible = [&](const RunJob& rj, bool* via_qos) {
+    if (rj.view == nullptr || rj.being_preempted || rj.qos < 0) return false;
+    if (index_.qos[rj.qos].config->preempt_mode == PreemptMode::kOff) return false;
+    *via_qos = by_qos && my_qos->preempts[rj.qos];
+    if (*via_qos) return true;
+    return reclaim && rj.borrowed && victim_holder(rj) != holder;
+  };
+  auto lost_work = [&](const RunJob& rj) {
+    Timestamp since = std::max(rj.view->start_time, rj.view->last_checkpoint);
+    double secs = now_ > since ? ToSecondsF(now_ - since) : 0.0;
+    return std::max<uint32_t>(1, rj.gpus) * secs;
+  };
+
+  struct Option {
+    uint32_t node;
+    double cost;
+    uint32_t victim_gpus;
+    std::vector<uint32_t> victims;  // job refs
+  };
+  const ResourceRequest& r = j.view->resources;
+  if (!r.nodelist.empty()) return false;
+  for (uint32_t p : parts) {
+    const Demand d = DemandFor(j, p);
+    const uint32_t need = j.nodes;
+    // Victims only go away during a pass: a search that failed for this shape fails again.
+    const bool cacheable = j.shape >= 0;
+    const auto key = std::make_tuple(static_cast<uint64_t>(j.shape) * snap_.partitions.size() + p,
+                                     j.qos, holder, reclaim);
+    if (cacheable && preempt_failed_.count(key)) continue;
+    const Constraint c = ParseConstraint(r.constraint);
+    std::vector<Option> options;
+    struct V {
+      uint32_t ref;
+      double lost;
+      const NodeUse* use;
+    };
+    std::vector<V> vs;
+    // Candidates: nodes running a job that may ever be preempted, and (for several nodes) nodes
+    // where the job fits already.
+    if (!preemptible_indexed_) {
+      preemptible_indexed_ = true;
+      node_victims_.assign(nodes_.size(), VictimSummary());
+      for (size_t n = 0; n < nodes_.size(); ++n) {
+        VictimSummary& vsum = node_victims_[n];
+        for (const NodeUse& u : node_uses_[n]) {
+          const RunJob& rj = jobs_[u.job];
+          if (rj.view == nullptr || rj.being_preempted || rj.qos < 0 ||
+              index_.qos[rj.qos].config->preempt_mode == PreemptMode::kOff) {
+            continue;
+          }
+          vsum.qos_mask |= rj.qos < 64 ? uint64_t{1} << rj.qos : ~uint64_t{0};
+          vsum.borrowed |= rj.borrowed;
+        }
+        if (vsum.qos_mask != 0) preemptible_nodes_.push_back(static_cast<uint32_t>(n));
+      }
+    }
+    // The QOS this job may preempt, as a mask over QOS indices.
+    uint64_t my_mask = 0;
+    if (by_qos) {
+      for (size_t q = 0; q < my_qos->preempts.size(); ++q) {
+        if (my_qos->preempts[q]) my_mask |= q < 64 ? uint64_t{1} << q : ~uint64_t{0};
+      }
+    }
+    auto may_hold_victims = [&](uint32_t n) {
+      const VictimSummary& vsum = node_victims_[n];
+      return (vsum.qos_mask & my_mask) != 0 || (reclaim && vsum.borrowed);
+    };
+    std::vector<uint32_t>& candidates = candidates_scratch_;
+    candidates.clear();
+    if (need == 1) {
+      for (uint32_t n : preemptible_nodes_) {
+        if (part_member_[p].Contains(n) && may_hold_victims(n)) candidates.push_back(n);
+      }
+    } else {
+      NodeBitset& marks = marks_scratch_;
+      marks.Resize(nodes_.size());
+      for (uint32_t n : preemptible_nodes_) {
+        if (part_member_[p].Contains(n) && may_hold_victims(n)) marks.Set(n);
+      }
+      if (auto pool = pool_ids_.find({p, d.type}); pool != pool_ids_.end() && d.type >= 0) {
+        const Pool& pl = pools_[pool->second];
+        for (uint32_t k = d.gpus; k <= pl.capacity; ++k) {
+          for (int64_t n = pl.buckets[k].Next(0); n != NodeBitset::kNone;
+               n = pl.buckets[k].Next(n + 1)) {
+            marks.Set(static_cast<uint32_t>(n));
+          }
+        }
+      }
+      for (int64_t n = marks.Next(0); n != NodeBitset::kNone; n = marks.Next(n + 1)) {
+        candidates.push_back(static_cast<uint32_t>(n));
+      }
+    }
+    for (uint32_t n : candidates) {
+      const WorkNode& w = nodes_[n];
+      if (!w.view->schedulable) continue;
+      // Cheap filter first: a node without an eligible victim helps only if the job fits already.
+      bool any = false, all_eligible = true;
+      for (const NodeUse& u : node_uses_[n]) {
+        bool via_qos = false;
+        if (eligible(jobs_[u.job], &via_qos)) {
+          any = true;
+        } else {
+          all_eligible = false;
+        }
+      }
+      if (!any) {
+        if (need > 1 && NodeStaticOk(j, n, c) && WindowsOk(j, n, now_, j.end) &&
+            Fits(n, d, false)) {
+          options.push_back({n, 0, 0, {}});
+        }
+        continue;
+      }
+      if (d.exclusive && !all_eligible) continue;
+      if (!NodeStaticOk(j, n, c) || !WindowsOk(j, n, now_, j.end)) continue;
+      GpuSet mask = TypeMask(n, d.type);
+      if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < d.mem) continue;
+      if (d.exclusive && w.resv_start != kNever) continue;
+      vs.clear();
+      for (const NodeUse& u : node_uses_[n]) {
+        bool via_qos = false;
+        if (eligible(jobs_[u.job], &via_qos)) vs.push_back({u.job, lost_work(jobs_[u.job]), &u});
+      }
+      std::sort(vs.begin(), vs.end(), [&](const V& a, const V& b) {
+        if (a.lost != b.lost) return a.lost < b.lost;
+        if (jobs_[a.ref].gpus != jobs_[b.ref].gpus) return jobs_[a.ref].gpus < jobs_[b.ref].gpus;
+        return jobs_[a.ref].view->id < jobs_[b.ref].view->id;
+      });
+      auto fits_with = [&](const std::vector<uint8_t>& take) {
+        if (d.exclusive)
+          return std::all_of(take.begin(), take.end(), [](uint8_t t) { return t != 0; });
+        GpuSet g = w.free;
+        uint64_t cpus = w.cpus_free, mem = w.mem_free;
+        for (size_t i = 0; i < vs.size(); ++i) {
+          if (!take[i]) continue;
+          g = g | vs[i].use->gpus;
+          cpus += vs[i].use->cpus;
+          mem += vs[i].use->mem;
+        }
+        g = (g & mask) - w.resv_gpus;
+        return g.size() >= d.gpus && cpus >= static_cast<uint64_t>(d.cpus) + w.resv_cpus &&
+               mem >= d.mem + w.resv_mem;
+      };
+      std::vector<uint8_t> take(vs.size(), 0);
+      size_t k = 0;
+      while (!fits_with(take) && k < vs.size()) take[k++] = 1;
+      if (!fits_with(take)) continue;
+      for (size_t i = k; i-- > 0;) {  // drop victims that turn out not to be needed
+        take[i] = 0;
+        if (!fits_with(take)) take[i] = 1;
+      }
+      Option o{n, 0, 0, {}};
+      for (size_t i = 0; i < vs.size(); ++i) {
+        if (!take[i]) continue;
+        o.cost += vs[i].lost;
+        o.victim_gpus += vs[i].use->gpus.size();
+        o.victims.push_back(vs[i].ref);
+      }
+      options.push_back(std::move(o));
+    }
+    if (options.size() < need) {
+      if (cacheable) preempt_failed_.insert(key);
+      continue;
+    }
+    std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
+      if (a.cost != b.cost) return a.cost < b.cost;
+      if (a.victim_gpus != b.victim_gpus) return a.victim_gpus < b.victim_gpus;
+      return a.node < b.node;
+    });
+    options.resize(need);
+    std::sort(options.begin(), options.end(),
+              [](const Option& a, const Option& b) { return a.node < b.node; });
+
+    // Order the victims; the job starts when the slowest grace ends.
+    std::vector<uint32_t> victims;
+    for (const Option& o : options)
+      victims.insert(victims.end(), o.victims.begin(), o.victims.end());
+    std::sort(victims.begin(), victims.end(),
+              [&](uint32_t a, uint32_t b) { return jobs_[a].view->id < jobs_[b].view->id; });
+    victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+    Duration grace{0};
+    std::vector<JobId> victim_ids;
+    for (uint32_t ref : victims) {
+      RunJob& rj = jobs_[ref];
+      const ConfigIndex::Qos& vq = index_.qos[rj.qos];
+      bool via_qos = false;
+      eligible(rj, &via_qos);
+      PreemptMode mode = vq.config->preempt_mode;
+      if (mode == PreemptMode::kRequeue && !rj.view->requeue_allowed) mode = PreemptMode::kCancel;
+      std::string reason =
+          via_qos
+              ? "qos " + (my_qos ? my_qos->config->name : "") + " preempts qos " + vq.config->name
+              : "account " + index_.accounts[holder].config->name +
+                    " reclaims its guaranteed GPUs from account " + rj.view->account;
+      rj.being_preempted = true;
+      rj.end = std::min(rj.end, AddSat(now_, vq.grace));
+      grace = std::max(grace, vq.grace);
+      victim_ids.push_back(rj.view->id);
+      plan->preemptions.push_back(rj.view->id);
+      plan->preemption_orders.push_back({.job = rj.view->id,
+                                         .preemptor = j.view->id,
+                                         .mode = mode,
+                                         .grace_time = vq.grace,
+                                         .reason = reason});
+    }
+    const Timestamp start = AddSat(now_, grace);
+    ReservedStart rs{.job = j.view->id, .partition = snap_.partitions[p].name, .start = start};
+    std::vector<uint32_t> held;
+    for (const Option& o : options) {
+      const WorkNode& w = nodes_[o.node];
+      GpuSet g = w.free;
+      for (const NodeUse& u : node_uses_[o.node]) {
+        if (std::find(o.victims.begin(), o.victims.end(), u.job) != o.victims.end()) g = g | u.gpus;
+      }
+      g = (g & TypeMask(o.node, d.type)) - w.resv_gpus;
+      GpuSet pick = d.exclusive ? w.view->usable_gpus : PickGpus(*w.view, g, d.gpus);
+      HoldForReservation(o.node, d, pick, start);
+      rs.nodes.push_back({.node = w.view->id,
+                          .node_name = w.view->name,
+                          .cpus = d.exclusive ? w.view->cpus : d.cpus,
+                          .mem_mb = d.exclusive ? w.view->mem_mb : d.mem,
+                          .gpus = pick});
+      held.push_back(o.node);
+    }
+    reserved_jobs_.push_back({j.view->id, held});
+    plan->reservations.push_back(std::move(rs));
+    ++preemptors_;
+    out->push_back({.code = "Resources",
+                    .detail = DescribeDemand(j, p, d) + ": preempting job " + Join(victim_ids) +
+                              " (grace " + FormatSlurmDuration(grace) + ")",
+                    .scope = "partition",
+                    .entity = snap_.partitions[p].name,
+                    .resource = "gpu",
+                    .requested = j.gpus,
+                    .jobs = victim_ids});
+    *estimate = start;
+    return true;
+  }
+  ++preemptors_;  // a fruitless search costs as much
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reservations (backfill).
+
+Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
+                              Timestamp bound) const {
+  const WorkNode& w = nodes_[n];
+  if (!w.view->schedulable) return kNever;
+  const GpuSet mask = TypeMask(n, d.type);
+  if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < d.mem) return kNever;
+  Timestamp t = now_;
+  if (d.exclusive) {
+    if (w.resv_start != kNever) return kNever;
+    for (const NodeUse& u : node_uses_[n]) t = std::max(t, jobs_[u.job].end);
+  } else {
+    GpuSet g = Available(n, d.type, false);
+    uint64_t cpus = SubSat(w.cpus_free, w.resv_cpus), mem = SubSat(w.mem_free, w.resv_mem);
+    auto fits = [&] { return g.size() >= d.gpus && cpus >= d.cpus && mem >= d.mem; };
+    if (!fits()) {
+      if (w.resv_whole) return kNever;
+      // Releases in time order; the reserved CPUs/memory stay held (conservative).
+      std::vector<std::pair<Timestamp, uint32_t>>& rel = release_scratch_;
+      rel.clear();
+      for (uint32_t k = 0; k < node_uses_[n].size(); ++k)
+        rel.push_back({jobs_[node_uses_[n][k].job].end, k});
+      std::sort(rel.begin(), rel.end());
+      t = kNever;
+      uint64_t held_cpus = w.resv_cpus, held_mem = w.resv_mem;
+      uint64_t raw_cpus = w.cpus_free, raw_mem = w.mem_free;
+      for (const auto& [end, k] : rel) {
+        if (end >= bound || end == kNever) return kNever;
+        const NodeUse& u = node_uses_[n][k];
+        g = g | ((u.gpus & mask) - w.resv_gpus);
+        raw_cpus += u.cpus;
+        raw_mem += u.mem;
+        cpus = raw_cpus > held_cpus ? raw_cpus - held_cpus : 0;
+        mem = raw_mem > held_mem ? raw_mem - held_mem : 0;
+        if (fits()) {
+          t = end;
+          break;
+        }
+      }
+      if (t == kNever) return kNever;
+    }
+  }
+  // Move past reservation windows the job would reach into.
+  for (size_t guard = 0; guard <= w.windows_end - w.windows_begin; ++guard) {
+    bool moved = false;
+    for (uint32_t k = w.windows_begin; k < w.windows_end; ++k) {
+      uint32_t r = node_windows_[k];
+      if (static_cast<int>(r) == j.reservation) continue;
+      const Reservation& res = *reservations_[r];
+      if (t < res.end && res.start < AddSat(t, j.limit)) {
+        t = res.end;
+        moved = true;
+        if (t == kNever) return kNever;
+      }
+    }
+    if (!moved) break;
+  }
+  if (j.reservation >= 0) {
+    const Reservation& own = *reservations_[j.reservation];
+    t = std::max(t, own.start);
+    if (t >= own.end) return kNever;
+  }
+  return t >= bound ? kNever : t;
+}
+
+bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool forced, Plan* plan,
+                   Timestamp* estimate) {
+  const ResourceRequest& r = j.view->resources;
+  if (!r.nodelist.empty()) return false;
+  const uint32_t need = std::max<uint32_t>(1, r.nodes);
+  Timestamp best_t = forced ? kNever : AddSat(now_, config_.backfill.window);
+  if (!forced && best_t != kNever)
+    best_t += Duration(1);  // a start exactly at the window end counts
+  uint32_t best_p = 0;
+  std::vector<std::pair<Timestamp, uint32_t>> best_nodes;
+  for (uint32_t p : parts) {
+    const Demand d = DemandFor(j, p);
+    const Constraint c = ParseConstraint(r.constraint);
+    // The `need` earliest (time, node) pairs, kept as a max-heap.
+    std::vector<std::pair<Timestamp, uint32_t>> heap;
+    for (uint32_t n : part_nodes_[p]) {
+      if (!NodeStaticOk(j, n, c)) continue;
+      // A node starting after the current `need`-th earliest cannot improve the choice.
+      Timestamp bound =
+          heap.size() == need ? std::min(best_t, heap.front().first + Duration(1)) : best_t;
+      Timestamp t = EarliestStart(j, n, d, bound);
+      if (t == kNever) continue;
+      if (heap.size() < need) {
+        heap.push_back({t, n});
+        std::push_heap(heap.begin(), heap.end());
+      } else if (std::make_pair(t, n) < heap.front()) {
+        std::pop_heap(heap.begin(), heap.end());
+        heap.back() = {t, n};
+        std::push_heap(heap.begin(), heap.end());
+      }
+    }
+    if (heap.size() < need) continue;
+    Timestamp t = heap.front().first;
+    if (t < best_t) {
+      best_t = t;
+      best_p = p;
+      best_nodes = heap;
+    }
+  }
+  if (best_nodes.empty()) return false;
+  std::sort(best_nodes.begin(), best_nodes.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+  const Demand d = DemandFor(j, best_p);
+  ReservedStart rs{.job = j.view->id, .partition = snap_.partitions[best_p].name, .start = best_t};
+  std::vector<uint32_t> held;
+  for (const auto& [t, n] : best_nodes) {
+    const WorkNode& w = nodes_[n];
+    GpuSet g = Available(n, d.type, false);
+    for (const NodeUse& u : node_uses_[n]) {
+      if (jobs_[u.job].end <= best_t) g = g | ((u.gpus & TypeMask(n, d.type)) - w.resv_gpus);
+    }
+    GpuSet pick = d.exclusive ? w.view->usable_gpus : PickGpus(*w.view, g, d.gpus);
+    HoldForReservation(n, d, pick, best_t);
+    rs.nodes.push_back({.node = w.view->id,
+                        .node_name = w.view->name,
+                        .cpus = d.exclusive ? w.view->cpus : d.cpus,
+                        .mem_mb = d.exclusive ? w.view->mem_mb : d.mem,
+                        .gpus = pick});
+    held.push_back(n);
+  }
+  reserved_jobs_.push_back({j.view->id, held});
+  plan->reservations.push_back(std::move(rs));
+  *estimate = best_t;
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The pass.
+
+void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate) {
+  const PendingJobView& v = *j.view;
+  if (j.needs_check) CheckEligibility(j, blockers, estimate);
+  CheckLimits(j, blockers);
+  std::vector<uint32_t>& parts = parts_scratch_;
+  std::vector<Blocker>& part_blockers = part_blockers_scratch_;
+  parts.clear();
+  part_blockers.clear();
+  const size_t n_parts = j.n_parts > 0 || v.partitions.empty() ? j.n_parts : v.partitions.size();
+  for (size_t k = 0; k < n_parts; ++k) {
+    int32_t p = -1;
+    if (j.n_parts > 0) {
+      p = j.parts[k];
+    } else if (auto it = part_by_name_.find(v.partitions[k]); it != part_by_name_.end()) {
+      p = static_cast<int32_t>(it->second);
+    }
+    if (p < 0) {
+      part_blockers.push_back({.code = "PartitionConfig",
+                               .detail = "no such partition " + v.partitions[k],
+                               .scope = "partition",
+                               .entity = v.partitions[k]});
+    } else if (CheckPartition(j, static_cast<uint32_t>(p), &part_blockers)) {
+      parts.push_back(static_cast<uint32_t>(p));
+    }
+  }
+  if (v.partitions.empty()) {
+    part_blockers.push_back(
+        {.code = "PartitionConfig", .detail = "no partition", .scope = "partition"});
+  }
+  if (parts.empty()) blockers->insert(blockers->end(), part_blockers.begin(), part_blockers.end());
+  if (!blockers->empty()) return;
+
+  if (config_.max_jobs_per_pass > 0 && attempts_ >= config_.max_jobs_per_pass) {
+    blockers->push_back({.code = "Priority",
+                         .detail = "not tried in this pass (max_jobs_per_pass " +
+                                   std::to_string(config_.max_jobs_per_pass) +
+                                   " reached by higher-priority jobs)"});
+    return;
+  }
+  ++attempts_;
+  if (options_.strict_order) {
+    std::vector<uint32_t> open;
+    for (uint32_t p : parts) {
+      if (!part_blocked_[p]) open.push_back(p);
+    }
+    if (open.empty()) {
+      blockers->push_back({.code = "Priority",
+                           .detail = "waiting behind a higher-priority job in partition " +
+                                     snap_.partitions[parts[0]].name,
+                           .scope = "partition",
+                           .entity = snap_.partitions[parts[0]].name});
+      return;
+    }
+    parts = open;
+  }
+  bool only_priority = true;
+  for (uint32_t p : parts) {
+    Placement placement;
+    PlaceResult result = TryPlace(j, p, &placement);
+    if (result == PlaceResult::kPlaced) {
+      placement.backfilled = !reserved_jobs_.empty();
+      plan->starts.push_back(std::move(placement));
+      AddUse(j);
+      return;
+    }
+    if (result != PlaceResult::kPriority) only_priority = false;
+  }
+  // Blocked.
+  const size_t pos = j.view - snap_.pending.data();
+  const size_t reservations_before = reserved_jobs_.size();
+  if (options_.strict_order) {
+    for (uint32_t p : parts) part_blocked_[p] = true;
+  } else {
+    if (config_.preemption.enabled && !inflight_for_[pos] &&
+        preemptors_ < config_.preemption.max_preemptors_per_pass &&
+        TryPreempt(j, parts, plan, blockers, estimate)) {
+      return;
+    }
+    if (inflight_for_[pos]) {
+      Reserve(j, parts, /*forced=*/true, plan, estimate);
+    } else if (config_.backfill.enabled && backfill_reservations_ < config_.backfill.reservations) {
+      if (Reserve(j, parts, /*forced=*/false, plan, estimate)) ++backfill_reservations_;
+    }
+  }
+  // The main blocker is the same for every job of this shape until reservations change: reuse it.
+  const uint32_t p0 = parts[0];
+  const bool own_reservation = reserved_jobs_.size() != reservations_before;
+  ShapeState* state = inflight_for_[pos] || own_reservation ? nullptr : StateOf(j, p0);
+  if (state != nullptr && state->blocker >= 0 &&
+      cached_blockers_[state->blocker].priority == only_priority &&
+      cached_blockers_[state->blocker].reservations == reserved_jobs_.size()) {
+    blockers->push_back(cached_blockers_[state->blocker].blocker);
+  } else {
+    blockers->push_back(ResourceBlocker(j, p0, only_priority, inflight_for_[pos]));
+    if (state != nullptr) {
+      if (state->blocker < 0) {
+        state->blocker = static_cast<int32_t>(cached_blockers_.size());
+        cached_blockers_.emplace_back();
+      }
+      cached_blockers_[state->blocker] = {only_priority, reserved_jobs_.size(), blockers->back()};
+    }
+  }
+  // Reservation windows that keep nodes of its partitions away from it.
+  for (size_t w = 0; w < reservations_.size(); ++w) {
+    if (static_cast<int>(w) == j.reservation) continue;
+    const Reservation& res = *reservations_[w];
+    if (!(now_ < res.end && res.start < j.end)) continue;
+    for (uint32_t p : parts) {
+      if (!window_in_part_[w][p]) continue;
+      blockers->push_back(
+          {.code = "ReqNodeNotAvail",
+           .detail = std::string(res.maintenance ? "reserved for maintenance" : "reserved") + ": " +
+                     res.name + " holds nodes of partition " + snap_.partitions[p].name + " from " +
+                     FormatTimestamp(res.start) + " to " + FormatTime(res.end),
+           .scope = "reservation",
+           .entity = res.name});
+      break;
+    }
+  }
+}
+
+Blocker Pass::ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool inflight) {
+  const Demand d = DemandFor(j, p);
+  std::vector<JobId> holders = priority ? HoldersIn(p) : std::vector<JobId>();
+  if (!holders.empty()) {
+    return {.code = "Priority",
+            .detail = DescribeDemand(j, p, d) + ", held for higher-priority job " + Join(holders),
+            .scope = "partition",
+            .entity = snap_.partitions[p].name,
+            .resource = "gpu",
+            .requested = j.gpus,
+            .jobs = std::move(holders)};
+  }
+  std::string detail = DescribeDemand(j, p, d);
+  if (inflight) detail += " (freed by jobs being preempted for it)";
+  return {.code = "Resources",
+          .detail = std::move(detail),
+          .scope = "partition",
+          .entity = snap_.partitions[p].name,
+          .resource = d.gpus > 0 ? "gpu" : "cpu",
+          .requested = d.gpus > 0 ? j.gpus : d.cpus};
+}
+
+std::vector<PriorityFactors> Pass::ComputePriorities(bool report) {
+  const PriorityConfig& w = config_.priority;
+  std::unordered_map<uint64_t, double> fairshare;
+  if (w.weight_fairshare > 0 && !options_.priority) {
+    std::set<std::pair<std::string, std::string>> assoc;
+    std::unordered_map<uint64_t, bool> seen_pairs;
+    for (const JobInfo& j : pending_) {
+      uint64_t k = (static_cast<uint64_t>(j.account) << 32) | static_cast<uint32_t>(j.user);
+      if (seen_pairs.emplace(k, true).second) assoc.insert({j.view->account, j.view->user});
+    }
+    std::vector<std::pair<std::string, std::string>> extra(assoc.begin(), assoc.end());
+    for (const FairShareEntry& e : ComputeFairTree(config_, snap_.usage, extra)) {
+      auto a = account_ids_.find(e.account);
+      auto u = user_ids_.find(e.user);
+      if (a == account_ids_.end() || u == user_ids_.end()) continue;
+      fairshare[(static_cast<uint64_t>(a->second) << 32) | static_cast<uint32_t>(u->second)] =
+          e.factor;
+    }
+  }
+  std::vector<PriorityFactors> out;
+  if (report) out.reserve(pending_.size());
+  const double max_age_s = ToSecondsF(w.max_age);
+  PriorityFactors f;
+  for (JobInfo& j : pending_) {
+    const PendingJobView& v = *j.view;
+    f = PriorityFactors();
+    if (report) {
+      f.job = v.id;
+      f.user = v.user;
+      f.account = v.account;
+      f.qos = j.qos >= 0 ? index_.qos[j.qos].config->name : v.qos;
+    }
+    f.nice = v.nice;
+    f.priority_tier = j.tier;
+    if (options_.priority) {
+      f.priority = std::llround(options_.priority(v, now_));
+    } else {
+      Timestamp since = v.eligible_time != Timestamp{} ? v.eligible_time : v.submit_time;
+      f.age = now_ > since ? std::min(1.0, ToSecondsF(now_ - since) / max_age_s) : 0.0;
+      if (auto it = fairshare.find((static_cast<uint64_t>(j.account) << 32) |
+                                   static_cast<uint32_t>(j.user));
+          it != fairshare.end()) {
+        f.fairshare = it->second;
+      }
+      double size = 0;
+      if (total_gpus_ > 0 && j.gpus > 0) {
+        size = std::min(1.0, static_cast<double>(j.gpus) / static_cast<double>(total_gpus_));
+      } else if (total_cpus_ > 0) {
+        PerNodeDemand pn = ComputePerNodeDemand(v.resources);
+        size =
+            std::min(1.0, static_cast<double>(pn.cpus) * std::max<uint32_t>(1, v.resources.nodes) /
+                              static_cast<double>(total_cpus_));
+      }
+      f.job_size = w.favor_small ? 1.0 - size : size;
+      f.partition = static_cast<double>(j.tier) / max_tier_;
+      f.qos_factor =
+          j.qos >= 0 && index_.max_qos_priority > 0
+              ? static_cast<double>(index_.qos[j.qos].config->priority) / index_.max_qos_priority
+              : 0.0;
+      // Every term is non-negative: rounding half up is llround, without the libm call.
+      auto round = [](double x) { return static_cast<int64_t>(x + 0.5); };
+      f.age_points = round(w.weight_age * f.age);
+      f.fairshare_points = round(w.weight_fairshare * f.fairshare);
+      f.job_size_points = round(w.weight_job_size * f.job_size);
+      f.partition_points = round(w.weight_partition * f.partition);
+      f.qos_points = round(w.weight_qos * f.qos_factor);
+      f.priority = f.age_points + f.fairshare_points + f.job_size_points + f.partition_points +
+                   f.qos_points - v.nice;
+    }
+    j.priority = f.priority;
+    if (report) out.push_back(std::move(f));
+  }
+  return out;
+}
+
+void Pass::Run(Plan* plan) {
+  shape_states_.assign(shape_ids_.size() * snap_.partitions.size(), ShapeState());
+  // Reservation windows per partition (for ReqNodeNotAvail).
+  window_in_part_.assign(reservations_.size(), std::vector<bool>(snap_.partitions.size(), false));
+  for (size_t r = 0; r < reservations_.size(); ++r) {
+    for (size_t p = 0; p < snap_.partitions.size(); ++p) {
+      for (const std::string& name : reservations_[r]->nodes) {
+        auto it = node_by_name_.find(name);
+        if (it != node_by_name_.end() && part_member_[p].Contains(it->second)) {
+          window_in_part_[r][p] = true;
+          break;
+        }
+      }
+    }
+  }
+  ComputePriorities(/*report=*/false);
+  // Order: tier desc, priority desc, submit time, JobId. `pending_` is in JobId order, so a job's
+  // rank in (submit time, JobId) order is its index when submit times do not go backwards.
+  const size_t n = pending_.size();
+  std::vector<uint32_t> rank(n);
+  std::iota(rank.begin(), rank.end(), 0u);
+  bool monotone = true;
+  for (size_t i = 1; i < n && monotone; ++i)
+    monotone = pending_[i - 1].view->submit_time <= pending_[i].view->submit_time;
+  if (!monotone) {
+    std::vector<uint32_t> by_submit(n);
+    std::iota(by_submit.begin(), by_submit.end(), 0u);
+    std::stable_sort(by_submit.begin(), by_submit.end(), [&](uint32_t a, uint32_t b) {
+      return pending_[a].view->submit_time < pending_[b].view->submit_time;
+    });
+    for (size_t r = 0; r < n; ++r) rank[by_submit[r]] = static_cast<uint32_t>(r);
+  }
+  // Sort small keys: tier and priority (descending, as complemented unsigned integers; custom
+  // priorities, doubles, are mapped to integers that order the same way), then the rank.
+  struct Key {
+    uint64_t tier;
+    uint64_t priority;
+    uint32_t rank;
+    uint32_t index;
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) {
+    const JobInfo& j = pending_[i];
+    uint64_t prio;
+    if (options_.priority) {
+      double d = options_.priority(*j.view, now_);
+      uint64_t bits = std::bit_cast<uint64_t>(d == 0.0 ? 0.0 : d);    // -0 sorts as 0
+      prio = (bits >> 63) != 0 ? ~bits : bits | (uint64_t{1} << 63);  // ascending as unsigned
+    } else {
+      prio = static_cast<uint64_t>(j.priority) ^ (uint64_t{1} << 63);  // ascending as unsigned
+    }
+    keys[rank[i]] = {~static_cast<uint64_t>(j.tier), ~prio, rank[i], static_cast<uint32_t>(i)};
+  }
+  // Keys start in rank order; a stable LSD radix sort by (tier, priority) keeps rank order among
+  // equal keys. Bytes on which all keys agree are skipped (most of them, in practice).
+  {
+    std::vector<Key> tmp(n);
+    auto radix_pass = [&](auto byte_of) {
+      size_t count[257] = {};
+      for (const Key& k : keys) ++count[byte_of(k) + 1];
+      for (size_t b = 0; b < 256; ++b) {
+        if (count[b + 1] == n) return;  // every key has this byte
+      }
+      for (size_t b = 0; b < 256; ++b) count[b + 1] += count[b];
+      for (const Key& k : keys) tmp[count[byte_of(k)]++] = k;
+      keys.swap(tmp);
+    };
+    for (int shift = 0; shift < 64; shift += 8) {
+      radix_pass(
+          [shift](const Key& k) { return static_cast<size_t>((k.priority >> shift) & 0xFF); });
+    }
+    for (int shift = 0; shift < 64; shift += 8) {
+      radix_pass([shift](const Key& k) { return static_cast<size_t>((k.tier >> shift) & 0xFF); });
+    }
+  }
+  // Visit in order from a sorted copy: sequential reads from here on.
+  {
+    std::vector<JobInfo> sorted;
+    sorted.reserve(pending_.size());
+    for (const Key& k : keys) sorted.push_back(pending_[k.index]);
+    pending_.swap(sorted);
+  }
+  plan->starts.reserve(std::min<size_t>(pending_.size(), 4 * nodes_.size() + 16));
+  plan->pending.reserve(pending_.size());
+  std::vector<Blocker> blockers;
+  for (JobInfo& j : pending_) {
+    blockers.clear();
+    Timestamp estimate{};
+    size_t starts = plan->starts.size();
+    Schedule(j, plan, &blockers, &estimate);
+    if (plan->starts.size() > starts) continue;
+    PendingReason reason;
+    reason.job = j.view->id;
+    if (!blockers.empty()) {
+      reason.code = blockers.front().code;
+      reason.detail = blockers.front().detail;
+    }
+    reason.estimated_start = estimate;
+    reason.blockers = std::move(blockers);
+    blockers = {};
+    reason.priority = j.priority;
+    plan->pending.push_back(std::move(reason));
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Scheduler.
+
+Scheduler::Scheduler(SchedulerConfig config, SchedulerOptions options)
+    : config_(std::move(config)),
+      options_(std::move(options)),
+      index_(std::make_unique<internal::ConfigIndex>(config_)) {}
+
+Scheduler::~Scheduler() = default;
+
+Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerConfig config,
+                                                     SchedulerOptions options) {
+  CORRAL_RETURN_IF_ERROR(ValidateSchedulerConfig(config));
+  return std::make_unique<Scheduler>(std::move(config), std::move(options));
+}
+
+Plan Scheduler::Decide(const ClusterSnapshot& snapshot, Timestamp now) {
+  Plan plan;
+  Pass pass(config_, options_, *index_, snapshot, now);
+  pass.Run(&plan);
+  return plan;
+}
+
+Status Scheduler::ValidateSubmission(const PendingJobView& job,
+                                     const ClusterSnapshot& snapshot) const {
+  const std::string who = "job " + job.id.ToString();
+  auto err = [&](ErrorCode code, const std::string& message) {
+    return MakeError(code, who + ": " + message);
+  };
+  const ResourceRequest& r = job.resources;
+  const uint32_t gpus = TotalGpus(r);
+  const Duration limit = EffectiveLimit(job.time_limit);
+
+  // Account, user, QOS, reservation.
+  auto acct = index_->account_ids.find(job.account);
+  const internal::ConfigIndex::Account* account =
+      acct == index_->account_ids.end() ? nullptr : &index_->accounts[acct->second];
+  if (!config_.accounts.empty() && account == nullptr) {
+    return err(ErrorCode::kPermissionDenied, "no such account \"" + job.account + "\"");
+  }
+  if (account != nullptr && !account->users.empty() && !account->users.count(job.user)) {
+    return err(ErrorCode::kPermissionDenied,
+               "user \"" + job.user + "\" is not a member of account \"" + job.account + "\"");
+  }
+  const std::string qos_name = job.qos.empty() ? DefaultQos(config_, job.account) : job.qos;
+  auto q = index_->qos_ids.find(qos_name);
+  if (q == index_->qos_ids.end())
+    return err(ErrorCode::kInvalidArgument, "no such qos \"" + qos_name + "\"");
+  const QosConfig& qos = *index_->qos[q->second].config;
+  if (account != nullptr && account->allowed_qos != nullptr &&
+      std::find(account->allowed_qos->begin(), account->allowed_qos->end(), qos_name) ==
+          account->allowed_qos->end()) {
+    return err(ErrorCode::kPermissionDenied,
+               "account \"" + job.account + "\" may not use qos \"" + qos_name + "\"");
+  }
+  if (!job.reservation.empty()) {
+    const Reservation* res = nullptr;
+    for (const Reservation& x : config_.reservations) {
+      if (x.name == job.reservation) res = &x;
+    }
+    for (const Reservation& x : snapshot.reservations) {
+      if (x.name == job.reservation) res = &x;
+    }
+    if (res == nullptr)
+      return err(ErrorCode::kInvalidArgument, "no such reservation \"" + job.reservation + "\"");
+    bool listed = res->users.empty() && res->accounts.empty();
+    listed |= std::find(res->users.begin(), res->users.end(), job.user) != res->users.end();
+    listed |=
+        std::find(res->accounts.begin(), res->accounts.end(), job.account) != res->accounts.end();
+    if (!listed) {
+      return err(ErrorCode::kPermissionDenied,
+                 "user \"" + job.user + "\" may not use reservation \"" + res->name + "\"");
+    }
+  }
+
+  // Limits that no amount of waiting satisfies.
+  auto never = [&](const Limits& l, const std::string& entity) -> Status {
+    if (l.max_gpus_per_job && gpus > *l.max_gpus_per_job) {
+      return err(ErrorCode::kInvalidArgument,
+                 entity + " allows at most " + std::to_string(*l.max_gpus_per_job) +
+                     " GPUs per job, job asks " + std::to_string(gpus));
+    }
+    if (l.max_gpus && gpus > *l.max_gpus) {
+      return err(ErrorCode::kInvalidArgument, entity + " may hold at most " +
+                                                  std::to_string(*l.max_gpus) + " GPUs, job asks " +
+                                                  std::to_string(gpus));
+    }
+    return {};
+  };
+  for (int a = acct == index_->account_ids.end() ? -1 : acct->second; a >= 0;
+       a = index_->accounts[a].parent) {
+    CORRAL_RETURN_IF_ERROR(never(index_->accounts[a].config->limits,
+                                 "account \"" + index_->accounts[a].config->name + "\""));
+  }
+  if (auto u = index_->users.find(job.user); u != index_->users.end()) {
+    CORRAL_RETURN_IF_ERROR(never(u->second->limits, "user \"" + job.user + "\""));
+  }
+  CORRAL_RETURN_IF_ERROR(never(qos.limits, "qos \"" + qos.name + "\""));
+  CORRAL_RETURN_IF_ERROR(never(qos.per_user, "qos \"" + qos.name + "\" per user"));
+  if (qos.max_time && limit > *qos.max_time) {
+    return err(ErrorCode::kInvalidArgument, "time limit " + FormatSlurmDuration(limit) +
+                                                " exceeds qos \"" + qos.name + "\" max_time " +
+                                                FormatSlurmDuration(*qos.max_time));
+  }
+
+  // Partitions: the job is accepted if one of them could ever run it.
+  if (job.partitions.empty()) return err(ErrorCode::kInvalidArgument, "no partition");
+  NameMap<const NodeView*> nodes;
+  nodes.reserve(snapshot.nodes.size() * 2);
+  for (const NodeView& n : snapshot.nodes) nodes.emplace(n.name, &n);
+  const Constraint c = ParseConstraint(r.constraint);
+  std::optional<Error> first;
+  for (const std::string& pname : job.partitions) {
+    auto pit = std::find_if(snapshot.partitions.begin(), snapshot.partitions.end(),
+                            [&](const Partition& x) { return x.name == pname; });
+    const Partition* part = pit != snapshot.partitions.end() ? &*pit : nullptr;
+    if (part == nullptr) {
+      for (const Partition& x : config_.partitions) {
+        if (x.name == pname) part = &x;
+      }
+    }
+    auto reject = [&](ErrorCode code, const std::string& message) {
+      if (!first) first = Error{code, who + ": partition \"" + pname + "\": " + message};
+    };
+    if (part == nullptr) {
+      if (!first)
+        first = Error{ErrorCode::kInvalidArgument, who + ": no such partition \"" + pname + "\""};
+      continue;
+    }
+    if (!part->allowed_accounts.empty() &&
+        std::find(part->allowed_accounts.begin(), part->allowed_accounts.end(), job.account) ==
+            part->allowed_accounts.end()) {
+      reject(ErrorCode::kPermissionDenied, "account \"" + job.account + "\" may not use it");
+      continue;
+    }
+    if (limit > part->max_time) {
+      reject(ErrorCode::kInvalidArgument, "time limit " + FormatSlurmDuration(limit) +
+                                              " exceeds max_time " +
+                                              FormatSlurmDuration(part->max_time));
+      continue;
+    }
+    if (part->max_nodes_per_job > 0 && r.nodes > part->max_nodes_per_job) {
+      reject(ErrorCode::kInvalidArgument, "job asks " + std::to_string(r.nodes) +
+                                              " nodes, at most " +
+                                              std::to_string(part->max_nodes_per_job) + " per job");
+      continue;
+    }
+    if (part->max_gpus_per_job > 0 && gpus > part->max_gpus_per_job) {
+      reject(ErrorCode::kInvalidArgument, "job asks " + std::to_string(gpus) + " GPUs, at most " +
+                                              std::to_string(part->max_gpus_per_job) + " per job");
+      continue;
+    }
+    // Could any set of its (registered) nodes ever hold the job?
+    std::vector<const NodeView*> members;
+    if (part->nodes.empty()) {
+      for (const NodeView& n : snapshot.nodes) members.push_back(&n);
+    } else {
+      for (const std::string& name : part->nodes) {
+        if (auto it = nodes.find(name); it != nodes.end()) members.push_back(it->second);
+      }
+    }
+    bool nodelist_ok = true;
+    for (const std::string& name : r.nodelist) {
+      auto it = nodes.find(name);
+      if (it == nodes.end() ||
+          std::find(members.begin(), members.end(), it->second) == members.end()) {
+        reject(ErrorCode::kInvalidArgument, "requested node \"" + name + "\" is not in it");
+        nodelist_ok = false;
+        break;
+      }
+    }
+    if (!nodelist_ok) continue;
+    if (members.empty()) return {};  // nodes not registered yet: cannot tell
+    PerNodeDemand d = ComputePerNodeDemand(r, part->def_mem_per_cpu_mb);
+    uint32_t capable = 0;
+    for (const NodeView* n : members) {
+      if (!c.Matches(n->features)) continue;
+      if (std::find(r.exclude.begin(), r.exclude.end(), n->name) != r.exclude.end()) continue;
+      uint32_t typed = 0;
+      for (const GpuInfo& g : n->gpus) typed += d.gpu_type.empty() || g.model == d.gpu_type;
+      if (typed >= d.gpus && n->cpus >= d.cpus && n->mem_mb >= d.mem_mb) ++capable;
+    }
+    if (capable < std::max<uint32_t>(1, r.nodes)) {
+      std::string unit = d.gpus > 0 ? std::to_string(d.gpus) + " GPUs" +
+                                          (d.gpu_type.empty() ? "" : " of type " + d.gpu_type)
+                                    : std::to_string(d.cpus) + " CPUs";
+      unit +=
+          ", " + std::to_string(d.cpus) + " CPUs and " + FormatMemoryMb(d.mem_mb) + " of memory";
+      if (!r.constraint.empty()) unit += " with features " + r.constraint;
+      reject(ErrorCode::kInvalidArgument,
+             r.nodes <= 1 ? "no node can ever hold " + unit
+                          : "only " + std::to_string(capable) + " nodes can ever hold " + unit +
+                                ", job needs " + std::to_string(r.nodes));
+      continue;
+    }
+    first.reset();
+    break;
+  }
+  if (first) return tl::unexpected<Error>(*first);
+
+  // Submitted-job limits (counted only when one applies: they need a walk over all jobs).
+  std::vector<std::pair<const Limits*, std::string>> submit_limits;
+  std::vector<int> chain;
+  for (int a = acct == index_->account_ids.end() ? -1 : acct->second; a >= 0;
+       a = index_->accounts[a].parent) {
+    chain.push_back(a);
+  }
+  bool any = false;
+  for (int a : chain) any |= index_->accounts[a].config->limits.max_submitted_jobs.has_value();
+  const UserConfig* ucfg = nullptr;
+  if (auto u = index_->users.find(job.user); u != index_->users.end()) ucfg = u->second;
+  any |= ucfg != nullptr && ucfg->limits.max_submitted_jobs.has_value();
+  any |= qos.limits.max_submitted_jobs.has_value() || qos.per_user.max_submitted_jobs.has_value();
+  if (any) {
+    std::map<std::string_view, int> acct_ids;
+    for (int a : chain) acct_ids[index_->accounts[a].config->name] = a;
+    std::vector<uint32_t> per_account(index_->accounts.size(), 0);
+    uint32_t per_user = 0, per_qos = 0, per_qos_user = 0;
+    auto count = [&](const std::string& job_account, const std::string& user,
+                     const std::string& jq) {
+      // Walk the job's account chain: the jobs of sub-accounts count for their ancestors.
+      auto it = index_->account_ids.find(job_account);
+      for (int a = it == index_->account_ids.end() ? -1 : it->second; a >= 0;
+           a = index_->accounts[a].parent) {
+        if (acct_ids.count(index_->accounts[a].config->name)) ++per_account[a];
+      }
+      const std::string effective = jq.empty() ? DefaultQos(config_, job_account) : jq;
+      per_user += user == job.user;
+      per_qos += effective == qos.name;
+      per_qos_user += effective == qos.name && user == job.user;
+    };
+    for (const RunningJobView& x : snapshot.running) count(x.account, x.user, x.qos);
+    for (const PendingJobView& x : snapshot.pending) {
+      if (x.id != job.id) count(x.account, x.user, x.qos);
+    }
+    auto full = [&](const std::optional<uint32_t>& max, uint32_t n,
+                    const std::string& entity) -> Status {
+      if (max && n + 1 > *max) {
+        return err(ErrorCode::kResourceExhausted, entity + " has " + std::to_string(n) +
+                                                      " of at most " + std::to_string(*max) +
+                                                      " submitted jobs");
+      }
+      return {};
+    };
+    for (int a : chain) {
+      CORRAL_RETURN_IF_ERROR(full(index_->accounts[a].config->limits.max_submitted_jobs,
+                                  per_account[a],
+                                  "account \"" + index_->accounts[a].config->name + "\""));
+    }
+    if (ucfg != nullptr)
+      CORRAL_RETURN_IF_ERROR(
+          full(ucfg->limits.max_submitted_jobs, per_user, "user \"" + job.user + "\""));
+    CORRAL_RETURN_IF_ERROR(
+        full(qos.limits.max_submitted_jobs, per_qos, "qos \"" + qos.name + "\""));
+    CORRAL_RETURN_IF_ERROR(full(qos.per_user.max_submitted_jobs, per_qos_user,
+                                "qos \"" + qos.name + "\" for user \"" + job.user + "\""));
+  }
+  return {};
+}
+
+std::vector<PriorityFactors> Scheduler::Priorities(const ClusterSnapshot& snapshot,
+                                                   Timestamp now) const {
+  Pass pass(config_, options_, *index_, snapshot, now);
+  return pass.ComputePriorities(/*report=*/true);
+}
+
+}  // namespace corral::sched

@@ -1,0 +1,63 @@
+// Usage accounting for fair share and GPU-minute limits: a value the caller keeps between
+// passes (the controller persists it; the simulator keeps it in memory) and advances with time.
+//
+// A job's charge rate is its TRES-weighted size, weight_gpu * GPUs + weight_cpu * CPUs +
+// weight_mem_gb * memory in GB, times its QOS `usage_factor`. `decayed_usage` decays by half
+// every `half_life`; `period_gpu_seconds` counts raw GPU-seconds since the start of the current
+// usage period (aligned multiples of `usage_period` since the epoch) and restarts at zero in
+// each new period.
+//
+// Pure: time is always passed in. Value type; not thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/time.h"
+#include "sched/config.h"
+#include "sched/snapshot.h"
+
+namespace corral::sched {
+
+class UsageLedger {
+ public:
+  UsageLedger() = default;
+  // Restores persisted state (`Entries()` and `last_update()` of an earlier ledger).
+  UsageLedger(const std::vector<AssociationUsage>& entries, Timestamp last_update);
+
+  // Moves the ledger to `now`:
+  //   1. Decays every `decayed_usage` by 2^-((now - last_update) / half_life).
+  //   2. Restarts `period_gpu_seconds` at zero if `now` is in a later usage period.
+  //   3. Charges each running job for its run time in (last_update, now], clipped to the
+  //      current period for `period_gpu_seconds`.
+  // The first call only sets `last_update`. A `now` before `last_update()` changes nothing.
+  void Advance(Timestamp now, const std::vector<RunningJobView>& running,
+               const SchedulerConfig& config);
+
+  // Charges a job that ended at `end` (after `last_update()`) for its run time in
+  // (last_update, end]. Call it when a job ends, before the next `Advance`.
+  void ChargeEnded(const RunningJobView& job, Timestamp end, const SchedulerConfig& config);
+
+  // Adds usage directly (an import of past accounting, or a test).
+  void Add(const std::string& account, const std::string& user, double decayed_usage,
+           double period_gpu_seconds);
+
+  // The entries, sorted by (account, user): what `ClusterSnapshot::usage` takes.
+  std::vector<AssociationUsage> Entries() const;
+  Timestamp last_update() const { return last_update_; }
+
+  // The charge rate of `job` per second (see the file comment).
+  static double ChargeRate(const RunningJobView& job, const SchedulerConfig& config);
+
+ private:
+  void Charge(const RunningJobView& job, Timestamp from, Timestamp to,
+              const SchedulerConfig& config);
+
+  std::map<std::pair<std::string, std::string>, AssociationUsage> entries_;
+  Timestamp last_update_{};
+  bool started_ = false;
+};
+
+}  // namespace corral::sched

@@ -57,7 +57,6 @@ constexpr Entry kPolicies[] = {
     {"default", "multifactor priority, fair share, limits, preemption, backfill, topology",
      &MakeDefault},
     {"first_fit", "the placeholder first-fit policy (nice, then JobId)", &MakeFirstFit},
-     &MakeLasPolicy},
 };
 
 }  // namespace

@@ -329,6 +329,7 @@ class PostgresStore::Connection {
     }
   }
 
+  bool connected() const { return pq_.status(conn_) == CONNECTION_OK; }
   const std::string& prefix() const { return prefix_; }
   const Libpq& pq() const { return pq_; }
 
@@ -583,10 +584,16 @@ Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
       params.Int(p.int_value);
     }
   }
-  CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecParams(q.sql, params, "query jobs"));
+  Result<PgResultPtr> r = c.ExecParams(q.sql, params, "query jobs");
+  if (!r.has_value() && !c.connected()) {
+    // The connection was lost since the last call (a server restart): a read is safe to retry.
+    CORRAL_RETURN_IF_ERROR(c.EnsureConnected());
+    r = c.ExecParams(q.sql, params, "query jobs");
+  }
+  if (!r.has_value()) return tl::unexpected(r.error());
   std::vector<Job> jobs;
   CORRAL_RETURN_IF_ERROR(
-      CollectRows(pq_, r.get(), internal::kJobColumns, c.prefix(), internal::ReadJobRow, &jobs));
+      CollectRows(pq_, r->get(), internal::kJobColumns, c.prefix(), internal::ReadJobRow, &jobs));
   return jobs;
 }
 

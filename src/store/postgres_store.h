@@ -10,7 +10,9 @@
 // If the connection is lost while COMMIT is in flight, PostgreSQL cannot tell the client
 // whether the transaction committed: `Write` then returns kUnavailable and the batch may or
 // may not be applied; every op is an idempotent put or delete, so writing it again is safe.
-// A lost connection is re-established on the next call.
+// A lost connection is re-established by the next call: transparently when nothing had been
+// sent yet (the BEGIN of a `Write` or `Load`) or for a read (`QueryJobs`); a `Write` that was
+// under way when the connection went fails with kUnavailable.
 //
 // Text columns (job name, user, account, partition, reason, node name, meta) must be valid
 // UTF-8 without NUL bytes: PostgreSQL refuses anything else (kInvalidArgument). Blobs take

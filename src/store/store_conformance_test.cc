@@ -47,6 +47,9 @@ class Env {
   virtual bool CorruptJob(JobId) { return false; }
   // Sets the stored schema version.
   virtual bool SetSchemaVersion(int) { return false; }
+  // Closes the store's connections from the server side, as a database restart does, and
+  // waits until they are gone.
+  virtual bool DropConnections() { return false; }
 };
 
 class MemoryEnv final : public Env {
@@ -131,9 +134,22 @@ class PostgresEnv final : public Env {
     pq_->finish(conn_);
   }
   std::string SkipReason() override { return skip_; }
+  // The schema is the search path; the application name lets `DropConnections` find the
+  // store's sessions and no one else's.
   Result<std::unique_ptr<Store>> Open() override {
     return OpenStore(dsn_ + (dsn_.find('?') == std::string::npos ? "?" : "&") +
-                     "options=-csearch_path%3D" + schema_);
+                     "options=-csearch_path%3D" + schema_ + "&application_name=" + schema_);
+  }
+  bool DropConnections() override {
+    internal::PgResultPtr r(
+        pq_->exec(conn_, ("SELECT count(pg_terminate_backend(pid, 10000)) FROM pg_stat_activity "
+                          "WHERE application_name = '" +
+                          schema_ + "'")
+                             .c_str()),
+        {pq_});
+    bool ok = r && pq_->resultStatus(r.get()) == PGRES_TUPLES_OK;
+    if (!ok) ADD_FAILURE() << pq_->errorMessage(conn_);
+    return ok && std::string(pq_->getvalue(r.get(), 0, 0)) != "0";
   }
   bool InjectFailureOnJob(JobId id) override {
     return Exec("CREATE FUNCTION " + schema_ +
@@ -515,6 +531,21 @@ TYPED_TEST(StoreConformanceTest, NewerSchemaVersionIsRefused) {
   EXPECT_EQ(s.error().code, ErrorCode::kFailedPrecondition);
   EXPECT_NE(s.error().message.find("schema version 99 is newer"), std::string::npos)
       << s.error().message;
+}
+
+TYPED_TEST(StoreConformanceTest, RecoversFromLostConnections) {
+  WriteBatch first;
+  first.PutJob(PopulatedJob(1, 0));
+  this->WriteOk(first);
+  EXPECT_EQ(this->QueryIds({}), std::vector<uint64_t>{1});  // opens the reader connection
+  if (!this->env_->DropConnections()) GTEST_SKIP() << "no connections to lose";
+
+  WriteBatch second;
+  second.PutJob(PopulatedJob(2, 0));
+  this->WriteOk(second);
+  EXPECT_EQ(this->QueryIds({}), (std::vector<uint64_t>{1, 2}));
+  ASSERT_TRUE(this->env_->DropConnections());
+  EXPECT_EQ(this->LoadOk().jobs, (std::vector<Job>{PopulatedJob(1, 0), PopulatedJob(2, 0)}));
 }
 
 // One writer and one reader thread: every query succeeds and sees whole batches only (each

@@ -483,6 +483,11 @@ struct HeadError {
 
 }  // namespace
 
+namespace {
+// The server whose connection the current thread serves, if any (for `Stop()` from a handler).
+thread_local const void* tls_serving = nullptr;
+}  // namespace
+
 struct HttpServer::Impl {
   // One accepted connection and the thread serving it.
   struct Conn {
@@ -615,13 +620,7 @@ void HttpServer::Stop() {
   }
   // From a handler, only begin: joining other connection threads from one could deadlock
   // (two handlers stopping at once would wait for each other), and its own cannot be joined.
-  const std::thread::id self = std::this_thread::get_id();
-  {
-    std::lock_guard<std::mutex> lock(s.mu);
-    for (const Impl::Conn& c : s.conns) {
-      if (c.thread.get_id() == self) return;
-    }
-  }
+  if (tls_serving == &s) return;
   std::lock_guard<std::mutex> stop_lock(s.stop_mu);
   if (s.acceptor.joinable()) s.acceptor.join();  // it closes the listener
   // Idle and reading connections see `stop_fd` and close; one inside a handler finishes it,
@@ -631,7 +630,9 @@ void HttpServer::Stop() {
     std::lock_guard<std::mutex> lock(s.mu);
     to_join.splice(to_join.end(), s.conns);
   }
-  for (Impl::Conn& c : to_join) c.thread.join();
+  for (Impl::Conn& c : to_join) {
+    if (c.thread.joinable()) c.thread.join();
+  }
 }
 
 void HttpServer::Impl::AcceptLoop() {
@@ -668,19 +669,33 @@ void HttpServer::Impl::AcceptLoop() {
         break;  // EAGAIN: all pending connections taken
       }
       SetNoDelay(fd);
-      std::lock_guard<std::mutex> lock(mu);
-      if (conns.size() >= options.max_connections) {
+      // Only this thread adds, reaps or (before Stop() has joined it) removes connections,
+      // so `conn` stays valid while the thread is started outside the lock.
+      std::list<Conn>::iterator conn;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (conns.size() < options.max_connections) {
+          conn = conns.emplace(conns.end());
+          conn->fd = fd;
+          conn->peer = PeerName(addr);
+        } else {
+          conn = conns.end();
+        }
+      }
+      if (conn == conns.end()) {
         Reject(fd);
         continue;
       }
-      Conn& c = conns.emplace_back();
-      c.fd = fd;
-      c.peer = PeerName(addr);
       try {
-        c.thread = std::thread([this, conn = &c] { Serve(conn); });
+        std::thread thread([this, c = &*conn] { Serve(c); });
+        std::lock_guard<std::mutex> lock(mu);
+        conn->thread = std::move(thread);
       } catch (const std::exception& e) {  // std::system_error: no more threads
         CORRAL_LOG(Warn) << "http server: cannot start a connection thread: " << e.what();
-        conns.pop_back();
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          conns.erase(conn);
+        }
         Reject(fd);
       }
     }
@@ -927,6 +942,7 @@ void HttpServer::Impl::SendErrorAndClose(int fd, const HeadError& e) {
 }
 
 void HttpServer::Impl::Serve(Conn* conn) {
+  tls_serving = this;
   const int fd = conn->fd;
   const size_t max_head = options.max_header_bytes;
   std::string buf;

@@ -102,7 +102,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
                                 ": set CORRAL_TOKEN or CORRAL_KEY_FILE, or run munged (" +
                                 munge.error().message + ")");
     }
-    c->authorization_ = *munge;
+    c->munge_ = true;
   }
   CORRAL_ASSIGN_OR_RETURN(c->http_, api::HttpClient::Create(c->url_));
   return c;
@@ -111,7 +111,13 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
 Result<api::HttpResponse> Client::Call(std::string_view method, const std::string& path,
                                        std::string_view body, bool idempotent,
                                        std::chrono::milliseconds timeout) {
-  auto r = http_->Send(method, path, body, {{"authorization", authorization_}}, idempotent, timeout);
+  std::string authorization = authorization_;
+  if (munge_) {
+    auto credential = api::MungeHeader();
+    if (!credential) return Annotate(credential.error(), "MUNGE");
+    authorization = *credential;
+  }
+  auto r = http_->Send(method, path, body, {{"authorization", authorization}}, idempotent, timeout);
   if (!r) return Annotate(r.error(), "controller " + url_);
   return api::CheckResponse(std::move(r));
 }
@@ -192,6 +198,34 @@ Status Client::Drain(const std::string& node, const std::string& reason) {
 Status Client::Resume(const std::string& node) {
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/nodes/" + api::UrlEncode(node) + "/resume", "", true));
   return {};
+}
+
+Result<api::StepInfo> Client::CreateStep(JobId id, const StepSpec& spec) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/steps", api::EncodeStepSpec(spec), false));
+  return api::DecodeStepInfo(r.body);
+}
+
+Result<api::StepInfo> Client::GetStep(JobId id, uint32_t step) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/steps/" + std::to_string(step), "", true));
+  return api::DecodeStepInfo(r.body);
+}
+
+Result<api::StepInfo> Client::WaitStep(JobId id, uint32_t step, int timeout_s) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/steps/" + std::to_string(step) +
+                                                  "/wait?timeout=" + std::to_string(timeout_s),
+                                       "", true, std::chrono::milliseconds((timeout_s + 30) * 1000)));
+  return api::DecodeStepInfo(r.body);
+}
+
+Status Client::CancelStep(JobId id, uint32_t step) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/steps/" + std::to_string(step) + "/cancel", "", true));
+  return {};
+}
+
+Result<api::JobInfo> Client::CheckpointDone(JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/checkpoint", "", false));
+  return api::DecodeJobInfo(r.body);
 }
 
 Result<std::vector<api::PartitionInfo>> Client::ListPartitions() {

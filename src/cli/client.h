@@ -64,6 +64,13 @@ class Client {
   Status Drain(const std::string& node, const std::string& reason);
   Status Resume(const std::string& node);
   Result<std::vector<api::PartitionInfo>> ListPartitions();
+  // Steps (`corral run`) and checkpoints.
+  Result<api::StepInfo> CreateStep(JobId id, const StepSpec& spec);
+  Result<api::StepInfo> GetStep(JobId id, uint32_t step);
+  // Long-polls until the step ends or `timeout_s` passes; returns the step then.
+  Result<api::StepInfo> WaitStep(JobId id, uint32_t step, int timeout_s);
+  Status CancelStep(JobId id, uint32_t step);
+  Result<api::JobInfo> CheckpointDone(JobId id);
 
   const std::string& url() const { return url_; }
 
@@ -72,7 +79,8 @@ class Client {
   Result<api::HttpResponse> Call(std::string_view method, const std::string& path, std::string_view body,
                                  bool idempotent, std::chrono::milliseconds timeout = {});
   std::string url_;
-  std::string authorization_;
+  std::string authorization_;  // a token valid for the whole command
+  bool munge_ = false;         // else a fresh MUNGE credential per request (each is single-use)
   std::unique_ptr<api::HttpClient> http_;
 };
 

@@ -1,5 +1,6 @@
 #include "store/postgres_store.h"
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -228,16 +229,18 @@ void LogNotice(void*, const char* message) { CORRAL_LOG(Debug) << "postgresql: "
 // store's mutexes serialise each connection.
 class PostgresStore::Connection {
  public:
-  Connection(const Libpq& pq, std::string name)
-      : pq_(pq), prefix_("postgresql store \"" + name + "\": ") {}
+  Connection(const Libpq& pq, std::string url, std::string name)
+      : pq_(pq), url_(std::move(url)), prefix_("postgresql store \"" + name + "\": ") {}
   ~Connection() {
     if (conn_) pq_.finish(conn_);
   }
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  Status Connect(const std::string& url) {
-    conn_ = pq_.connectdb(url.c_str());
+  Status Connect() {
+    if (conn_) pq_.finish(conn_);
+    prepared_.clear();
+    conn_ = pq_.connectdb(url_.c_str());
     if (conn_ == nullptr) return Unavailable(prefix_ + "cannot connect: out of memory");
     if (pq_.status(conn_) != CONNECTION_OK) {
       return Unavailable(prefix_ + "cannot connect: " + Trim(pq_.errorMessage(conn_)));
@@ -248,6 +251,7 @@ class PostgresStore::Connection {
 
   // Reconnects if the connection was lost (the server restarted, a network blip).
   Status EnsureConnected() {
+    if (conn_ == nullptr) return Connect();  // abandoned after a broken pipeline
     if (pq_.status(conn_) == CONNECTION_OK) return {};
     pq_.reset(conn_);
     prepared_.clear();
@@ -263,7 +267,7 @@ class PostgresStore::Connection {
     CORRAL_RETURN_IF_ERROR(EnsureConnected());
     Result<PgResultPtr> r = Exec(sql, "begin");
     if (r.has_value()) return {};
-    if (pq_.status(conn_) == CONNECTION_OK) return tl::unexpected(r.error());
+    if (connected()) return tl::unexpected(r.error());
     CORRAL_RETURN_IF_ERROR(EnsureConnected());
     CORRAL_RETURN_IF_ERROR(Exec(sql, "begin"));
     return {};
@@ -314,6 +318,84 @@ class PostgresStore::Connection {
     return status;
   }
 
+  // Prepares `s` in this session unless it already is.
+  Status Prepare(const PgStatement& s) {
+    if (prepared_.contains(s.name)) return {};
+    PgResultPtr r(
+        pq_.prepare(conn_, s.name, s.sql.c_str(), static_cast<int>(s.types.size()), s.types.data()),
+        {&pq_});
+    CORRAL_RETURN_IF_ERROR(Check(std::move(r), PGRES_COMMAND_OK, "prepare"));
+    prepared_.insert(s.name);
+    return {};
+  }
+
+  // Queues a prepared statement in pipeline mode. Requires: `Prepare(s)` succeeded.
+  bool SendPrepared(const PgStatement& s, const PgParams& p) {
+    return pq_.sendQueryPrepared(conn_, s.name, p.size(), p.values(), p.lengths(), p.formats(),
+                                 /*resultFormat=*/1) == 1;
+  }
+
+  // Runs `count` statements and then COMMIT in pipeline mode: one round trip per
+  // `kPipelineDepth` statements instead of one each. `send(i)` queues statement i with
+  // `SendPrepared`; `describe(i)` names it for an error message. Returns the first error (the
+  // statements after it are skipped by the server); the caller then rolls back.
+  template <typename SendFn, typename DescribeFn>
+  Status PipelinedCommit(size_t count, SendFn&& send, DescribeFn&& describe) {
+    // Results wait in socket buffers until read: a bounded depth keeps both sides from
+    // blocking on full buffers.
+    constexpr size_t kPipelineDepth = 256;
+    if (pq_.enterPipelineMode(conn_) != 1) return ResultError(nullptr, "enter pipeline mode");
+    Status status;
+    bool broken = false;
+    for (size_t next = 0; next <= count && status.has_value() && !broken;) {
+      size_t first = next;
+      size_t end = std::min(count + 1, next + kPipelineDepth);  // index `count` is the COMMIT
+      for (; next < end; ++next) {
+        bool sent = next < count ? send(next)
+                                 : pq_.sendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr,
+                                                       nullptr, nullptr, 0) == 1;
+        if (!sent) {
+          status = ResultError(nullptr, next < count ? describe(next) : "commit");
+          break;
+        }
+      }
+      if (pq_.pipelineSync(conn_) != 1) {
+        if (status.has_value()) status = ResultError(nullptr, "pipeline sync");
+        broken = true;
+        break;
+      }
+      // One result and a null per statement, then the sync's result.
+      for (size_t i = first; i < next && !broken; ++i) {
+        PgResultPtr r(pq_.getResult(conn_), {&pq_});
+        if (!r) {
+          if (status.has_value()) status = ResultError(nullptr, describe(i));
+          broken = true;
+          break;
+        }
+        ExecStatusType st = pq_.resultStatus(r.get());
+        if (st != PGRES_COMMAND_OK && st != PGRES_PIPELINE_ABORTED && status.has_value()) {
+          status = ResultError(r.get(), i < count ? describe(i) : "commit");
+        }
+        PgResultPtr(pq_.getResult(conn_), {&pq_});  // the null that ends this statement
+      }
+      if (!broken) {
+        PgResultPtr sync(pq_.getResult(conn_), {&pq_});
+        if (!sync || pq_.resultStatus(sync.get()) != PGRES_PIPELINE_SYNC) {
+          if (status.has_value()) status = ResultError(sync.get(), "pipeline sync");
+          broken = true;
+        }
+      }
+    }
+    if (broken || pq_.exitPipelineMode(conn_) != 1) {
+      // Unread results or a dead connection: start afresh on the next call.
+      pq_.finish(conn_);
+      conn_ = nullptr;
+      prepared_.clear();
+      if (status.has_value()) status = Unavailable(prefix_ + "connection lost in a pipeline");
+    }
+    return status;
+  }
+
   // Runs an unnamed statement with parameters, binary results.
   Result<PgResultPtr> ExecParams(const std::string& sql, const PgParams& p, std::string_view what) {
     return Check(PgResultPtr(pq_.execParams(conn_, sql.c_str(), p.size(), p.types(), p.values(),
@@ -324,12 +406,12 @@ class PostgresStore::Connection {
 
   // Ends a failed transaction; the failure is what gets reported.
   void RollbackQuietly() {
-    if (pq_.status(conn_) == CONNECTION_OK && pq_.transactionStatus(conn_) != PQTRANS_IDLE) {
+    if (connected() && pq_.transactionStatus(conn_) != PQTRANS_IDLE) {
       PgResultPtr(pq_.exec(conn_, "ROLLBACK"), {&pq_});
     }
   }
 
-  bool connected() const { return pq_.status(conn_) == CONNECTION_OK; }
+  bool connected() const { return conn_ != nullptr && pq_.status(conn_) == CONNECTION_OK; }
   const std::string& prefix() const { return prefix_; }
   const Libpq& pq() const { return pq_; }
 
@@ -339,16 +421,6 @@ class PostgresStore::Connection {
     // default. UTF8: the text columns' bytes are sent and read unchanged.
     CORRAL_RETURN_IF_ERROR(
         Exec("SET synchronous_commit = on; SET client_encoding = 'UTF8'", "set up session"));
-    return {};
-  }
-
-  Status Prepare(const PgStatement& s) {
-    if (prepared_.contains(s.name)) return {};
-    PgResultPtr r(
-        pq_.prepare(conn_, s.name, s.sql.c_str(), static_cast<int>(s.types.size()), s.types.data()),
-        {&pq_});
-    CORRAL_RETURN_IF_ERROR(Check(std::move(r), PGRES_COMMAND_OK, "prepare"));
-    prepared_.insert(s.name);
     return {};
   }
 
@@ -362,13 +434,13 @@ class PostgresStore::Connection {
     const char* primary = r ? pq_.resultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
     std::string message = primary ? primary : "";
     if (message.empty() && r) message = Trim(pq_.resultErrorMessage(r));
-    if (message.empty()) message = Trim(pq_.errorMessage(conn_));
+    if (message.empty() && conn_) message = Trim(pq_.errorMessage(conn_));
     if (message.empty() && r) {
       message = "unexpected result status " + std::to_string(pq_.resultStatus(r));
     }
     std::string_view code(state ? state : "");
     ErrorCode ec = ErrorCode::kInternal;
-    if (pq_.status(conn_) != CONNECTION_OK || code.starts_with("08") || code.starts_with("53") ||
+    if (!connected() || code.starts_with("08") || code.starts_with("53") ||
         code.starts_with("57P") || code.starts_with("40") ||
         code == "25006" /* read-only transaction: a standby */) {
       ec = ErrorCode::kUnavailable;
@@ -381,8 +453,9 @@ class PostgresStore::Connection {
   }
 
   const Libpq& pq_;
+  const std::string url_;
   const std::string prefix_;
-  PGconn* conn_ = nullptr;
+  PGconn* conn_ = nullptr;          // null once abandoned; reconnected by `EnsureConnected`
   std::set<std::string> prepared_;  // names prepared in the current session
 };
 
@@ -395,9 +468,9 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
                                                            Options options) {
   CORRAL_ASSIGN_OR_RETURN(const Libpq* pq, internal::LoadLibpq(options.libpq));
   auto store = std::unique_ptr<PostgresStore>(new PostgresStore(*pq, url, DisplayName(url)));
-  store->writer_ = std::make_unique<Connection>(*pq, store->name_);
+  store->writer_ = std::make_unique<Connection>(*pq, url, store->name_);
   Connection& c = *store->writer_;
-  CORRAL_RETURN_IF_ERROR(c.Connect(url));
+  CORRAL_RETURN_IF_ERROR(c.Connect());
 
   // Schema: under an advisory lock, so that two controllers starting at once do not race
   // on CREATE TABLE IF NOT EXISTS.
@@ -450,48 +523,74 @@ Status PostgresStore::Write(const WriteBatch& batch) {
   std::lock_guard<std::mutex> lock(write_mu_);
   Connection& c = *writer_;
   CORRAL_RETURN_IF_ERROR(c.Begin("BEGIN"));
+  // The statement and description of each op.
+  auto statement = [](const WriteBatch::Op& op) -> const PgStatement& {
+    switch (op.index()) {
+      case 0:
+        return UpsertJob();
+      case 1:
+        return UpsertNode();
+      case 2:
+        return PutMeta();
+      default:
+        return DeleteJob();
+    }
+  };
+  auto describe = [&](size_t i) -> std::string {
+    return std::visit(
+        [](const auto& o) -> std::string {
+          using T = std::decay_t<decltype(o)>;
+          if constexpr (std::is_same_v<T, WriteBatch::PutJobOp>) {
+            return "write job " + o.job.id.ToString();
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutNodeOp>) {
+            return "write node " + o.node.id.ToString();
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
+            return "write meta \"" + o.key + "\"";
+          } else {
+            return "delete job " + o.id.ToString();
+          }
+        },
+        batch.ops()[i]);
+  };
+  static_assert(
+      std::is_same_v<std::variant_alternative_t<0, WriteBatch::Op>, WriteBatch::PutJobOp>);
+  static_assert(
+      std::is_same_v<std::variant_alternative_t<3, WriteBatch::Op>, WriteBatch::DeleteJobOp>);
+  auto fail = [&](Status s) {
+    c.RollbackQuietly();
+    return s;
+  };
+  // Statements are prepared outside the pipeline.
+  bool prepared[4] = {};
+  for (const WriteBatch::Op& op : batch.ops()) {
+    if (prepared[op.index()]) continue;
+    if (Status s = c.Prepare(statement(op)); !s.has_value()) return fail(s);
+    prepared[op.index()] = true;
+  }
   internal::EncodeScratch scratch;
   PgParams params;
-  auto apply = [&](const WriteBatch::Op& op) -> Status {
+  auto send = [&](size_t i) {
+    const WriteBatch::Op& op = batch.ops()[i];
     params.Clear();
-    return std::visit(
-        [&](const auto& o) -> Status {
+    std::visit(
+        [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
-          const PgStatement* s;
-          std::string what;
           if constexpr (std::is_same_v<T, WriteBatch::PutJobOp>) {
             internal::WriteJobRow(o.job, params, scratch);
-            s = &UpsertJob();
-            what = "write job " + o.job.id.ToString();
           } else if constexpr (std::is_same_v<T, WriteBatch::PutNodeOp>) {
             internal::WriteNodeRow(o.node, params, scratch);
-            s = &UpsertNode();
-            what = "write node " + o.node.id.ToString();
           } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
             params.Text(o.key);
             params.Text(o.value);
-            s = &PutMeta();
-            what = "write meta \"" + o.key + "\"";
           } else {
             params.Int(static_cast<int64_t>(o.id.value));
-            s = &DeleteJob();
-            what = "delete job " + o.id.ToString();
           }
-          CORRAL_RETURN_IF_ERROR(c.ExecPrepared(*s, params, what, PGRES_COMMAND_OK));
-          return {};
         },
         op);
+    // libpq copies the parameters into its output buffer: `params` may be reused at once.
+    return c.SendPrepared(statement(op), params);
   };
-  for (const WriteBatch::Op& op : batch.ops()) {
-    if (Status s = apply(op); !s.has_value()) {
-      c.RollbackQuietly();
-      return s;
-    }
-  }
-  if (auto r = c.Exec("COMMIT", "commit"); !r.has_value()) {
-    c.RollbackQuietly();
-    return tl::unexpected(r.error());
-  }
+  if (Status s = c.PipelinedCommit(batch.size(), send, describe); !s.has_value()) return fail(s);
   return {};
 }
 
@@ -569,8 +668,8 @@ Result<StoredState> PostgresStore::Load() {
 Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
   std::lock_guard<std::mutex> lock(read_mu_);
   if (!reader_) {
-    auto conn = std::make_unique<Connection>(pq_, name_);
-    CORRAL_RETURN_IF_ERROR(conn->Connect(url_));
+    auto conn = std::make_unique<Connection>(pq_, url_, name_);
+    CORRAL_RETURN_IF_ERROR(conn->Connect());
     reader_ = std::move(conn);
   }
   Connection& c = *reader_;

@@ -47,6 +47,9 @@ class Env {
   virtual bool CorruptJob(JobId) { return false; }
   // Sets the stored schema version.
   virtual bool SetSchemaVersion(int) { return false; }
+  // Makes the server end the store's connection while it writes job `id` (a crash of the
+  // database in the middle of a batch).
+  virtual bool InjectDisconnectOnJob(JobId) { return false; }
   // Closes the store's connections from the server side, as a database restart does, and
   // waits until they are gone.
   virtual bool DropConnections() { return false; }
@@ -158,6 +161,15 @@ class PostgresEnv final : public Env {
                 "LANGUAGE plpgsql") &&
            Exec("CREATE TRIGGER corral_test_fail BEFORE INSERT ON " + schema_ +
                 ".jobs FOR EACH ROW EXECUTE FUNCTION " + schema_ + ".corral_test_fail()");
+  }
+  bool InjectDisconnectOnJob(JobId id) override {
+    return Exec("CREATE FUNCTION " + schema_ +
+                ".corral_test_disconnect() RETURNS trigger AS $$ BEGIN IF NEW.id = " +
+                id.ToString() +
+                " THEN PERFORM pg_terminate_backend(pg_backend_pid()); PERFORM pg_sleep(10); "
+                "END IF; RETURN NEW; END $$ LANGUAGE plpgsql") &&
+           Exec("CREATE TRIGGER corral_test_disconnect BEFORE INSERT ON " + schema_ +
+                ".jobs FOR EACH ROW EXECUTE FUNCTION " + schema_ + ".corral_test_disconnect()");
   }
   bool CorruptJob(JobId id) override {
     return Exec("UPDATE " + schema_ +
@@ -475,6 +487,28 @@ TYPED_TEST(StoreConformanceTest, FailedBatchAppliesNothing) {
   EXPECT_EQ(this->QueryIds({}), (std::vector<uint64_t>{1, 2}));
 }
 
+// Batches bigger than an implementation's internal chunks (PostgreSQL pipelines 256
+// statements at a time) are still one transaction.
+TYPED_TEST(StoreConformanceTest, LargeBatchIsOneTransaction) {
+  WriteBatch big;
+  for (uint64_t id = 1; id <= 600; ++id) big.PutJob(PopulatedJob(id, id % 5));
+  big.PutMeta("next_job_id", "601");
+  this->WriteOk(big);
+  EXPECT_EQ(this->LoadOk().jobs.size(), 600u);
+
+  if (!this->env_->InjectFailureOnJob(JobId(1666))) GTEST_SKIP() << "writes cannot fail";
+  WriteBatch failing;
+  for (uint64_t id = 1001; id <= 1700; ++id) failing.PutJob(PopulatedJob(id, 0));  // 1666: 666th
+  failing.DeleteJob(JobId(1));
+  failing.PutMeta("next_job_id", "1701");
+  Status s = this->store_->Write(failing);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_NE(s.error().message.find("job 1666"), std::string::npos) << s.error().message;
+  StoredState after = this->LoadOk();
+  EXPECT_EQ(after.jobs.size(), 600u);
+  EXPECT_EQ(after.meta.at("next_job_id"), "601");
+}
+
 TYPED_TEST(StoreConformanceTest, ReopenRecoversEverything) {
   if (!this->env_->Durable()) GTEST_SKIP() << "not durable";
   std::vector<Job> jobs;
@@ -546,6 +580,24 @@ TYPED_TEST(StoreConformanceTest, RecoversFromLostConnections) {
   EXPECT_EQ(this->QueryIds({}), (std::vector<uint64_t>{1, 2}));
   ASSERT_TRUE(this->env_->DropConnections());
   EXPECT_EQ(this->LoadOk().jobs, (std::vector<Job>{PopulatedJob(1, 0), PopulatedJob(2, 0)}));
+}
+
+TYPED_TEST(StoreConformanceTest, ConnectionLostMidBatchAppliesNothing) {
+  WriteBatch first;
+  first.PutJob(PopulatedJob(1, 0));
+  this->WriteOk(first);
+  if (!this->env_->InjectDisconnectOnJob(JobId(300))) GTEST_SKIP() << "no connection to lose";
+  WriteBatch b;
+  for (uint64_t id = 2; id <= 400; ++id) b.PutJob(PopulatedJob(id, 0));
+  Status s = this->store_->Write(b);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kUnavailable) << s.error().message;
+  // The next calls reconnect.
+  EXPECT_EQ(this->LoadOk().jobs, std::vector<Job>{PopulatedJob(1, 0)});
+  WriteBatch next;
+  next.PutJob(PopulatedJob(2, 0));
+  this->WriteOk(next);
+  EXPECT_EQ(this->QueryIds({}), (std::vector<uint64_t>{1, 2}));
 }
 
 // One writer and one reader thread: every query succeeds and sees whole batches only (each

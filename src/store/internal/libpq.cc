@@ -44,6 +44,10 @@ Result<const Libpq*> LoadLibpq(const std::string& soname) {
   resolve(lib->prepare, "PQprepare");
   resolve(lib->execPrepared, "PQexecPrepared");
   resolve(lib->sendQueryPrepared, "PQsendQueryPrepared");
+  resolve(lib->sendQueryParams, "PQsendQueryParams");
+  resolve(lib->enterPipelineMode, "PQenterPipelineMode");
+  resolve(lib->exitPipelineMode, "PQexitPipelineMode");
+  resolve(lib->pipelineSync, "PQpipelineSync");
   resolve(lib->setSingleRowMode, "PQsetSingleRowMode");
   resolve(lib->getResult, "PQgetResult");
   resolve(lib->resultStatus, "PQresultStatus");

@@ -28,6 +28,10 @@ struct Libpq {
   decltype(&::PQprepare) prepare;
   decltype(&::PQexecPrepared) execPrepared;
   decltype(&::PQsendQueryPrepared) sendQueryPrepared;
+  decltype(&::PQsendQueryParams) sendQueryParams;
+  decltype(&::PQenterPipelineMode) enterPipelineMode;  // libpq 14+
+  decltype(&::PQexitPipelineMode) exitPipelineMode;
+  decltype(&::PQpipelineSync) pipelineSync;
   decltype(&::PQsetSingleRowMode) setSingleRowMode;
   decltype(&::PQgetResult) getResult;
   decltype(&::PQresultStatus) resultStatus;
@@ -44,7 +48,7 @@ struct Libpq {
 
 // Loads `soname` (once per name; later calls return the same table). Returns kUnavailable
 // "postgresql store: cannot load SONAME: REASON" when the library or one of the functions
-// is missing.
+// is missing (pipeline mode needs libpq 14 or newer; Debian 12 has 15).
 Result<const Libpq*> LoadLibpq(const std::string& soname = "libpq.so.5");
 
 // Owns a PGresult.

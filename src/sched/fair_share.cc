@@ -118,19 +118,26 @@ class FairTree {
     while (i < group.size()) {
       size_t j = i;
       while (j < group.size() && nodes_[group[j]].lf == nodes_[group[i]].lf) ++j;
-      // Users of the tie group share one rank; children of its accounts are ranked together.
-      uint32_t rank = ranked_ + 1;
-      std::vector<int> merged;
-      for (size_t k = i; k < j; ++k) {
-        const TreeNode& n = nodes_[group[k]];
-        if (n.is_user) {
-          ranks_[group[k]] = rank;
-          ++ranked_;
-        } else {
-          merged.insert(merged.end(), n.children.begin(), n.children.end());
+      // A tie group of users shares one rank. With accounts in it, the children of those accounts
+      // and the group's users are merged and ranked together (Slurm's tie rule).
+      bool any_account = false;
+      for (size_t k = i; k < j; ++k) any_account |= !nodes_[group[k]].is_user;
+      if (!any_account) {
+        uint32_t rank = ranked_ + 1;
+        for (size_t k = i; k < j; ++k) ranks_[group[k]] = rank;
+        ranked_ += static_cast<uint32_t>(j - i);
+      } else {
+        std::vector<int> merged;
+        for (size_t k = i; k < j; ++k) {
+          const TreeNode& n = nodes_[group[k]];
+          if (n.is_user) {
+            merged.push_back(group[k]);
+          } else {
+            merged.insert(merged.end(), n.children.begin(), n.children.end());
+          }
         }
+        if (!merged.empty()) Visit(std::move(merged));
       }
-      if (!merged.empty()) Visit(std::move(merged));
       i = j;
     }
   }

@@ -11,8 +11,9 @@
 //      the siblings' total shares and U its usage divided by the siblings' total usage
 //      (LF = infinity when U is 0).
 //   4. Depth-first from the root, visit siblings in decreasing LF. Siblings with equal LF form one
-//      group: the users of the group get the same rank; the children of the group's accounts are
-//      merged and ranked together (Slurm's tie rule). Ties inside a sort are broken by name.
+//      group: a group of users gets one rank; a group with accounts in it is replaced by its users
+//      and the children of its accounts, merged and ranked together (Slurm's tie rule), so that
+//      with no usage at all every user ties. Ties inside a sort are broken by name.
 //   5. With n users in all and r the number of users ranked ahead of a user, its factor is
 //      (n - r) / n: the top user gets 1, the last gets 1/n.
 //

@@ -130,6 +130,7 @@ Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now, int64_t u
       }
     }
     if (mult == 0) return bad();
+    if (count * mult > int64_t{100} * 366 * 86400) return bad();  // beyond a century
     Timestamp t = now + std::chrono::duration_cast<Duration>(seconds(sign * count * mult));
     return t <= now ? Timestamp{} : t;
   }

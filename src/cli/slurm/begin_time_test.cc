@@ -46,6 +46,7 @@ TEST(BeginTimeTest, MatchesSlurm) {
   EXPECT_EQ(Begin("now+90min"), "error");
   EXPECT_EQ(Begin("garbage"), "error");
   EXPECT_EQ(Begin("2027-1-2"), "error");
+  EXPECT_EQ(Begin("now+999999999weeks"), "error");
 }
 
 TEST(BeginTimeTest, UsesTheLocalZone) {

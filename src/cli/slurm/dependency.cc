@@ -81,7 +81,9 @@ Result<DependencySpec> ParseDependencySpec(std::string_view text) {
         id = id.substr(0, plus);
         if (t != DependencyType::kAfter)
           return bad("a delay (+minutes) is only allowed after \"after\"");
-        if (!AllDigits(delay)) return bad("bad delay \"" + std::string(delay) + "\"");
+        if (!AllDigits(delay) || delay.size() > 9) {
+          return bad("bad delay \"" + std::string(delay) + "\"");
+        }
       }
       if (id.find('_') != std::string_view::npos) {
         return MakeError(ErrorCode::kUnimplemented,

@@ -762,7 +762,8 @@ class Builder {
       r.ntasks = r.nodes * r.ntasks_per_node;
       ntasks_set_ = true;
     }
-    if (nodes_set_ && !ntasks_set_ && fixed_nodes) {
+    if (nodes_set_ && !ntasks_set_) {
+      // One task per node by default (for "-N2-3" too: Slurm shows NumTasks=2).
       r.ntasks = std::max<uint32_t>(r.nodes, 1);
     } else if (nodes_set_ && ntasks_set_) {
       if (r.nodes_max != 0 && r.ntasks < r.nodes_max) r.nodes_max = r.ntasks;

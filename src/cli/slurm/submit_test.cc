@@ -293,6 +293,14 @@ TEST(SbatchTest, TableOfDirectivesOptionsAndEnvironment) {
          EXPECT_EQ(r.spec.resources.nodes, 1u);
          EXPECT_EQ(r.spec.resources.nodes_max, 3u);
        }},
+      {"-N2-3 alone: a task per minimum node (Slurm: NumNodes=2-3 NumTasks=2)",
+       {},
+       {"-N2-3"},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.resources.ntasks, 2u);
+         EXPECT_EQ(r.spec.environment.count("SLURM_NTASKS"), 0u);
+       }},
       {"-N2 -n1: Slurm warns and uses one node",
        {},
        {"-N2", "-n1"},

@@ -10,6 +10,8 @@ packages=(
   libspdlog-dev libfmt-dev libmunge-dev libhwloc-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev munge postgresql curl procps python3
+  # fuzzing the Slurm front end's parsers (tools/fuzz_smoke.sh): clang and its libFuzzer runtime
+  clang libclang-rt-14-dev
 )
 
 missing=()

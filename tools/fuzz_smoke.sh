@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang in their own build directory and runs each for
+# a short while: a smoke test of the Slurm front end's parsers under ASan and UBSan, for CI.
+# Exits non-zero when a target fails to build or finds a crash (its input is kept under
+# $build/artifacts/).
+#
+#   tools/fuzz_smoke.sh            (CORRAL_FUZZ_SECONDS=20 per target, build dir build-fuzz)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${CORRAL_FUZZ_BUILD_DIR:-build-fuzz}"
+seconds="${CORRAL_FUZZ_SECONDS:-20}"
+jobs="${CORRAL_FUZZ_JOBS:-2}"
+
+command -v clang++ >/dev/null || { echo "fuzz_smoke: clang++ not found (tools/setup.sh installs it)" >&2; exit 1; }
+cmake -S fuzz -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_COMPILER=clang++ -DCORRAL_FUZZ=ON >/dev/null
+ninja -C "$build" -j"$jobs"
+
+mkdir -p "$build/artifacts"
+status=0
+for target in directives_fuzz hostlist_fuzz slurm_values_fuzz; do
+  corpus="$build/corpus/$target"
+  mkdir -p "$corpus"
+  dict=()
+  [ "$target" = directives_fuzz ] && dict=(-dict=fuzz/directives.dict)
+  echo "fuzz_smoke: $target for ${seconds}s"
+  if ! "$build/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="$build/artifacts/$target-" "${dict[@]}" \
+      "$corpus" "fuzz/corpus/$target" >"$build/$target.log" 2>&1; then
+    echo "fuzz_smoke: $target FAILED (log: $build/$target.log, inputs: $build/artifacts/)" >&2
+    tail -n 40 "$build/$target.log" >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units" "$build/$target.log" | sed "s/^/fuzz_smoke: $target /" || true
+  fi
+done
+exit "$status"

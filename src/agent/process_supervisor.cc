@@ -14,7 +14,9 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -44,6 +46,14 @@ std::string ErrnoText(int err) {
 }
 
 std::string JobPrefix(JobId job) { return "job " + job.ToString(); }
+
+std::string ProcessPrefix(JobId job, uint32_t step, uint32_t task) {
+  if (step == kBatchStepId) return JobPrefix(job);
+  return JobPrefix(job) + " step " + std::to_string(step) + " task " + std::to_string(task);
+}
+
+// A process's key: (job, step, task).
+using ProcessKey = std::tuple<JobId, uint32_t, uint32_t>;
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -254,6 +264,8 @@ struct ProcessSupervisor::Impl {
   struct Entry {
     JobId job;
     Generation generation;
+    uint32_t step = kBatchStepId;
+    uint32_t task = 0;
     int pid = 0;
     int pidfd = -1;
     Timestamp start_time{};
@@ -281,8 +293,8 @@ struct ProcessSupervisor::Impl {
   bool stopping = false;                        // guarded by mu
   uint64_t next_serial = 1;                     // guarded by mu
   std::unordered_map<uint64_t, Entry> entries;  // by serial; guarded by mu
-  std::map<JobId, uint64_t> by_job;             // guarded by mu
-  std::set<JobId> launching;                    // reserved by Launch; guarded by mu
+  std::map<ProcessKey, uint64_t> by_key;        // guarded by mu
+  std::set<ProcessKey> launching;               // reserved by Launch; guarded by mu
   // When the thread will next look at deadlines by itself; `MonoTime::min()` while it is
   // awake (it recomputes before sleeping). Guarded by mu.
   MonoTime planned_wake = MonoTime::min();
@@ -375,6 +387,8 @@ struct ProcessSupervisor::Impl {
     ProcessExit x;
     x.job = e.job;
     x.generation = e.generation;
+    x.step = e.step;
+    x.task = e.task;
     if (lost) {
       x.exit_code = -1;
     } else if (info.si_code == CLD_EXITED) {
@@ -395,7 +409,7 @@ struct ProcessSupervisor::Impl {
     // report EPOLLHUP forever.
     epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, e.pidfd, nullptr);
     close(e.pidfd);
-    by_job.erase(e.job);
+    by_key.erase(ProcessKey{e.job, e.step, e.task});
     entries.erase(it);
   }
 
@@ -471,6 +485,16 @@ struct ProcessSupervisor::Impl {
       }
       return fd;
     };
+    if (spec.stdout_fd >= 0) {
+      auto copy = [&](int fd) -> Result<Fd> {
+        Fd c(fcntl(fd, F_DUPFD_CLOEXEC, 3));
+        if (c.get() < 0) return Internal(JobPrefix(spec.job) + ": dup: " + ErrnoText(errno));
+        return c;
+      };
+      CORRAL_ASSIGN_OR_RETURN(Fd out, copy(spec.stdout_fd));
+      CORRAL_ASSIGN_OR_RETURN(Fd err, copy(spec.stderr_fd >= 0 ? spec.stderr_fd : spec.stdout_fd));
+      return std::make_pair(std::move(out), std::move(err));
+    }
     CORRAL_ASSIGN_OR_RETURN(Fd out, open_one(spec.stdout_path));
     if (spec.stderr_path.empty() || spec.stderr_path == spec.stdout_path) {
       Fd err(fcntl(out.get(), F_DUPFD_CLOEXEC, 3));
@@ -595,29 +619,30 @@ ProcessSupervisor::~ProcessSupervisor() {
 
 Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   Impl& im = *impl_;
-  const std::string prefix = JobPrefix(spec.job);
+  const std::string prefix = ProcessPrefix(spec.job, spec.step, spec.task);
+  const ProcessKey key{spec.job, spec.step, spec.task};
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return InvalidArgument(prefix + ": no program to run");
   }
   {
     std::lock_guard lock(im.mu);
     if (im.stopping) return Unavailable(prefix + ": the process supervisor is stopping");
-    if (im.by_job.contains(spec.job) || im.launching.contains(spec.job)) {
+    if (im.by_key.contains(key) || im.launching.contains(key)) {
       return MakeError(ErrorCode::kAlreadyExists, prefix + ": runs already");
     }
-    im.launching.insert(spec.job);
+    im.launching.insert(key);
   }
   // Releases the reservation on every path that does not end in a running job.
   struct Unreserve {
     Impl& im;
-    JobId job;
+    ProcessKey key;
     bool active = true;
     ~Unreserve() {
       if (!active) return;
       std::lock_guard lock(im.mu);
-      im.launching.erase(job);
+      im.launching.erase(key);
     }
-  } unreserve{im, spec.job};
+  } unreserve{im, key};
 
   Fd cwd(open(spec.cwd.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (cwd.get() < 0) {
@@ -667,6 +692,8 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   Impl::Entry e;
   e.job = spec.job;
   e.generation = spec.generation;
+  e.step = spec.step;
+  e.task = spec.task;
   e.pid = *pid;
   e.pidfd = pidfd;
   e.start_time = start_time;
@@ -691,44 +718,68 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
     return abandon(pidfd, "epoll_ctl", err);  // `unreserve` frees the job id
   }
   unreserve.active = false;
-  im.launching.erase(spec.job);
+  im.launching.erase(key);
   MonoTime deadline = e.NextDeadline();
-  im.by_job.emplace(spec.job, serial);
+  im.by_key.emplace(key, serial);
   im.entries.emplace(serial, e);
   if (deadline != kNever) im.WakeIfEarlier(deadline);
   return {};
 }
 
+namespace {
+
+// Signal/Cancel of a whole job: every step, the batch script included.
+constexpr uint32_t kAnyStep = 0xFFFFFFFFu;
+
+}  // namespace
+
 Status ProcessSupervisor::Signal(JobId job, Generation generation, int signal) {
-  Impl& im = *impl_;
-  std::lock_guard lock(im.mu);
-  auto it = im.by_job.find(job);
-  if (it == im.by_job.end() || im.entries.at(it->second).generation != generation) {
-    return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
-  }
-  const Impl::Entry& e = im.entries.at(it->second);
-  if (kill(-e.pid, signal) < 0) {
-    int err = errno;
-    if (err == EINVAL) {
-      return InvalidArgument(JobPrefix(job) + ": invalid signal " + std::to_string(signal));
-    }
-    if (err != ESRCH) return Internal(JobPrefix(job) + ": kill: " + ErrnoText(err));
-  }
-  return {};
+  return SignalStep(job, generation, kAnyStep, signal);
 }
 
 Status ProcessSupervisor::Cancel(JobId job, Generation generation) {
+  return CancelStep(job, generation, kAnyStep);
+}
+
+Status ProcessSupervisor::SignalStep(JobId job, Generation generation, uint32_t step, int signal) {
   Impl& im = *impl_;
   std::lock_guard lock(im.mu);
-  auto it = im.by_job.find(job);
-  if (it == im.by_job.end() || im.entries.at(it->second).generation != generation) {
-    return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+  bool any = false;
+  for (auto it = im.by_key.lower_bound(ProcessKey{job, 0, 0});
+       it != im.by_key.end() && std::get<0>(it->first) == job; ++it) {
+    const Impl::Entry& e = im.entries.at(it->second);
+    if (e.generation != generation) continue;
+    if (step != kAnyStep && e.step != step) continue;
+    any = true;
+    if (kill(-e.pid, signal) < 0) {
+      int err = errno;
+      if (err == EINVAL) {
+        return InvalidArgument(JobPrefix(job) + ": invalid signal " + std::to_string(signal));
+      }
+      if (err != ESRCH) return Internal(JobPrefix(job) + ": kill: " + ErrnoText(err));
+    }
   }
-  Impl::Entry& e = im.entries.at(it->second);
-  if (e.cancelled) return {};
-  e.cancelled = true;
-  im.BeginTermination(e, im.clock.MonotonicNow());
-  im.WakeIfEarlier(e.NextDeadline());
+  if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+  return {};
+}
+
+Status ProcessSupervisor::CancelStep(JobId job, Generation generation, uint32_t step) {
+  Impl& im = *impl_;
+  std::lock_guard lock(im.mu);
+  bool any = false;
+  MonoTime now = im.clock.MonotonicNow();
+  for (auto it = im.by_key.lower_bound(ProcessKey{job, 0, 0});
+       it != im.by_key.end() && std::get<0>(it->first) == job; ++it) {
+    Impl::Entry& e = im.entries.at(it->second);
+    if (e.generation != generation) continue;
+    if (step != kAnyStep && e.step != step) continue;
+    any = true;
+    if (e.cancelled) continue;
+    e.cancelled = true;
+    im.BeginTermination(e, now);
+    im.WakeIfEarlier(e.NextDeadline());
+  }
+  if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
   return {};
 }
 
@@ -736,10 +787,10 @@ std::vector<RunningProcess> ProcessSupervisor::Running() const {
   Impl& im = *impl_;
   std::lock_guard lock(im.mu);
   std::vector<RunningProcess> out;
-  out.reserve(im.by_job.size());
-  for (const auto& [job, serial] : im.by_job) {
+  out.reserve(im.by_key.size());
+  for (const auto& [key, serial] : im.by_key) {
     const Impl::Entry& e = im.entries.at(serial);
-    out.push_back(RunningProcess{e.job, e.generation, e.pid, e.start_time});
+    out.push_back(RunningProcess{e.job, e.generation, e.pid, e.start_time, e.step, e.task});
   }
   return out;
 }

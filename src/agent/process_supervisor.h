@@ -31,13 +31,18 @@
 #include "core/ids.h"
 #include "core/job.h"
 #include "core/result.h"
+#include "core/step.h"
 #include "core/time.h"
 
 namespace corral::agent {
 
+// A job's processes are keyed by (job, step, task): its batch script is step `kBatchStepId`
+// task 0 (the default); the tasks of a `corral run` step use their step id and rank.
 struct ProcessSpec {
   JobId job;
   Generation generation;
+  uint32_t step = kBatchStepId;
+  uint32_t task = 0;
   std::vector<std::string> argv;      // argv[0] is the program (an absolute path)
   std::vector<std::string> env;       // the complete environment, "NAME=value"
   std::string cwd;                    // must exist
@@ -48,6 +53,10 @@ struct ProcessSpec {
   std::string stdout_path;            // expanded; created (not its directory); "" = /dev/null
   std::string stderr_path;            // "" (or stdout_path) = the same open file as stdout
   bool append = false;                // open outputs with O_APPEND instead of O_TRUNC
+  // When >= 0, the process gets a copy of this descriptor as its stdout (stderr) instead of
+  // opening the path (a pipe the agent forwards, say). The caller keeps and closes its own.
+  int stdout_fd = -1;
+  int stderr_fd = -1;                 // -1 with `stdout_fd` set: the same as stdout
   // Run as this user (the agent must be root), with the supplementary groups of its passwd
   // entry. Without `gid`, the passwd entry's group. When they equal the agent's own ids and
   // the agent is not root, nothing is switched (`corral dev` runs its own user's jobs).
@@ -62,6 +71,8 @@ struct ProcessSpec {
 struct ProcessExit {
   JobId job;
   Generation generation;
+  uint32_t step = kBatchStepId;
+  uint32_t task = 0;
   int32_t exit_code = 0;              // WEXITSTATUS, or 0 when killed by a signal; -1 when
                                       // unknown (the child was reaped behind our back)
   int32_t signal = 0;                 // WTERMSIG, 0 when it exited
@@ -78,6 +89,8 @@ struct RunningProcess {
   Generation generation;
   int pid = 0;
   Timestamp start_time{};
+  uint32_t step = kBatchStepId;
+  uint32_t task = 0;
 };
 
 class ProcessSupervisor {
@@ -92,7 +105,8 @@ class ProcessSupervisor {
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
   // Starts the process; returns once it runs.
-  // Returns kAlreadyExists if this job runs already (any generation), kInvalidArgument naming
+  // Returns kAlreadyExists if this job's process of that step and task runs already (any
+  // generation), kInvalidArgument naming
   // the path when the working directory does not exist or an output file cannot be opened,
   // kInvalidArgument when `argv` is empty or `uid` has no passwd entry and no `gid` is given,
   // kPermissionDenied when ids must be switched and the agent is not root,
@@ -102,16 +116,21 @@ class ProcessSupervisor {
   // execve). When Launch fails, nothing runs and nothing is reported.
   Status Launch(const ProcessSpec& spec);
 
-  // Sends `signal` to the job's process group. Returns kNotFound if no process of
-  // `job`/`generation` runs, kInvalidArgument for an invalid signal number.
+  // Sends `signal` to the process group of each of the job's processes (its batch script and
+  // its steps' tasks). Returns kNotFound if no process of `job`/`generation` runs,
+  // kInvalidArgument for an invalid signal number.
   Status Signal(JobId job, Generation generation, int signal);
 
-  // SIGCONT + SIGTERM to the group now, SIGKILL after the grace period; the exit is reported
-  // with `cancelled = true`. Cancelling again does nothing. Returns kNotFound if no such
-  // process runs.
+  // SIGCONT + SIGTERM to each of the job's process groups now, SIGKILL after the grace
+  // period; the exits are reported with `cancelled = true`. Cancelling again does nothing.
+  // Returns kNotFound if no such process runs.
   Status Cancel(JobId job, Generation generation);
 
-  // What runs (launched and not yet reported), in job id order.
+  // Signal and Cancel of the tasks of one step only. Same errors.
+  Status SignalStep(JobId job, Generation generation, uint32_t step, int signal);
+  Status CancelStep(JobId job, Generation generation, uint32_t step);
+
+  // What runs (launched and not yet reported), in (job, step, task) order.
   std::vector<RunningProcess> Running() const;
 
  private:

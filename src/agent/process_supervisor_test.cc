@@ -511,6 +511,90 @@ TEST_F(ProcessSupervisorTest, RunningListsWhatRuns) {
   EXPECT_EQ(running[0].job, JobId(2));
 }
 
+TEST_F(ProcessSupervisorTest, StepTasksAreKeyedApartFromTheBatchScript) {
+  ProcessSpec batch = Sh(1, "sleep 1000");
+  ASSERT_TRUE(sup_->Launch(batch).has_value());
+  std::vector<ProcessSpec> tasks;
+  for (uint32_t t = 0; t < 2; ++t) {
+    ProcessSpec task = Sh(1, "sleep 1000");
+    task.step = 0;
+    task.task = t;
+    task.stdout_path = dir_ / ("task" + std::to_string(t) + ".out");
+    ASSERT_TRUE(sup_->Launch(task).has_value());
+    tasks.push_back(task);
+  }
+  EXPECT_EQ(sup_->Launch(tasks[1]).error().code, ErrorCode::kAlreadyExists);
+  ProcessSpec other_step = tasks[0];
+  other_step.step = 1;
+  ASSERT_TRUE(sup_->Launch(other_step).has_value());
+  std::vector<RunningProcess> running = sup_->Running();
+  ASSERT_EQ(running.size(), 4u);
+  EXPECT_EQ(running[0].step, 0u);
+  EXPECT_EQ(running[1].task, 1u);
+  EXPECT_EQ(running[2].step, 1u);
+  EXPECT_EQ(running[3].step, kBatchStepId);
+
+  // One step's tasks end; the batch script and the other step go on.
+  EXPECT_EQ(sup_->CancelStep(JobId(1), Generation(1), 7).error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(sup_->CancelStep(JobId(1), Generation(1), 0).has_value());
+  ASSERT_TRUE(exits_.WaitCount(1));
+  ASSERT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 2; }));
+  for (const ProcessExit& x : exits_.All()[JobId(1)]) {
+    EXPECT_EQ(x.step, 0u);
+    EXPECT_TRUE(x.cancelled);
+  }
+  ASSERT_EQ(sup_->Running().size(), 2u);
+  // A job's signal and cancel reach every process of the job.
+  ASSERT_TRUE(sup_->Signal(JobId(1), Generation(1), SIGTERM).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 4; }));
+  std::set<uint32_t> steps;
+  for (const ProcessExit& x : exits_.All()[JobId(1)]) steps.insert(x.step);
+  EXPECT_EQ(steps, (std::set<uint32_t>{0, 1, kBatchStepId}));
+  EXPECT_TRUE(sup_->Running().empty());
+}
+
+TEST_F(ProcessSupervisorTest, SignalStepReachesOnlyThatStep) {
+  ProcessSpec batch = Sh(1, "trap 'echo batch-got' USR1; echo ready > b.ready; while :; do sleep 1000 & wait; done");
+  ASSERT_TRUE(sup_->Launch(batch).has_value());
+  ProcessSpec task = Sh(1, "trap 'echo task-got; exit 3' USR1; echo ready > t.ready; while :; do sleep 1000 & wait; done");
+  task.step = 0;
+  task.stdout_path = dir_ / "task.out";
+  ASSERT_TRUE(sup_->Launch(task).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "b.ready") && fs::exists(dir_ / "t.ready"); }));
+  ASSERT_TRUE(sup_->SignalStep(JobId(1), Generation(1), 0, SIGUSR1).has_value());
+  ProcessExit x = exits_.Wait(JobId(1));
+  EXPECT_EQ(x.step, 0u);
+  EXPECT_EQ(x.exit_code, 3);
+  EXPECT_EQ(ReadFile(dir_ / "task.out"), "task-got\n");
+  EXPECT_EQ(ReadFile(batch.stdout_path), "");
+  EXPECT_EQ(sup_->SignalStep(JobId(1), Generation(1), 0, SIGUSR1).error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+}
+
+TEST_F(ProcessSupervisorTest, OutputsCanBeGivenDescriptors) {
+  int out[2], err[2];
+  ASSERT_EQ(pipe2(out, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(err, O_CLOEXEC), 0);
+  ProcessSpec spec = Sh(1, "echo to-out; echo to-err >&2");
+  spec.stdout_fd = out[1];
+  spec.stderr_fd = err[1];
+  ProcessExit x = Run(spec);
+  EXPECT_EQ(x.exit_code, 0);
+  // The supervisor kept no copy: once ours are closed, the pipes reach end of file.
+  close(out[1]);
+  close(err[1]);
+  auto drain = [](int fd) {
+    std::string s;
+    char buf[256];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) s.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return s;
+  };
+  EXPECT_EQ(drain(out[0]), "to-out\n");
+  EXPECT_EQ(drain(err[0]), "to-err\n");
+  EXPECT_FALSE(fs::exists(spec.stdout_path));
+}
+
 TEST_F(ProcessSupervisorTest, DestructorKillsEverythingWithoutReporting) {
   ProcessSpec spec = Sh(1, "sleep 1000 & echo $! > bg.pid; wait");
   ASSERT_TRUE(sup_->Launch(spec).has_value());

@@ -243,6 +243,7 @@ concept AnyListRef = IsListRef<std::remove_const_t<S>>::value;
 constexpr std::string_view kJobsList = "jobs";
 constexpr std::string_view kNodesList = "nodes";
 constexpr std::string_view kPartitionsList = "partitions";
+constexpr std::string_view kStepsList = "steps";
 
 // ---------------------------------------------------------------------------------------------
 // The fields of each message, in the order they are written. `v(name, field)` is called once
@@ -516,6 +517,9 @@ void Fields(V& v, S& s) {
   v("out_of_memory", s.out_of_memory);
   v("message", s.message);
   v("usage", s.usage);
+  v("step", s.step);
+  v("task", s.task);
+  v("master_port", s.master_port);
 }
 
 template <typename V, Is<JobEventsRequest> S>
@@ -535,12 +539,99 @@ void Fields(V& v, S& s) {
   v("job", s.job);
   v("generation", s.generation);
   v("signal", s.signal);
+  v("batch_only", s.batch_only);
 }
 
 template <typename V, Is<CancelRequest> S>
 void Fields(V& v, S& s) {
   v("job", s.job);
   v("generation", s.generation);
+}
+
+template <typename V, Is<StepSpec> S>
+void Fields(V& v, S& s) {
+  v("argv", s.argv);
+  v("working_dir", s.working_dir);
+  v("environment", s.environment);
+  v("nodes", s.nodes);
+  v("ntasks", s.ntasks);
+  v("ntasks_per_node", s.ntasks_per_node);
+  v("cpus_per_task", s.cpus_per_task);
+  v("gpus_per_task", s.gpus_per_task);
+  v("overcommit", s.overcommit);
+  v("kill_on_bad_exit", s.kill_on_bad_exit);
+  v("stdout_path", s.stdout_path);
+  v("stderr_path", s.stderr_path);
+  v("io_node", s.io_node);
+  v("io_port", s.io_port);
+  v("io_token", s.io_token);
+  v("master_port", s.master_port);
+}
+
+template <typename V, Is<StepTask> S>
+void Fields(V& v, S& s) {
+  v("rank", s.rank);
+  v("node_rank", s.node_rank);
+  v("local_rank", s.local_rank);
+  v("node", s.node);
+  v("gpus", s.gpus);
+}
+
+template <typename V, Is<StepLayout> S>
+void Fields(V& v, S& s) {
+  v("nodes", s.nodes);
+  v("tasks_per_node", s.tasks_per_node);
+  v("tasks", s.tasks);
+  v("cpus_per_task", s.cpus_per_task);
+}
+
+template <typename V, Is<StepTaskInfo> S>
+void Fields(V& v, S& s) {
+  Fields(v, s.task);
+  v("ended", s.ended);
+  v("exit_code", s.exit_code);
+  v("signal", s.signal);
+  v("message", s.message);
+}
+
+template <typename V, Is<StepInfo> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("step", s.step);
+  v("generation", s.generation);
+  v("state", s.state);
+  v("reason", s.reason);
+  v("argv", s.argv);
+  v("master_addr", s.master_addr);
+  v("master_port", s.master_port);
+  v("nodes", s.nodes);
+  v("tasks_per_node", s.tasks_per_node);
+  v("cpus_per_task", s.cpus_per_task);
+  v("kill_on_bad_exit", s.kill_on_bad_exit);
+  v("start_time", s.start_time);
+  v("end_time", s.end_time);
+  v("exit_code", s.exit_code);
+  v("tasks", s.tasks);
+}
+
+template <typename V, Is<StepLaunchRequest> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("step", s.step);
+  v("spec", s.spec);
+  v("layout", s.layout);
+  v("master_addr", s.master_addr);
+  v("master_port", s.master_port);
+  v("io_url", s.io_url);
+  v("controller_url", s.controller_url);
+}
+
+template <typename V, Is<StepSignalRequest> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("generation", s.generation);
+  v("step", s.step);
+  v("signal", s.signal);
 }
 
 template <typename T>
@@ -559,13 +650,18 @@ std::string_view JobEventTypeName(JobEventType t) {
       return "EXITED";
     case JobEventType::kLaunchFailed:
       return "LAUNCH_FAILED";
+    case JobEventType::kTaskExited:
+      return "TASK_EXITED";
+    case JobEventType::kTaskLaunchFailed:
+      return "TASK_LAUNCH_FAILED";
   }
   return "UNKNOWN";
 }
 
 Result<JobEventType> ParseJobEventType(std::string_view text) {
   for (JobEventType t :
-       {JobEventType::kStarted, JobEventType::kExited, JobEventType::kLaunchFailed}) {
+       {JobEventType::kStarted, JobEventType::kExited, JobEventType::kLaunchFailed,
+        JobEventType::kTaskExited, JobEventType::kTaskLaunchFailed}) {
     if (EqualsIgnoreCase(text, JobEventTypeName(t))) return t;
   }
   return InvalidArgument("unknown job event type \"" + Excerpt(text) + "\"");
@@ -1483,6 +1579,32 @@ Result<SignalRequest> DecodeSignalRequest(std::string_view json) {
 std::string EncodeCancelRequest(const CancelRequest& r) { return Encode(r); }
 Result<CancelRequest> DecodeCancelRequest(std::string_view json) {
   return Decode<CancelRequest>(json, kStrict);
+}
+
+std::string EncodeStepSpec(const StepSpec& spec) {
+  return Encode(spec, 512 + spec.environment.size() * 64);
+}
+Result<StepSpec> DecodeStepSpec(std::string_view json) { return Decode<StepSpec>(json, kStrict); }
+
+std::string EncodeStepInfo(const StepInfo& s) { return Encode(s, 512 + s.tasks.size() * 128); }
+Result<StepInfo> DecodeStepInfo(std::string_view json) { return Decode<StepInfo>(json, kLenient); }
+std::string EncodeStepInfoList(const std::vector<StepInfo>& steps) {
+  return EncodeList(kStepsList, steps, 1024);
+}
+Result<std::vector<StepInfo>> DecodeStepInfoList(std::string_view json) {
+  return DecodeList<StepInfo>(kStepsList, json);
+}
+
+std::string EncodeStepLaunchRequest(const StepLaunchRequest& r) {
+  return Encode(r, kJobBytes + r.job.spec.script.size() + r.spec.environment.size() * 64 +
+                       r.layout.tasks.size() * 96);
+}
+Result<StepLaunchRequest> DecodeStepLaunchRequest(std::string_view json) {
+  return Decode<StepLaunchRequest>(json, kStrict);
+}
+std::string EncodeStepSignalRequest(const StepSignalRequest& r) { return Encode(r); }
+Result<StepSignalRequest> DecodeStepSignalRequest(std::string_view json) {
+  return Decode<StepSignalRequest>(json, kStrict);
 }
 
 std::string EncodeStringMap(const std::vector<std::pair<std::string, std::string>>& kv) {

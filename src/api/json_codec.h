@@ -71,6 +71,19 @@ Result<SignalRequest> DecodeSignalRequest(std::string_view json);
 std::string EncodeCancelRequest(const CancelRequest& r);
 Result<CancelRequest> DecodeCancelRequest(std::string_view json);
 
+// Steps (`corral run`): the request is strict, the answers lenient.
+std::string EncodeStepSpec(const StepSpec& spec);
+Result<StepSpec> DecodeStepSpec(std::string_view json);
+std::string EncodeStepInfo(const StepInfo& s);
+Result<StepInfo> DecodeStepInfo(std::string_view json);
+// {"steps": [...]}
+std::string EncodeStepInfoList(const std::vector<StepInfo>& steps);
+Result<std::vector<StepInfo>> DecodeStepInfoList(std::string_view json);
+std::string EncodeStepLaunchRequest(const StepLaunchRequest& r);
+Result<StepLaunchRequest> DecodeStepLaunchRequest(std::string_view json);
+std::string EncodeStepSignalRequest(const StepSignalRequest& r);
+Result<StepSignalRequest> DecodeStepSignalRequest(std::string_view json);
+
 // {"key": "value", ...} for small ad-hoc answers ({"ok": "true"}); strings only.
 std::string EncodeStringMap(const std::vector<std::pair<std::string, std::string>>& kv);
 Result<std::vector<std::pair<std::string, std::string>>> DecodeStringMap(std::string_view json);

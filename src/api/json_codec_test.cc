@@ -267,7 +267,10 @@ JobEvent FullJobEvent() {
                   .cancelled = true,
                   .out_of_memory = true,
                   .message = "exec /bin/bash: permission denied",
-                  .usage = FullJobUsage()};
+                  .usage = FullJobUsage(),
+                  .step = 3,
+                  .task = 5,
+                  .master_port = 29542};
 }
 
 JobEventsRequest FullJobEventsRequest() {
@@ -281,7 +284,70 @@ LaunchRequest FullLaunchRequest() {
 }
 
 SignalRequest FullSignalRequest() {
-  return SignalRequest{.job = JobId(4242), .generation = Generation(77), .signal = 10};
+  return SignalRequest{.job = JobId(4242), .generation = Generation(77), .signal = 10, .batch_only = true};
+}
+
+StepSpec FullStepSpec() {
+  return StepSpec{.argv = {"python3", "train.py", "--lr=3e-4"},
+                  .working_dir = "/home/alice/run",
+                  .environment = {{"OMP_NUM_THREADS", "8"}},
+                  .nodes = 2,
+                  .ntasks = 16,
+                  .ntasks_per_node = 8,
+                  .cpus_per_task = 4,
+                  .gpus_per_task = 1,
+                  .overcommit = true,
+                  .kill_on_bad_exit = true,
+                  .stdout_path = "out-%t.log",
+                  .stderr_path = "err-%t.log",
+                  .io_node = "gpu01",
+                  .io_port = 40123,
+                  .io_token = "0123abcd",
+                  .master_port = 29542};
+}
+
+StepTask FullStepTask() {
+  return StepTask{.rank = 9, .node_rank = 1, .local_rank = 1, .node = "gpu02", .gpus = GpuSet(0b110)};
+}
+
+StepLayout FullStepLayout() {
+  return StepLayout{.nodes = {"gpu01", "gpu02"}, .tasks_per_node = {8, 8}, .tasks = {FullStepTask()},
+                    .cpus_per_task = 4};
+}
+
+StepInfo FullStepInfo() {
+  return StepInfo{.job = JobId(4242),
+                  .step = 3,
+                  .generation = Generation(77),
+                  .state = JobState::kFailed,
+                  .reason = "task 9 on gpu02: exited with code 2",
+                  .argv = {"python3", "train.py"},
+                  .master_addr = "10.0.0.1",
+                  .master_port = 29542,
+                  .nodes = {"gpu01", "gpu02"},
+                  .tasks_per_node = {8, 8},
+                  .cpus_per_task = 4,
+                  .kill_on_bad_exit = true,
+                  .start_time = At(50),
+                  .end_time = At(60),
+                  .exit_code = 2,
+                  .tasks = {StepTaskInfo{.task = FullStepTask(), .ended = true, .exit_code = 2,
+                                         .signal = 9, .message = "could not start"}}};
+}
+
+StepLaunchRequest FullStepLaunchRequest() {
+  return StepLaunchRequest{.job = FullJob(),
+                           .step = 3,
+                           .spec = FullStepSpec(),
+                           .layout = FullStepLayout(),
+                           .master_addr = "10.0.0.1",
+                           .master_port = 29542,
+                           .io_url = "http://10.0.0.1:40123",
+                           .controller_url = "http://ctl:6817"};
+}
+
+StepSignalRequest FullStepSignalRequest() {
+  return StepSignalRequest{.job = JobId(4242), .generation = Generation(77), .step = 3, .signal = 10};
 }
 
 CancelRequest FullCancelRequest() {
@@ -410,6 +476,28 @@ TEST(JsonCodecTest, EveryFieldIsWrittenAndRead) {
                           DecodeSubmitResponse);
 }
 
+TEST(JsonCodecTest, StepMessagesRoundTripAndEveryFieldMatters) {
+  ExpectRoundTrip(FullStepSpec(), EncodeStepSpec, DecodeStepSpec);
+  ExpectRoundTrip(FullStepInfo(), EncodeStepInfo, DecodeStepInfo);
+  ExpectRoundTrip(std::vector<StepInfo>{FullStepInfo(), StepInfo{}}, EncodeStepInfoList, DecodeStepInfoList);
+  ExpectRoundTrip(FullStepLaunchRequest(), EncodeStepLaunchRequest, DecodeStepLaunchRequest);
+  ExpectRoundTrip(FullStepSignalRequest(), EncodeStepSignalRequest, DecodeStepSignalRequest);
+  StepSpec spec = FullStepSpec();
+  ExpectEveryFieldMatters(spec, EncodeStepSpec(spec), DecodeStepSpec);
+  ExpectEveryFieldMatters(FullStepInfo(), EncodeStepInfo(FullStepInfo()), DecodeStepInfo);
+  ExpectEveryFieldMatters(FullStepSignalRequest(), EncodeStepSignalRequest(FullStepSignalRequest()),
+                          DecodeStepSignalRequest);
+  // Requests are strict, answers lenient.
+  EXPECT_EQ(DecodeStepSpec(R"({"argv":["x"],"ntask":2})").error().message, "unknown field \"ntask\"");
+  EXPECT_TRUE(DecodeStepInfo(R"({"job":1,"newer_field":true})").has_value());
+  EXPECT_THAT(EncodeStepInfo(FullStepInfo()), HasSubstr(R"("tasks":[{"rank":9,"node_rank":1,)"));
+  JobEvent task{.type = JobEventType::kTaskExited, .step = 1, .task = 2};
+  auto back = DecodeJobEventsRequest(EncodeJobEventsRequest({.node = "n", .events = {task}}));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->events[0].type, JobEventType::kTaskExited);
+  EXPECT_THAT(EncodeJobEventsRequest({.events = {task}}), HasSubstr(R"("type":"TASK_EXITED")"));
+}
+
 #if defined(__x86_64__) && defined(__GLIBCXX__) && !defined(_GLIBCXX_DEBUG)
 // A field added to a message or model type must be added to its `Fields` in json_codec.cc and
 // to its `Full*` helper above. Sizes are ABI-specific, so this only runs on x86-64 libstdc++
@@ -423,13 +511,13 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "SignalSpec changed: update json_codec.cc and FullSignalSpec";
   EXPECT_EQ(sizeof(ContainerSpec), 152u)
       << "ContainerSpec changed: update json_codec.cc and FullContainerSpec";
-  EXPECT_EQ(sizeof(JobSpec), 992u) << "JobSpec changed: update json_codec.cc and FullJobSpec";
+  EXPECT_EQ(sizeof(JobSpec), 1056u) << "JobSpec changed: update json_codec.cc and FullJobSpec";
   EXPECT_EQ(sizeof(NodeAllocation), 64u)
       << "NodeAllocation changed: update json_codec.cc and FullNodeAllocation";
   EXPECT_EQ(sizeof(Allocation), 32u)
       << "Allocation changed: update json_codec.cc and FullAllocation";
   EXPECT_EQ(sizeof(JobUsage), 56u) << "JobUsage changed: update json_codec.cc and FullJobUsage";
-  EXPECT_EQ(sizeof(Job), 1240u) << "Job changed: update json_codec.cc and FullJob";
+  EXPECT_EQ(sizeof(Job), 1304u) << "Job changed: update json_codec.cc and FullJob";
   EXPECT_EQ(sizeof(GpuInfo), 112u) << "GpuInfo changed: update json_codec.cc and FullGpuInfo";
   EXPECT_EQ(sizeof(NodeInventory), 264u)
       << "NodeInventory changed: update json_codec.cc and FullNodeInventory";
@@ -437,7 +525,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(Partition), 128u) << "Partition changed: update json_codec.cc and FullPartition";
   EXPECT_EQ(sizeof(SubmitResponse), 32u)
       << "SubmitResponse changed: update json_codec.cc and FullSubmitResponse";
-  EXPECT_EQ(sizeof(JobInfo), 1280u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
+  EXPECT_EQ(sizeof(JobInfo), 1352u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
   EXPECT_EQ(sizeof(NodeInfo), 408u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
   EXPECT_EQ(sizeof(PartitionInfo), 144u)
       << "PartitionInfo changed: update json_codec.cc and FullPartitionInfo";
@@ -453,15 +541,24 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "HeartbeatRequest changed: update json_codec.cc and FullHeartbeatRequest";
   EXPECT_EQ(sizeof(HeartbeatResponse), 32u)
       << "HeartbeatResponse changed: update json_codec.cc and FullHeartbeatResponse";
-  EXPECT_EQ(sizeof(JobEvent), 136u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
+  EXPECT_EQ(sizeof(JobEvent), 152u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
   EXPECT_EQ(sizeof(JobEventsRequest), 56u)
       << "JobEventsRequest changed: update json_codec.cc and FullJobEventsRequest";
-  EXPECT_EQ(sizeof(LaunchRequest), 1272u)
+  EXPECT_EQ(sizeof(LaunchRequest), 1336u)
       << "LaunchRequest changed: update json_codec.cc and FullLaunchRequest";
   EXPECT_EQ(sizeof(SignalRequest), 24u)
       << "SignalRequest changed: update json_codec.cc and FullSignalRequest";
   EXPECT_EQ(sizeof(CancelRequest), 16u)
       << "CancelRequest changed: update json_codec.cc and FullCancelRequest";
+  EXPECT_EQ(sizeof(StepSpec), 272u) << "StepSpec changed: update json_codec.cc and FullStepSpec";
+  EXPECT_EQ(sizeof(StepTask), 56u) << "StepTask changed: update json_codec.cc and FullStepTask";
+  EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
+  EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
+  EXPECT_EQ(sizeof(StepInfo), 232u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
+  EXPECT_EQ(sizeof(StepLaunchRequest), 1704u)
+      << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
+  EXPECT_EQ(sizeof(StepSignalRequest), 24u)
+      << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";
 }
 #endif
 
@@ -469,7 +566,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
 
 TEST(JsonCodecTest, WritesFieldsInDeclarationOrderCompactly) {
   EXPECT_EQ(EncodeSignalRequest(FullSignalRequest()),
-            R"({"job":4242,"generation":77,"signal":10})");
+            R"({"job":4242,"generation":77,"signal":10,"batch_only":true})");
   EXPECT_EQ(EncodeCancelRequest(CancelRequest{}), R"({"job":0,"generation":0})");
   EXPECT_EQ(EncodeRegisterResponse(FullRegisterResponse()),
             R"({"node_id":3,"heartbeat_interval":15,"kill":[{"job":4247,"generation":82}]})");

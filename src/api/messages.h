@@ -7,8 +7,11 @@
 //                           GET  /api/v1/nodes -> [NodeInfo]; GET /api/v1/nodes/{name}
 //                           POST /api/v1/nodes/{name}/drain (DrainRequest) | /resume
 //                           GET  /api/v1/partitions -> [PartitionInfo]
+//                           POST /api/v1/jobs/{id}/steps (StepSpec) -> StepInfo; GET .../steps
+//                           GET  /api/v1/jobs/{id}/steps/{step}[/wait] -> StepInfo
+//                           POST /api/v1/jobs/{id}/steps/{step}/cancel; POST .../checkpoint
 // Agents -> controller:     POST /api/v1/agents/register | /heartbeat | /events
-// Controller -> agent:      POST /api/v1/launch | /signal | /cancel
+// Controller -> agent:      POST /api/v1/launch | /signal | /cancel | /steps/launch | /steps/signal
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "core/partition.h"
+#include "core/step.h"
 #include "core/time.h"
 
 namespace corral::api {
@@ -94,7 +98,9 @@ struct HeartbeatResponse {
   bool operator==(const HeartbeatResponse&) const = default;
 };
 
-enum class JobEventType { kStarted, kExited, kLaunchFailed };
+// kTaskExited / kTaskLaunchFailed are about task `task` of step `step` (`corral run`), from any
+// node of the allocation; the others are about the batch script, from the batch host.
+enum class JobEventType { kStarted, kExited, kLaunchFailed, kTaskExited, kTaskLaunchFailed };
 
 struct JobEvent {
   JobEventType type = JobEventType::kExited;
@@ -106,8 +112,11 @@ struct JobEvent {
   bool timed_out = false;              // kExited: ended by its time limit
   bool cancelled = false;              // kExited: ended by a cancel
   bool out_of_memory = false;
-  std::string message;                 // kLaunchFailed: why
+  std::string message;                 // kLaunchFailed, kTaskLaunchFailed: why
   JobUsage usage;
+  uint32_t step = 0;                   // kTask*: the step
+  uint32_t task = 0;                   // kTask*: the task's rank
+  uint32_t master_port = 0;            // kStarted: the job's MASTER_PORT (0 = none)
   bool operator==(const JobEvent&) const = default;
 };
 
@@ -129,6 +138,7 @@ struct SignalRequest {
   JobId job;
   Generation generation;
   int32_t signal = 0;
+  bool batch_only = false;             // only the batch script's own process (--signal=B:...)
   bool operator==(const SignalRequest&) const = default;
 };
 
@@ -136,6 +146,64 @@ struct CancelRequest {
   JobId job;
   Generation generation;
   bool operator==(const CancelRequest&) const = default;
+};
+
+// --- Steps: `corral run` inside an allocation (see core/step.h and docs/api.md) ---
+
+// A task of a step as the API shows it.
+struct StepTaskInfo {
+  StepTask task;                       // written inline: rank, node_rank, local_rank, node, gpus
+  bool ended = false;
+  int32_t exit_code = 0;               // 0..255 once ended
+  int32_t signal = 0;                  // the signal that ended it, 0 if none
+  std::string message;                 // why it could not start
+  bool operator==(const StepTaskInfo&) const = default;
+};
+
+struct StepInfo {
+  JobId job;
+  uint32_t step = 0;
+  Generation generation;               // the job's allocation it runs in
+  JobState state = JobState::kRunning; // RUNNING, then COMPLETED, FAILED or CANCELLED
+  std::string reason;                  // why it ended, when not COMPLETED
+  std::vector<std::string> argv;
+  std::string master_addr;
+  uint32_t master_port = 0;
+  std::vector<std::string> nodes;
+  std::vector<uint32_t> tasks_per_node;
+  uint32_t cpus_per_task = 0;
+  bool kill_on_bad_exit = false;
+  Timestamp start_time{};
+  Timestamp end_time{};
+  // srun's rule: the highest exit code of any task; 128 + signal for a task killed by one.
+  int32_t exit_code = 0;
+  std::vector<StepTaskInfo> tasks;     // by rank
+  bool operator==(const StepInfo&) const = default;
+};
+
+// Controller -> agent: run the tasks of `layout` placed on this node, fenced by
+// `job.allocation.generation` (refused when the agent has seen a newer generation of the job).
+struct StepLaunchRequest {
+  Job job;
+  uint32_t step = 0;
+  StepSpec spec;
+  StepLayout layout;
+  std::string master_addr;
+  uint32_t master_port = 0;
+  std::string io_url;                  // the caller's output server; "" = no forwarding
+  std::string controller_url;
+  bool operator==(const StepLaunchRequest&) const = default;
+};
+
+// Controller -> agent: send `signal` to a step's tasks on this node (every step's with
+// `kAllSteps`); signal 0 ends them (SIGCONT + SIGTERM, SIGKILL after the agent's grace period).
+// Nothing running is no error.
+struct StepSignalRequest {
+  JobId job;
+  Generation generation;
+  uint32_t step = 0;
+  int32_t signal = 0;
+  bool operator==(const StepSignalRequest&) const = default;
 };
 
 }  // namespace corral::api

@@ -27,6 +27,8 @@ struct AgentReplies {
   // The agent refused a launch (stale generation, malformed) or it could not be delivered
   // before the transport gave up.
   std::function<void(JobId, Generation, Error)> launch_failed;
+  // The agent of `node` refused a step's launch, or it could not be delivered.
+  std::function<void(JobId, Generation, uint32_t step, std::string node, Error)> step_launch_failed;
 };
 
 // Thread-safe.
@@ -36,6 +38,8 @@ class AgentTransport {
   virtual void Launch(const AgentAddress& to, const api::LaunchRequest& request) = 0;
   virtual void Signal(const AgentAddress& to, const api::SignalRequest& request) = 0;
   virtual void Cancel(const AgentAddress& to, const api::CancelRequest& request) = 0;
+  virtual void LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) = 0;
+  virtual void SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) = 0;
   // Drops queued commands for `node` (it re-registered under a new address, or went down).
   virtual void Forget(const std::string& node) = 0;
 };

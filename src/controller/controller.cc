@@ -425,10 +425,7 @@ Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
   }
   const NodeEntry* batch = FindNode(e.job.allocation.nodes.front().node_name);
   if (batch == nullptr) return Unavailable("job " + id.ToString() + ": its node is unknown");
-  OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignal,
-                    .to = {batch->node.inventory.name, batch->node.inventory.address}};
-  c.signal = {e.job.id, e.job.allocation.generation, signal};
-  outbox_.push_back(std::move(c));
+  SignalJobEverywhere(e, signal, /*batch_only=*/false);
   return {};
 }
 
@@ -512,6 +509,7 @@ void Controller::StartJob(JobEntry& e, const sched::Placement& placement) {
 }
 
 void Controller::ReleaseAllocation(JobEntry& e) {
+  EndStepsOfJob(e, "job " + e.job.id.ToString() + " ended");
   for (const auto& na : e.job.allocation.nodes) {
     NodeEntry* n = FindNode(na.node_name);
     if (n == nullptr || !n->jobs.contains(e.job.id)) continue;
@@ -624,9 +622,10 @@ Result<api::RegisterResponse> Controller::Register(const api::RegisterRequest& r
   for (const auto& ref : request.running) {
     reported.insert({ref.job.value, ref.generation.value});
     auto it = jobs_.find(ref.job);
+    // The batch host runs the batch script; any node of the allocation may run step tasks.
     bool known = it != jobs_.end() && it->second.job.state == JobState::kRunning &&
                  it->second.job.allocation.generation == ref.generation &&
-                 it->second.job.allocation.nodes.front().node_name == inv.name;
+                 Contains(it->second.job.allocation.NodeNames(), inv.name);
     if (!known) response.kill.push_back(ref);
   }
   std::vector<JobId> ids(n->jobs.begin(), n->jobs.end());
@@ -690,6 +689,14 @@ Result<api::HeartbeatResponse> Controller::Heartbeat(const api::HeartbeatRequest
 Status Controller::HandleEvents(const api::JobEventsRequest& request) {
   std::string stale;
   for (const api::JobEvent& ev : request.events) {
+    if (IsTaskEvent(ev)) {  // a step's task, from any node of the allocation
+      if (!ApplyTaskEvent(request.node, ev)) {
+        if (!stale.empty()) stale += ", ";
+        stale += "job " + ev.job.ToString() + " step " + std::to_string(ev.step) + " task " +
+                 std::to_string(ev.task) + " generation " + ev.generation.ToString();
+      }
+      continue;
+    }
     auto it = jobs_.find(ev.job);
     bool current = it != jobs_.end() && it->second.job.state == JobState::kRunning &&
                    it->second.job.allocation.generation == ev.generation &&
@@ -703,6 +710,7 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
     switch (ev.type) {
       case api::JobEventType::kStarted:
         e.launch_accepted = true;
+        if (ev.master_port != 0) e.master_port = ev.master_port;
         break;
       case api::JobEventType::kLaunchFailed:
         e.job.exit_code = 1;
@@ -733,6 +741,9 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
         FinishJob(e, state, reason);
         break;
       }
+      case api::JobEventType::kTaskExited:
+      case api::JobEventType::kTaskLaunchFailed:
+        break;  // handled above
     }
   }
   if (!stale.empty()) {
@@ -923,7 +934,8 @@ sched::ClusterSnapshot Controller::BuildSnapshot() const {
     const Job& j = jobs_.at(id).job;
     s.running.push_back({.id = j.id, .user = j.spec.user, .account = j.spec.account, .qos = j.spec.qos,
                          .partition = j.partition, .start_time = j.start_time,
-                         .expected_end = ExpectedEnd(j), .allocation = j.allocation});
+                         .expected_end = ExpectedEnd(j), .allocation = j.allocation,
+                         .last_checkpoint = j.last_checkpoint});
   }
   Timestamp now = clock_.Now();
   for (JobId id : pending_) {
@@ -961,6 +973,7 @@ void Controller::Schedule() {
 }
 
 void Controller::Tick() {
+  RunPendingStops();
   MonoTime now = clock_.MonotonicNow();
   for (auto& [name, n] : nodes_) {
     if (!n.node.registered || !n.node.responding) continue;
@@ -981,6 +994,7 @@ void Controller::Tick() {
 MonoTime Controller::NextTickDeadline() const {
   MonoTime next = last_pass_ + config_.sched_periodic_interval;
   if (sched_dirty_) next = std::min(next, last_pass_ + config_.sched_min_interval);
+  next = std::min(next, NextStopDeadline());
   for (const auto& [name, n] : nodes_) {
     if (n.node.registered && n.node.responding) {
       next = std::min(next, n.last_heartbeat + config_.node_timeout + Millis(1));

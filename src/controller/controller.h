@@ -43,12 +43,18 @@ struct JobFilter {
 
 // A command for an agent, released after the batch that caused it is durable.
 struct OutgoingCommand {
-  enum class Kind { kLaunch, kSignal, kCancel } kind;
+  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep } kind;
   AgentAddress to;
   api::LaunchRequest launch;
   api::SignalRequest signal;
   api::CancelRequest cancel;
+  api::StepLaunchRequest step_launch;
+  api::StepSignalRequest step_signal;
 };
+
+// What `SignalCheckpointAndStop` does once the grace time is over (or the job acknowledges
+// its checkpoint): put the job back in the queue with the same id, or cancel it.
+enum class StopAction { kRequeue, kCancel };
 
 class Controller {
  public:
@@ -116,6 +122,45 @@ class Controller {
   // --- From the agent transport ---
   void OnLaunchAccepted(JobId job, Generation generation);
   void OnLaunchFailed(JobId job, Generation generation, const Error& error);
+  // A step's launch on `node` was refused or could not be delivered: its tasks there fail.
+  void OnStepLaunchFailed(JobId job, Generation generation, uint32_t step, const std::string& node,
+                          const Error& error);
+
+  // --- Steps: `corral run` inside an allocation (controller_steps.cc) ---
+  // Steps live in memory only: after a controller restart the running ones are unknown (their
+  // tasks run on, fenced by the job's generation, and end with the job).
+
+  // Creates the next step of running job `id`, laid out by `PlanStep`, and sends its launch to
+  // each of its nodes. The step's MASTER_PORT is `spec.master_port`, else the one the batch
+  // host reported, else the default candidate. Returns kNotFound, kPermissionDenied (not the
+  // owner nor an admin), kFailedPrecondition when the job is not running, kInvalidArgument for
+  // a layout that does not fit (PlanStep's messages) or an `io_node` outside the allocation.
+  Result<api::StepInfo> CreateStep(const api::Identity& who, JobId id, StepSpec spec);
+  // Returns kNotFound for an unknown job or step.
+  Result<api::StepInfo> GetStep(JobId id, uint32_t step) const;
+  // The job's known steps, by id. Returns kNotFound for an unknown job.
+  Result<std::vector<api::StepInfo>> ListSteps(JobId id) const;
+  // Ends a running step's tasks on every node; it ends CANCELLED when they have all reported.
+  // Returns kNotFound, kPermissionDenied, kFailedPrecondition when it has already ended.
+  Status CancelStep(const api::Identity& who, JobId id, uint32_t step);
+  // Steps that ended since the last call.
+  std::vector<std::pair<JobId, uint32_t>> TakeFinishedSteps();
+
+  // --- Checkpoints (controller_steps.cc) ---
+
+  // Records that running job `id` has written a checkpoint (`Job::last_checkpoint` = now,
+  // durably). When a `SignalCheckpointAndStop` waits on the job, it acts now. Returns the
+  // updated record; kNotFound, kPermissionDenied, kFailedPrecondition when it is not running.
+  Result<api::JobInfo> AcknowledgeCheckpoint(const api::Identity& who, JobId id);
+
+  // For preemption (and node failures): sends the job's checkpoint signal (`--signal`, to the
+  // batch script only with `B:`, else to every process of the job on every node) now, then,
+  // `grace` later or as soon as the job acknowledges a checkpoint, requeues or cancels it
+  // (`action`; the caller picks kRequeue when the job may be requeued). A job with no
+  // checkpoint signal, or a zero grace, is stopped at once. A second call for the same run
+  // keeps the earlier deadline. The wait is not durable: a restarted controller forgets it.
+  // Returns kNotFound, kFailedPrecondition when the job is not running.
+  Status SignalCheckpointAndStop(JobId id, Duration grace, StopAction action, const std::string& reason);
 
   // --- Periodic work ---
 
@@ -145,6 +190,22 @@ class Controller {
     bool cancel_requested = false;
     bool launch_accepted = false;
     MonoTime launch_sent{};
+    uint32_t master_port = 0;   // reported by the batch host when the job started
+  };
+  // A step of `corral run` (controller_steps.cc).
+  struct StepEntry {
+    api::StepInfo info;
+    std::set<std::string> live_nodes;  // nodes with tasks not yet reported
+    size_t ended_tasks = 0;
+    bool cancel_requested = false;
+    bool bad_exit = false;             // --kill-on-bad-exit fired
+  };
+  // A checkpoint signal sent, waiting for the grace time to end.
+  struct PendingStop {
+    Generation generation;
+    MonoTime deadline{};
+    StopAction action = StopAction::kRequeue;
+    std::string reason;
   };
   struct NodeEntry {
     Node node;
@@ -180,6 +241,20 @@ class Controller {
   bool IsAdmin(const api::Identity& who) const;
   Status CheckOwner(const api::Identity& who, const Job& job) const;
   void MarkDirty() { sched_dirty_ = true; }
+  // Steps and checkpoints (controller_steps.cc).
+  bool IsTaskEvent(const api::JobEvent& ev) const;
+  // Applies a task's exit or launch failure; returns false for a stale one.
+  bool ApplyTaskEvent(const std::string& node, const api::JobEvent& ev);
+  void EndTask(StepEntry& s, api::StepTaskInfo& t);
+  void FinishStep(StepEntry& s);
+  // Ends every running step of `e` (its job is ending) and stops their tasks.
+  void EndStepsOfJob(const JobEntry& e, const std::string& reason);
+  void SignalStepNodes(const StepEntry& s, int signal);
+  // Sends `signal` to every process of the job (the batch script only when `batch_only`).
+  void SignalJobEverywhere(const JobEntry& e, int signal, bool batch_only);
+  void StopNow(JobEntry& e, StopAction action, const std::string& reason);
+  void RunPendingStops();
+  MonoTime NextStopDeadline() const;
 
   ControllerConfig config_;
   std::vector<Partition> partitions_;
@@ -201,6 +276,11 @@ class Controller {
   store::WriteBatch batch_;
   std::vector<OutgoingCommand> outbox_;
   std::vector<JobId> finished_;
+  // Steps (controller_steps.cc).
+  std::map<std::pair<JobId, uint32_t>, StepEntry> steps_;
+  std::map<JobId, uint32_t> next_step_;
+  std::vector<std::pair<JobId, uint32_t>> finished_steps_;
+  std::map<JobId, PendingStop> stops_;
 };
 
 }  // namespace corral::controller

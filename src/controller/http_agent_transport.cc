@@ -16,12 +16,13 @@ namespace corral::controller {
 namespace {
 
 struct Command {
-  enum class Kind { kLaunch, kSignal, kCancel } kind;
+  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep } kind;
   std::string url;
   std::string path;
   std::string body;
   JobId job;
   Generation generation;
+  uint32_t step = 0;
   MonoTime first_try{};
   int attempts = 0;
 };
@@ -150,6 +151,9 @@ struct HttpAgentTransport::Impl {
     if (cmd.kind == Command::Kind::kLaunch && replies.launch_failed) {
       replies.launch_failed(cmd.job, cmd.generation, err);
     }
+    if (cmd.kind == Command::Kind::kLaunchStep && replies.step_launch_failed) {
+      replies.step_launch_failed(cmd.job, cmd.generation, cmd.step, node, err);
+    }
     return true;
   }
 };
@@ -186,6 +190,18 @@ void HttpAgentTransport::Cancel(const AgentAddress& to, const api::CancelRequest
   impl_->Enqueue(to, {.kind = Command::Kind::kCancel, .path = "/api/v1/cancel",
                       .body = api::EncodeCancelRequest(request), .job = request.job,
                       .generation = request.generation});
+}
+
+void HttpAgentTransport::LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) {
+  impl_->Enqueue(to, {.kind = Command::Kind::kLaunchStep, .path = "/api/v1/steps/launch",
+                      .body = api::EncodeStepLaunchRequest(request), .job = request.job.id,
+                      .generation = request.job.allocation.generation, .step = request.step});
+}
+
+void HttpAgentTransport::SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) {
+  impl_->Enqueue(to, {.kind = Command::Kind::kSignalStep, .path = "/api/v1/steps/signal",
+                      .body = api::EncodeStepSignalRequest(request), .job = request.job,
+                      .generation = request.generation, .step = request.step});
 }
 
 void HttpAgentTransport::Forget(const std::string& node) {

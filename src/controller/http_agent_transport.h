@@ -27,6 +27,8 @@ class HttpAgentTransport final : public AgentTransport {
   void Launch(const AgentAddress& to, const api::LaunchRequest& request) override;
   void Signal(const AgentAddress& to, const api::SignalRequest& request) override;
   void Cancel(const AgentAddress& to, const api::CancelRequest& request) override;
+  void LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) override;
+  void SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) override;
   void Forget(const std::string& node) override;
 
  private:

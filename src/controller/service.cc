@@ -83,6 +83,7 @@ struct ControllerService::Impl {
 
   // State thread only.
   std::map<JobId, std::vector<std::weak_ptr<Waiter>>> waiters;
+  std::map<std::pair<JobId, uint32_t>, std::vector<std::weak_ptr<Waiter>>> step_waiters;
 
   std::mutex token_mu;
   std::string agent_token;
@@ -171,7 +172,21 @@ struct ControllerService::Impl {
         case OutgoingCommand::Kind::kLaunch: transport->Launch(c.to, c.launch); break;
         case OutgoingCommand::Kind::kSignal: transport->Signal(c.to, c.signal); break;
         case OutgoingCommand::Kind::kCancel: transport->Cancel(c.to, c.cancel); break;
+        case OutgoingCommand::Kind::kLaunchStep: transport->LaunchStep(c.to, c.step_launch); break;
+        case OutgoingCommand::Kind::kSignalStep: transport->SignalStep(c.to, c.step_signal); break;
       }
+    }
+    for (const auto& step : controller->TakeFinishedSteps()) {
+      auto it = step_waiters.find(step);
+      if (it == step_waiters.end()) continue;
+      for (auto& weak : it->second) {
+        if (auto w = weak.lock()) {
+          std::lock_guard<std::mutex> lock(w->mu);
+          w->ended = true;
+          w->cv.notify_all();
+        }
+      }
+      step_waiters.erase(it);
     }
     for (JobId id : controller->TakeFinished()) {
       auto it = waiters.find(id);
@@ -230,6 +245,21 @@ Result<bool> ControllerService::WaitForJob(JobId id, Duration timeout) {
   return waiter->ended;
 }
 
+Result<bool> ControllerService::WaitForStep(JobId id, uint32_t step, Duration timeout) {
+  auto waiter = std::make_shared<Waiter>();  // shared with the state thread's waiter list
+  Impl* impl = impl_.get();
+  Result<bool> registered = Call<bool>([id, step, waiter, impl](Controller& c) -> Result<bool> {
+    CORRAL_ASSIGN_OR_RETURN(api::StepInfo info, c.GetStep(id, step));
+    if (info.state != JobState::kRunning) return true;
+    impl->step_waiters[{id, step}].push_back(waiter);
+    return false;
+  });
+  if (!registered || *registered) return registered;
+  std::unique_lock<std::mutex> lock(waiter->mu);
+  waiter->cv.wait_for(lock, timeout, [&] { return waiter->ended; });
+  return waiter->ended;
+}
+
 uint16_t ControllerService::port() const { return impl_->server.port(); }
 
 std::string ControllerService::url() const {
@@ -248,6 +278,10 @@ Status ControllerService::Start() {
   };
   replies.launch_failed = [impl](JobId job, Generation gen, Error error) {
     impl->Post([job, gen, error](Controller& c) { c.OnLaunchFailed(job, gen, error); }, nullptr);
+  };
+  replies.step_launch_failed = [impl](JobId job, Generation gen, uint32_t step, std::string node, Error error) {
+    impl->Post([job, gen, step, node, error](Controller& c) { c.OnStepLaunchFailed(job, gen, step, node, error); },
+               nullptr);
   };
   im.transport = std::make_unique<HttpAgentTransport>(
       im.clock, std::move(replies),
@@ -388,6 +422,79 @@ Status ControllerService::Start() {
                  }
                  return c.SignalJob(who, id, sig);
                }));
+
+  // Steps (`corral run`) and checkpoints: docs/api.md, "Steps".
+  auto step_id = [](const api::HttpRequest& req) -> Result<uint32_t> {
+    const std::string& text = req.params.at("step");
+    uint32_t v = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || p != text.data() + text.size()) {
+      return InvalidArgument("step id \"" + text + "\": not a step number");
+    }
+    return v;
+  };
+  server.Route("POST", "/api/v1/jobs/{id}/steps", authed([self](const api::HttpRequest& req, const api::Identity& who) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    Result<StepSpec> spec = api::DecodeStepSpec(req.body);
+    if (!spec) return api::ErrorResponse(spec.error());
+    auto r = self->Call<api::StepInfo>([&who, id = *id, spec = std::move(*spec)](Controller& c) mutable {
+      return c.CreateStep(who, id, std::move(spec));
+    });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(201, api::EncodeStepInfo(*r));
+  }));
+  server.Route("GET", "/api/v1/jobs/{id}/steps", authed([self](const api::HttpRequest& req, const api::Identity&) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    auto r = self->Call<std::vector<api::StepInfo>>([id = *id](Controller& c) { return c.ListSteps(id); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeStepInfoList(*r));
+  }));
+  server.Route("GET", "/api/v1/jobs/{id}/steps/{step}", authed([self, step_id](const api::HttpRequest& req, const api::Identity&) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    auto step = step_id(req);
+    if (!step) return api::ErrorResponse(step.error());
+    auto r = self->Call<api::StepInfo>([id = *id, step = *step](Controller& c) { return c.GetStep(id, step); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeStepInfo(*r));
+  }));
+  // Long poll, as /jobs/{id}/wait: answers when the step has ended, or after `timeout` seconds.
+  server.Route("GET", "/api/v1/jobs/{id}/steps/{step}/wait", authed([self, step_id](const api::HttpRequest& req, const api::Identity&) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    auto step = step_id(req);
+    if (!step) return api::ErrorResponse(step.error());
+    int64_t timeout_s = 30;
+    if (auto it = req.query.find("timeout"); it != req.query.end()) {
+      auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), timeout_s);
+      if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
+        return api::ErrorResponse({ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
+      }
+    }
+    auto ended = self->WaitForStep(*id, *step, Seconds(timeout_s));
+    if (!ended) return api::ErrorResponse(ended.error());
+    auto r = self->Call<api::StepInfo>([id = *id, step = *step](Controller& c) { return c.GetStep(id, step); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeStepInfo(*r));
+  }));
+  server.Route("POST", "/api/v1/jobs/{id}/steps/{step}/cancel", authed([self, step_id](const api::HttpRequest& req, const api::Identity& who) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    auto step = step_id(req);
+    if (!step) return api::ErrorResponse(step.error());
+    Status s = self->CallStatus([&, id = *id, step = *step](Controller& c) { return c.CancelStep(who, id, step); });
+    if (!s) return api::ErrorResponse(s.error());
+    return Ok();
+  }));
+  server.Route("POST", "/api/v1/jobs/{id}/checkpoint", authed([self](const api::HttpRequest& req, const api::Identity& who) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    auto r = self->Call<api::JobInfo>([&who, id = *id](Controller& c) { return c.AcknowledgeCheckpoint(who, id); });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeJobInfo(*r));
+  }));
 
   server.Route("GET", "/api/v1/nodes", authed([self](const api::HttpRequest&, const api::Identity&) {
     auto r = self->Call<std::vector<api::NodeInfo>>(

@@ -55,6 +55,9 @@ class ControllerService {
   // Waits until job `id` has ended (durably) or `timeout` passes. Returns whether it ended;
   // kNotFound for an unknown job.
   Result<bool> WaitForJob(JobId id, Duration timeout);
+  // Waits until step `step` of job `id` has ended or `timeout` passes. Returns whether it
+  // ended; kNotFound for an unknown job or step.
+  Result<bool> WaitForStep(JobId id, uint32_t step, Duration timeout);
 
  private:
   struct Impl;

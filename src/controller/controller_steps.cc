@@ -1,0 +1,386 @@
+// Controller: job steps (`corral run`) and checkpoints. The rest of the class is in
+// controller.cc; see controller.h.
+#include <algorithm>
+#include <csignal>
+
+#include "controller/controller.h"
+#include "core/log.h"
+
+namespace corral::controller {
+namespace {
+
+// How long a finished step stays readable (GET .../steps/{step}) after its job has ended.
+constexpr Duration kKeepEndedSteps = Minutes(10);
+
+std::string StepName(JobId job, uint32_t step) {
+  return "job " + job.ToString() + " step " + std::to_string(step);
+}
+
+// srun's rule for a step's exit code: the highest of its tasks', 128 + signal for a task a
+// signal killed.
+int32_t TaskExitStatus(const api::StepTaskInfo& t) {
+  if (t.signal != 0) return 128 + t.signal;
+  return t.exit_code;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id, StepSpec spec) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return NotFound("job " + id.ToString() + ": no such job");
+  JobEntry& e = it->second;
+  CORRAL_RETURN_IF_ERROR(CheckOwner(who, e.job));
+  if (e.job.state != JobState::kRunning) {
+    return FailedPrecondition("job " + id.ToString() + ": not running (" +
+                              std::string(JobStateName(e.job.state)) + ")");
+  }
+  if (e.cancel_requested) return FailedPrecondition("job " + id.ToString() + ": being cancelled");
+  CORRAL_ASSIGN_OR_RETURN(StepLayout layout, PlanStep(e.job, spec));
+  // Where output goes: the caller's node, which must be one of the job's.
+  std::string io_url;
+  if (spec.io_port != 0) {
+    if (spec.io_port > 65535) return InvalidArgument("io_port: " + std::to_string(spec.io_port) + " is not a port");
+    std::string io_node = spec.io_node.empty() ? e.job.allocation.nodes.front().node_name : spec.io_node;
+    const NodeEntry* n = FindNode(io_node);
+    std::vector<std::string> names = e.job.allocation.NodeNames();
+    if (n == nullptr || std::find(names.begin(), names.end(), io_node) == names.end()) {
+      return InvalidArgument("io_node: \"" + io_node + "\" is not a node of job " + id.ToString());
+    }
+    io_url = "http://" + RendezvousHost(n->node.inventory.address, io_node) + ":" +
+             std::to_string(spec.io_port);
+  }
+  const NodeEntry* first = FindNode(layout.nodes.front());
+  if (first == nullptr) return Unavailable("node " + layout.nodes.front() + " is unknown");
+  for (const auto& name : layout.nodes) {
+    const NodeEntry* n = FindNode(name);
+    if (n == nullptr || !n->node.responding) {
+      return Unavailable("job " + id.ToString() + ": node " + name + " is not responding");
+    }
+  }
+
+  // Forget steps of jobs that ended a while ago.
+  Timestamp now = clock_.Now();
+  std::erase_if(steps_, [&](const auto& kv) {
+    const StepEntry& s = kv.second;
+    return s.info.state != JobState::kRunning && s.info.end_time + kKeepEndedSteps < now &&
+           !running_.contains(kv.first.first);
+  });
+
+  uint32_t step_id = next_step_[id]++;
+  StepEntry s;
+  api::StepInfo& info = s.info;
+  info.job = id;
+  info.step = step_id;
+  info.generation = e.job.allocation.generation;
+  info.state = JobState::kRunning;
+  info.argv = spec.argv;
+  info.master_addr = RendezvousHost(first->node.inventory.address, first->node.inventory.name);
+  info.master_port = spec.master_port != 0 ? spec.master_port
+                     : e.master_port != 0  ? e.master_port
+                                           : MasterPortCandidate(id, kDefaultMasterPortMin, kDefaultMasterPortMax);
+  info.nodes = layout.nodes;
+  info.tasks_per_node = layout.tasks_per_node;
+  info.cpus_per_task = layout.cpus_per_task;
+  info.kill_on_bad_exit = spec.kill_on_bad_exit;
+  info.start_time = now;
+  for (const StepTask& t : layout.tasks) info.tasks.push_back({.task = t});
+  s.live_nodes.insert(layout.nodes.begin(), layout.nodes.end());
+
+  api::StepLaunchRequest launch;
+  launch.job = e.job;
+  launch.step = step_id;
+  launch.spec = std::move(spec);
+  launch.layout = std::move(layout);
+  launch.master_addr = info.master_addr;
+  launch.master_port = info.master_port;
+  launch.io_url = io_url;
+  for (const auto& name : launch.layout.nodes) {
+    const NodeEntry* n = FindNode(name);
+    OutgoingCommand c{.kind = OutgoingCommand::Kind::kLaunchStep,
+                      .to = {n->node.inventory.name, n->node.inventory.address}};
+    c.step_launch = launch;
+    outbox_.push_back(std::move(c));
+  }
+  api::StepInfo out = info;
+  steps_[{id, step_id}] = std::move(s);
+  CORRAL_LOG(Debug) << StepName(id, step_id) << ": " << out.tasks.size() << " tasks on "
+                    << out.nodes.size() << " nodes";
+  return out;
+}
+
+Result<api::StepInfo> Controller::GetStep(JobId id, uint32_t step) const {
+  auto it = steps_.find({id, step});
+  if (it == steps_.end()) {
+    if (!jobs_.contains(id)) return NotFound("job " + id.ToString() + ": no such job");
+    return NotFound(StepName(id, step) + ": no such step");
+  }
+  return it->second.info;
+}
+
+Result<std::vector<api::StepInfo>> Controller::ListSteps(JobId id) const {
+  if (!jobs_.contains(id)) return NotFound("job " + id.ToString() + ": no such job");
+  std::vector<api::StepInfo> out;
+  for (auto it = steps_.lower_bound({id, 0}); it != steps_.end() && it->first.first == id; ++it) {
+    out.push_back(it->second.info);
+  }
+  return out;
+}
+
+Status Controller::CancelStep(const api::Identity& who, JobId id, uint32_t step) {
+  auto jt = jobs_.find(id);
+  if (jt == jobs_.end()) return NotFound("job " + id.ToString() + ": no such job");
+  CORRAL_RETURN_IF_ERROR(CheckOwner(who, jt->second.job));
+  auto it = steps_.find({id, step});
+  if (it == steps_.end()) return NotFound(StepName(id, step) + ": no such step");
+  StepEntry& s = it->second;
+  if (s.info.state != JobState::kRunning) {
+    return FailedPrecondition(StepName(id, step) + ": already " + std::string(JobStateName(s.info.state)));
+  }
+  if (!s.cancel_requested) {
+    s.cancel_requested = true;
+    SignalStepNodes(s, 0);
+  }
+  return {};
+}
+
+std::vector<std::pair<JobId, uint32_t>> Controller::TakeFinishedSteps() {
+  std::vector<std::pair<JobId, uint32_t>> out = std::move(finished_steps_);
+  finished_steps_.clear();
+  return out;
+}
+
+bool Controller::IsTaskEvent(const api::JobEvent& ev) const {
+  return ev.type == api::JobEventType::kTaskExited || ev.type == api::JobEventType::kTaskLaunchFailed;
+}
+
+bool Controller::ApplyTaskEvent(const std::string& node, const api::JobEvent& ev) {
+  auto it = steps_.find({ev.job, ev.step});
+  if (it == steps_.end()) return false;
+  StepEntry& s = it->second;
+  if (s.info.generation != ev.generation || s.info.state != JobState::kRunning ||
+      ev.task >= s.info.tasks.size()) {
+    return false;
+  }
+  api::StepTaskInfo& t = s.info.tasks[ev.task];
+  if (t.task.node != node || t.ended) return false;
+  if (ev.type == api::JobEventType::kTaskLaunchFailed) {
+    t.exit_code = ev.exit_code != 0 ? ev.exit_code : 1;
+    t.message = ev.message.empty() ? "could not start" : ev.message;
+  } else {
+    t.exit_code = std::max(ev.exit_code, 0);
+    t.signal = ev.signal;
+  }
+  EndTask(s, t);
+  return true;
+}
+
+void Controller::EndTask(StepEntry& s, api::StepTaskInfo& t) {
+  t.ended = true;
+  ++s.ended_tasks;
+  s.info.exit_code = std::max(s.info.exit_code, TaskExitStatus(t));
+  bool node_done = std::none_of(s.info.tasks.begin(), s.info.tasks.end(), [&](const api::StepTaskInfo& o) {
+    return o.task.node == t.task.node && !o.ended;
+  });
+  if (node_done) s.live_nodes.erase(t.task.node);
+  bool failed = t.signal != 0 || t.exit_code != 0;
+  if (failed && s.info.reason.empty()) {
+    s.info.reason = "task " + std::to_string(t.task.rank) + " on " + t.task.node + ": " +
+                    (!t.message.empty()        ? t.message
+                     : t.signal != 0 ? "killed by signal " + std::to_string(t.signal)
+                                     : "exited with code " + std::to_string(t.exit_code));
+  }
+  if (failed && s.info.kill_on_bad_exit && !s.bad_exit && !s.cancel_requested) {
+    s.bad_exit = true;  // the others are ended; the step is FAILED, not CANCELLED
+    SignalStepNodes(s, 0);
+  }
+  if (s.ended_tasks == s.info.tasks.size()) FinishStep(s);
+}
+
+void Controller::FinishStep(StepEntry& s) {
+  if (s.info.state != JobState::kRunning) return;
+  bool failed = std::any_of(s.info.tasks.begin(), s.info.tasks.end(),
+                            [](const api::StepTaskInfo& t) { return t.signal != 0 || t.exit_code != 0; });
+  if (s.bad_exit || (failed && !s.cancel_requested)) {
+    s.info.state = JobState::kFailed;
+  } else if (s.cancel_requested) {
+    s.info.state = JobState::kCancelled;
+    if (s.info.reason.empty()) s.info.reason = "cancelled";
+  } else {
+    s.info.state = JobState::kCompleted;
+  }
+  s.info.end_time = clock_.Now();
+  s.live_nodes.clear();
+  finished_steps_.push_back({s.info.job, s.info.step});
+}
+
+void Controller::EndStepsOfJob(const JobEntry& e, const std::string& reason) {
+  JobId id = e.job.id;
+  for (auto it = steps_.lower_bound({id, 0}); it != steps_.end() && it->first.first == id; ++it) {
+    StepEntry& s = it->second;
+    if (s.info.state != JobState::kRunning) continue;
+    SignalStepNodes(s, 0);  // what still runs there goes; reports that follow are stale
+    for (auto& t : s.info.tasks) {
+      if (t.ended) continue;
+      t.ended = true;
+      if (t.message.empty()) t.message = reason;
+    }
+    s.ended_tasks = s.info.tasks.size();
+    s.info.state = s.bad_exit ? JobState::kFailed : JobState::kCancelled;
+    if (s.info.reason.empty()) s.info.reason = reason;
+    s.info.end_time = clock_.Now();
+    s.live_nodes.clear();
+    finished_steps_.push_back({id, s.info.step});
+  }
+  stops_.erase(id);
+}
+
+void Controller::SignalStepNodes(const StepEntry& s, int signal) {
+  for (const auto& name : s.live_nodes) {
+    const NodeEntry* n = FindNode(name);
+    if (n == nullptr || !n->node.responding) continue;
+    OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignalStep,
+                      .to = {n->node.inventory.name, n->node.inventory.address}};
+    c.step_signal = {s.info.job, s.info.generation, s.info.step, signal};
+    outbox_.push_back(std::move(c));
+  }
+}
+
+void Controller::SignalJobEverywhere(const JobEntry& e, int signal, bool batch_only) {
+  const std::string& batch_host = e.job.allocation.nodes.front().node_name;
+  const NodeEntry* batch = FindNode(batch_host);
+  if (batch != nullptr) {
+    // The batch host's agent signals the batch script and, unless `batch_only`, the job's
+    // step tasks it runs.
+    OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignal,
+                      .to = {batch->node.inventory.name, batch->node.inventory.address}};
+    c.signal = {e.job.id, e.job.allocation.generation, signal, batch_only};
+    outbox_.push_back(std::move(c));
+  }
+  if (batch_only) return;
+  std::set<std::string> nodes;
+  JobId id = e.job.id;
+  for (auto it = steps_.lower_bound({id, 0}); it != steps_.end() && it->first.first == id; ++it) {
+    if (it->second.info.generation != e.job.allocation.generation) continue;
+    nodes.insert(it->second.live_nodes.begin(), it->second.live_nodes.end());
+  }
+  nodes.erase(batch_host);
+  for (const auto& name : nodes) {
+    const NodeEntry* n = FindNode(name);
+    if (n == nullptr || !n->node.responding) continue;
+    OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignalStep,
+                      .to = {n->node.inventory.name, n->node.inventory.address}};
+    c.step_signal = {id, e.job.allocation.generation, kAllSteps, signal};
+    outbox_.push_back(std::move(c));
+  }
+}
+
+void Controller::OnStepLaunchFailed(JobId job, Generation generation, uint32_t step,
+                                    const std::string& node, const Error& error) {
+  auto it = steps_.find({job, step});
+  if (it == steps_.end()) return;
+  StepEntry& s = it->second;
+  if (s.info.generation != generation || s.info.state != JobState::kRunning) return;
+  CORRAL_LOG(Warn) << StepName(job, step) << ": launch on " << node << " failed: " << error.message;
+  for (auto& t : s.info.tasks) {
+    if (t.task.node != node || t.ended) continue;
+    t.exit_code = 1;
+    t.message = "launch on " + node + " failed: " + error.message;
+    EndTask(s, t);
+    if (s.info.state != JobState::kRunning) break;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints
+
+Result<api::JobInfo> Controller::AcknowledgeCheckpoint(const api::Identity& who, JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return NotFound("job " + id.ToString() + ": no such job");
+  JobEntry& e = it->second;
+  CORRAL_RETURN_IF_ERROR(CheckOwner(who, e.job));
+  if (e.job.state != JobState::kRunning) {
+    return FailedPrecondition("job " + id.ToString() + ": not running (" +
+                              std::string(JobStateName(e.job.state)) + ")");
+  }
+  e.job.last_checkpoint = clock_.Now();
+  PutJob(e);
+  api::JobInfo info = MakeJobInfo(e);
+  auto stop = stops_.find(id);
+  if (stop != stops_.end() && stop->second.generation == e.job.allocation.generation) {
+    PendingStop p = std::move(stop->second);
+    stops_.erase(stop);
+    CORRAL_LOG(Info) << "job " << id.ToString() << ": checkpoint acknowledged; stopping it now";
+    StopNow(e, p.action, p.reason);
+  }
+  return info;
+}
+
+Status Controller::SignalCheckpointAndStop(JobId id, Duration grace, StopAction action,
+                                           const std::string& reason) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return NotFound("job " + id.ToString() + ": no such job");
+  JobEntry& e = it->second;
+  if (e.job.state != JobState::kRunning) {
+    return FailedPrecondition("job " + id.ToString() + ": not running (" +
+                              std::string(JobStateName(e.job.state)) + ")");
+  }
+  auto pending = stops_.find(id);
+  if (pending != stops_.end() && pending->second.generation == e.job.allocation.generation) {
+    return {};  // already signalled; the first deadline stands
+  }
+  const SignalSpec& sig = e.job.spec.signal;
+  if (sig.signal == 0 || grace <= Duration(0)) {
+    StopNow(e, action, reason);
+    return {};
+  }
+  SignalJobEverywhere(e, sig.signal, sig.batch_only);
+  stops_[id] = PendingStop{.generation = e.job.allocation.generation,
+                           .deadline = clock_.MonotonicNow() + grace,
+                           .action = action,
+                           .reason = reason};
+  return {};
+}
+
+void Controller::StopNow(JobEntry& e, StopAction action, const std::string& reason) {
+  if (e.job.state != JobState::kRunning) return;
+  if (action == StopAction::kRequeue) {
+    SendCancel(e);  // the old generation's exit report will be stale and ignored
+    RequeueJob(e, reason);
+    return;
+  }
+  // As a cancel by the controller itself (which a restarted controller recovers too).
+  CORRAL_LOG(Info) << "job " << e.job.id.ToString() << ": cancelling: " << reason;
+  Status s = Cancel(api::Identity{.user = "corral", .uid = 0, .gid = 0, .role = api::Role::kController},
+                    e.job.id);
+  if (!s) CORRAL_LOG(Error) << "job " << e.job.id.ToString() << ": " << s.error().message;
+}
+
+void Controller::RunPendingStops() {
+  if (stops_.empty()) return;
+  MonoTime now = clock_.MonotonicNow();
+  std::vector<JobId> due;
+  for (const auto& [id, p] : stops_) {
+    if (p.deadline <= now) due.push_back(id);
+  }
+  for (JobId id : due) {
+    PendingStop p = std::move(stops_.at(id));
+    stops_.erase(id);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.job.state != JobState::kRunning ||
+        it->second.job.allocation.generation != p.generation) {
+      continue;
+    }
+    StopNow(it->second, p.action, p.reason);
+  }
+}
+
+MonoTime Controller::NextStopDeadline() const {
+  MonoTime next = MonoTime::max();
+  for (const auto& [id, p] : stops_) next = std::min(next, p.deadline);
+  return next;
+}
+
+}  // namespace corral::controller

@@ -1,0 +1,375 @@
+// Controller: steps (`corral run`), checkpoint acknowledgements, and the checkpoint signal
+// before a requeue or cancel (controller_steps.cc).
+#include <csignal>
+
+#include <gtest/gtest.h>
+
+#include "controller/controller.h"
+#include "core/testing/fake_clock.h"
+#include "sched/first_fit_policy.h"
+#include "store/memory_store.h"
+
+namespace corral::controller {
+namespace {
+
+using api::Identity;
+using api::Role;
+
+const Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = Role::kUser};
+const Identity kBob{.user = "bob", .uid = 1001, .gid = 1001, .role = Role::kUser};
+
+// First fit, remembering the last snapshot it was given.
+class RecordingPolicy final : public sched::Policy {
+ public:
+  explicit RecordingPolicy(sched::ClusterSnapshot* last) : last_(last) {}
+  sched::Plan Decide(const sched::ClusterSnapshot& snapshot, Timestamp now) override {
+    *last_ = snapshot;
+    return inner_.Decide(snapshot, now);
+  }
+
+ private:
+  sched::ClusterSnapshot* last_;
+  sched::FirstFitPolicy inner_;
+};
+
+class ControllerStepsTest : public ::testing::Test {
+ protected:
+  ControllerStepsTest() {
+    ControllerConfig config;
+    config.heartbeat_interval = Seconds(1);
+    config.node_timeout = Seconds(5);
+    config.sched_min_interval = Millis(0);
+    controller_ = std::make_unique<Controller>(config, std::vector<Partition>{},
+                                               std::make_unique<RecordingPolicy>(&snapshot_), clock_);
+    EXPECT_TRUE(controller_->Recover(*store_.Load()).has_value());
+    for (const char* name : {"node01", "node02"}) {
+      api::RegisterRequest req;
+      req.inventory.name = name;
+      req.inventory.address = std::string("http://10.0.0.") + (name[5] == '1' ? "1" : "2") + ":6901";
+      req.inventory.cpus = 16;
+      req.inventory.memory_mb = 64000;
+      for (uint32_t i = 0; i < 4; ++i) req.inventory.gpus.push_back({.index = i, .model = "h100"});
+      EXPECT_TRUE(controller_->Register(req).has_value());
+    }
+    Flush();
+  }
+
+  std::vector<OutgoingCommand> Flush() {
+    EXPECT_TRUE(store_.Write(controller_->TakeWrites()).has_value());
+    return controller_->TakeOutbox();
+  }
+
+  // Submits a 2-node job (2 GPUs and 2 tasks per node) as alice and starts it.
+  Job StartJob(SignalSpec signal = {}, bool requeue = false) {
+    JobSpec s;
+    s.script = "#!/bin/sh\nsleep 100\n";
+    s.working_dir = "/tmp";
+    s.resources.nodes = 2;
+    s.resources.ntasks = 4;
+    s.resources.ntasks_per_node = 2;
+    s.resources.gpus_per_node = 2;
+    s.signal = signal;
+    s.requeue = requeue;
+    auto r = controller_->Submit(kAlice, s);
+    EXPECT_TRUE(r.has_value()) << r.error().message;
+    controller_->Tick();
+    Flush();
+    Job j = Get(r->job_id);
+    EXPECT_EQ(j.state, JobState::kRunning);
+    return j;
+  }
+
+  Job Get(JobId id) { return controller_->GetJob(id)->job; }
+
+  api::JobEventsRequest TaskExit(const std::string& node, const Job& j, uint32_t step, uint32_t task,
+                                 int code, int signal = 0) {
+    api::JobEvent ev{.type = api::JobEventType::kTaskExited, .job = j.id,
+                     .generation = j.allocation.generation, .exit_code = code, .signal = signal,
+                     .step = step, .task = task};
+    return {.node = node, .events = {ev}};
+  }
+
+  StepSpec Run(std::vector<std::string> argv) {
+    StepSpec s;
+    s.argv = std::move(argv);
+    return s;
+  }
+
+  testing::FakeClock clock_;
+  store::MemoryStore store_;
+  sched::ClusterSnapshot snapshot_;
+  std::unique_ptr<Controller> controller_;
+};
+
+TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksReport) {
+  Job j = StartJob();
+  api::JobEvent started{.type = api::JobEventType::kStarted, .job = j.id,
+                        .generation = j.allocation.generation, .master_port = 29611};
+  ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {started}}).has_value());
+  StepSpec spec = Run({"python3", "train.py"});
+  spec.io_port = 40000;
+  spec.io_node = "node01";
+  spec.io_token = "secret";
+  auto step = controller_->CreateStep(kAlice, j.id, spec);
+  ASSERT_TRUE(step.has_value()) << step.error().message;
+  EXPECT_EQ(step->step, 0u);
+  EXPECT_EQ(step->state, JobState::kRunning);
+  EXPECT_EQ(step->master_addr, "10.0.0.1");
+  EXPECT_EQ(step->master_port, 29611u);
+  EXPECT_EQ(step->tasks.size(), 4u);
+  EXPECT_EQ(step->tasks_per_node, (std::vector<uint32_t>{2, 2}));
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(out[i].kind, OutgoingCommand::Kind::kLaunchStep);
+    EXPECT_EQ(out[i].step_launch.job.allocation.generation, j.allocation.generation);
+    EXPECT_EQ(out[i].step_launch.layout.tasks.size(), 4u);
+    EXPECT_EQ(out[i].step_launch.io_url, "http://10.0.0.1:40000");
+    EXPECT_EQ(out[i].step_launch.spec.io_token, "secret");
+    EXPECT_EQ(out[i].step_launch.master_port, 29611u);
+  }
+  EXPECT_EQ(out[0].to.node, "node01");
+  EXPECT_EQ(out[1].to.node, "node02");
+  // The next step gets the next id.
+  EXPECT_EQ(controller_->CreateStep(kAlice, j.id, Run({"true"}))->step, 1u);
+  Flush();
+
+  for (uint32_t task : {0u, 1u}) ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, task, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 2, 0)).has_value());
+  EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kRunning);
+  EXPECT_TRUE(controller_->TakeFinishedSteps().empty());
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 3, 0)).has_value());
+  auto done = controller_->GetStep(j.id, 0);
+  EXPECT_EQ(done->state, JobState::kCompleted);
+  EXPECT_EQ(done->exit_code, 0);
+  EXPECT_TRUE(done->tasks[3].ended);
+  EXPECT_EQ(controller_->TakeFinishedSteps(), (std::vector<std::pair<JobId, uint32_t>>{{j.id, 0}}));
+  EXPECT_EQ(controller_->ListSteps(j.id)->size(), 2u);
+  // The job itself runs on.
+  EXPECT_EQ(Get(j.id).state, JobState::kRunning);
+}
+
+TEST_F(ControllerStepsTest, StaleTaskReportsAreRejected) {
+  Job j = StartJob();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"true"})).has_value());
+  Flush();
+  // Task 0 runs on node01, not node02; generation 999 is not this run's; no step 5.
+  auto wrong_node = controller_->HandleEvents(TaskExit("node02", j, 0, 0, 0));
+  ASSERT_FALSE(wrong_node.has_value());
+  EXPECT_EQ(wrong_node.error().code, ErrorCode::kAborted);
+  Job old = j;
+  old.allocation.generation = Generation(999);
+  EXPECT_FALSE(controller_->HandleEvents(TaskExit("node01", old, 0, 0, 0)).has_value());
+  EXPECT_FALSE(controller_->HandleEvents(TaskExit("node01", j, 5, 0, 0)).has_value());
+  EXPECT_FALSE(controller_->HandleEvents(TaskExit("node01", j, 0, 9, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, 0, 0)).has_value());
+  // A repeated report is stale too.
+  EXPECT_FALSE(controller_->HandleEvents(TaskExit("node01", j, 0, 0, 0)).has_value());
+}
+
+TEST_F(ControllerStepsTest, FailingTaskFailsTheStepWithTheHighestExitCode) {
+  Job j = StartJob();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"false"})).has_value());
+  Flush();
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, 0, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, 1, 3)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 2, 0, SIGSEGV)).has_value());
+  EXPECT_TRUE(Flush().empty());  // without --kill-on-bad-exit the others run on
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 3, 1)).has_value());
+  auto s = controller_->GetStep(j.id, 0);
+  EXPECT_EQ(s->state, JobState::kFailed);
+  EXPECT_EQ(s->exit_code, 128 + SIGSEGV);
+  EXPECT_EQ(s->reason, "task 1 on node01: exited with code 3");
+}
+
+TEST_F(ControllerStepsTest, KillOnBadExitEndsTheOtherTasks) {
+  Job j = StartJob();
+  StepSpec spec = Run({"train"});
+  spec.kill_on_bad_exit = true;
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, spec).has_value());
+  Flush();
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 2, 4)).has_value());
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& c : out) {
+    EXPECT_EQ(c.kind, OutgoingCommand::Kind::kSignalStep);
+    EXPECT_EQ(c.step_signal.step, 0u);
+    EXPECT_EQ(c.step_signal.signal, 0);  // end them
+  }
+  for (uint32_t t : {0u, 1u}) {
+    ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, t, 0, SIGTERM)).has_value());
+  }
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 3, 0, SIGTERM)).has_value());
+  auto s = controller_->GetStep(j.id, 0);
+  EXPECT_EQ(s->state, JobState::kFailed);
+  EXPECT_EQ(s->reason, "task 2 on node02: exited with code 4");
+}
+
+TEST_F(ControllerStepsTest, CancelStepEndsItCancelled) {
+  Job j = StartJob();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"sleep", "100"})).has_value());
+  Flush();
+  EXPECT_EQ(controller_->CancelStep(kBob, j.id, 0).error().code, ErrorCode::kPermissionDenied);
+  ASSERT_TRUE(controller_->CancelStep(kAlice, j.id, 0).has_value());
+  EXPECT_EQ(Flush().size(), 2u);
+  ASSERT_TRUE(controller_->CancelStep(kAlice, j.id, 0).has_value());  // again: nothing new
+  EXPECT_TRUE(Flush().empty());
+  for (uint32_t t = 0; t < 4; ++t) {
+    ASSERT_TRUE(controller_->HandleEvents(TaskExit(t < 2 ? "node01" : "node02", j, 0, t, 0, SIGTERM)).has_value());
+  }
+  EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kCancelled);
+  EXPECT_EQ(controller_->CancelStep(kAlice, j.id, 0).error().code, ErrorCode::kFailedPrecondition);
+}
+
+TEST_F(ControllerStepsTest, JobEndEndsItsStepsOnEveryNode) {
+  Job j = StartJob();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"sleep", "100"})).has_value());
+  Flush();
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 2, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 3, 0)).has_value());
+  api::JobEvent exit{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
+  ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {exit}}).has_value());
+  EXPECT_EQ(Get(j.id).state, JobState::kCompleted);
+  auto s = controller_->GetStep(j.id, 0);
+  EXPECT_EQ(s->state, JobState::kCancelled);
+  EXPECT_EQ(s->reason, "job " + j.id.ToString() + " ended");
+  EXPECT_EQ(s->tasks[0].message, "job " + j.id.ToString() + " ended");
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 1u);  // node02's tasks had all reported
+  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kSignalStep);
+  EXPECT_EQ(out[0].to.node, "node01");
+  EXPECT_EQ(controller_->TakeFinishedSteps().size(), 1u);
+  // Late reports of the ended run are stale.
+  EXPECT_FALSE(controller_->HandleEvents(TaskExit("node01", j, 0, 0, 0)).has_value());
+  // And no step can start in an ended job.
+  EXPECT_EQ(controller_->CreateStep(kAlice, j.id, Run({"true"})).error().code, ErrorCode::kFailedPrecondition);
+}
+
+TEST_F(ControllerStepsTest, StepLaunchFailureOnANodeFailsItsTasks) {
+  Job j = StartJob();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"true"})).has_value());
+  Flush();
+  controller_->OnStepLaunchFailed(j.id, j.allocation.generation, 0, "node02",
+                                  Error{ErrorCode::kAborted, "stale launch"});
+  auto s = controller_->GetStep(j.id, 0);
+  EXPECT_TRUE(s->tasks[2].ended);
+  EXPECT_EQ(s->tasks[3].exit_code, 1);
+  EXPECT_EQ(s->tasks[3].message, "launch on node02 failed: stale launch");
+  EXPECT_EQ(s->state, JobState::kRunning);
+  for (uint32_t t : {0u, 1u}) ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, t, 0)).has_value());
+  EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kFailed);
+}
+
+TEST_F(ControllerStepsTest, CreateStepErrors) {
+  Job j = StartJob();
+  EXPECT_EQ(controller_->CreateStep(kBob, j.id, Run({"true"})).error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->CreateStep(kAlice, JobId(999), Run({"true"})).error().code, ErrorCode::kNotFound);
+  StepSpec big = Run({"true"});
+  big.nodes = 3;
+  auto r = controller_->CreateStep(kAlice, j.id, big);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(r.error().message, "nodes: 3 requested, but job " + j.id.ToString() + " holds only 2");
+  StepSpec io = Run({"true"});
+  io.io_port = 5000;
+  io.io_node = "node09";
+  EXPECT_EQ(controller_->CreateStep(kAlice, j.id, io).error().message,
+            "io_node: \"node09\" is not a node of job " + j.id.ToString());
+  EXPECT_EQ(controller_->GetStep(j.id, 0).error().code, ErrorCode::kNotFound);
+  EXPECT_TRUE(Flush().empty());
+}
+
+TEST_F(ControllerStepsTest, CheckpointAcknowledgementIsDurableAndReachesTheScheduler) {
+  Job j = StartJob();
+  clock_.Advance(Seconds(30));
+  EXPECT_EQ(controller_->AcknowledgeCheckpoint(kBob, j.id).error().code, ErrorCode::kPermissionDenied);
+  auto info = controller_->AcknowledgeCheckpoint(kAlice, j.id);
+  ASSERT_TRUE(info.has_value()) << info.error().message;
+  EXPECT_EQ(info->job.last_checkpoint, clock_.Now());
+  Flush();
+  EXPECT_EQ(store_.Load()->jobs.front().last_checkpoint, clock_.Now());
+  // A pending job makes the next pass look at the running ones.
+  JobSpec wait;
+  wait.script = "#!/bin/sh\ntrue\n";
+  wait.working_dir = "/tmp";
+  wait.resources.gpus_per_node = 4;
+  wait.resources.nodes = 2;
+  ASSERT_TRUE(controller_->Submit(kAlice, wait).has_value());
+  controller_->Schedule();
+  ASSERT_EQ(snapshot_.running.size(), 1u);
+  EXPECT_EQ(snapshot_.running[0].last_checkpoint, clock_.Now());
+  // Not running: refused.
+  api::JobEvent exit{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
+  ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {exit}}).has_value());
+  EXPECT_EQ(controller_->AcknowledgeCheckpoint(kAlice, j.id).error().code, ErrorCode::kFailedPrecondition);
+}
+
+TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
+  Job j = StartJob({.signal = SIGUSR1, .before = Seconds(60)}, /*requeue=*/true);
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"train"})).has_value());
+  Flush();
+  // (The grace stays under the node timeout: these nodes never heartbeat.)
+  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Seconds(3), StopAction::kRequeue, "preempted").has_value());
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kSignal);
+  EXPECT_EQ(out[0].to.node, "node01");
+  EXPECT_EQ(out[0].signal.signal, SIGUSR1);
+  EXPECT_FALSE(out[0].signal.batch_only);
+  EXPECT_EQ(out[1].kind, OutgoingCommand::Kind::kSignalStep);  // the step's tasks on node02
+  EXPECT_EQ(out[1].to.node, "node02");
+  EXPECT_EQ(out[1].step_signal.step, kAllSteps);
+  EXPECT_EQ(out[1].step_signal.signal, SIGUSR1);
+  // A second order keeps the first deadline.
+  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Seconds(300), StopAction::kRequeue, "again").has_value());
+  EXPECT_TRUE(Flush().empty());
+  EXPECT_LE(controller_->NextTickDeadline(), clock_.MonotonicNow() + Seconds(3));
+  clock_.Advance(Seconds(2));
+  controller_->Tick();
+  EXPECT_EQ(Get(j.id).state, JobState::kRunning);
+  clock_.Advance(Seconds(2));
+  controller_->Tick();
+  Job requeued = Get(j.id);
+  EXPECT_EQ(requeued.restart_count, 1u);
+  // Back in the queue (the same tick's pass may have started its next run already).
+  EXPECT_TRUE(requeued.state == JobState::kPending ||
+              requeued.allocation.generation != j.allocation.generation);
+  EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kCancelled);
+  bool cancel_sent = false;
+  for (const auto& c : Flush()) {
+    cancel_sent |= c.kind == OutgoingCommand::Kind::kCancel && c.cancel.generation == j.allocation.generation;
+  }
+  EXPECT_TRUE(cancel_sent);
+  EXPECT_EQ(store_.Load()->jobs.front().restart_count, 1u);
+}
+
+TEST_F(ControllerStepsTest, AcknowledgedCheckpointStopsAtOnce) {
+  Job j = StartJob({.signal = SIGUSR1, .before = Seconds(60), .batch_only = true});
+  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Minutes(5), StopAction::kCancel, "preempted").has_value());
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_TRUE(out[0].signal.batch_only);
+  ASSERT_TRUE(controller_->AcknowledgeCheckpoint(kAlice, j.id).has_value());
+  out = Flush();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kCancel);
+  api::JobEvent exit{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation,
+                     .signal = SIGTERM, .cancelled = true};
+  ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {exit}}).has_value());
+  EXPECT_EQ(Get(j.id).state, JobState::kCancelled);
+  EXPECT_NE(Get(j.id).last_checkpoint, Timestamp{});
+}
+
+TEST_F(ControllerStepsTest, JobWithoutACheckpointSignalIsStoppedAtOnce) {
+  Job j = StartJob();
+  EXPECT_EQ(controller_->SignalCheckpointAndStop(JobId(999), Seconds(30), StopAction::kRequeue, "x").error().code,
+            ErrorCode::kNotFound);
+  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Seconds(30), StopAction::kRequeue, "preempted").has_value());
+  Job requeued = Get(j.id);
+  EXPECT_EQ(requeued.state, JobState::kPending);
+  EXPECT_EQ(requeued.restart_count, 1u);
+  EXPECT_EQ(requeued.reason, "preempted");
+}
+
+}  // namespace
+}  // namespace corral::controller

@@ -54,6 +54,9 @@ struct PendingReason {
   // --- Filled by the policy engine (`Scheduler`); other policies may leave them empty. ---
   std::vector<Blocker> blockers;  // every blocker; blockers[0] gives `code` and `detail`
   int64_t priority = 0;           // the job's priority in this pass
+  // False when the pass did not get to this job (`[scheduler] max_jobs_per_pass`): `code` is
+  // Priority, `blockers` is empty, and the caller may keep the reasons of an earlier pass.
+  bool examined = true;
   bool operator==(const PendingReason&) const = default;
 };
 

@@ -116,16 +116,76 @@ using internal::NodeBitset;
 
 constexpr Timestamp kNever = Timestamp::max();
 
-// FNV-1a: names are short, and std::hash<string_view> costs more than the rest of a lookup.
-struct NameHash {
-  size_t operator()(std::string_view s) const {
+// A map from names (views into the snapshot or the config, not owned) to values: open
+// addressing with linear probing and FNV-1a hashing. Names are short and looked up for every job
+// and allocation of a pass, where std::unordered_map's node allocations and hashing cost more than
+// the rest of a lookup. Lookups and inserts only; never iterated, so its order reaches no decision.
+template <typename V>
+class NameMap {
+ public:
+  struct Slot {
+    std::string_view first;
+    V second{};
+    uint64_t hash = 0;
+    bool used = false;
+  };
+  using iterator = Slot*;
+
+  NameMap() { slots_.resize(16); }
+  iterator end() const { return nullptr; }
+  size_t size() const { return size_; }
+  void reserve(size_t n) {
+    while (slots_.size() < 2 * n) Grow();
+  }
+  iterator find(std::string_view key) const {
+    const uint64_t h = Hash(key);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      const Slot& s = slots_[i];
+      if (!s.used) return nullptr;
+      if (s.hash == h && s.first == key) return const_cast<Slot*>(&s);
+    }
+  }
+  std::pair<iterator, bool> try_emplace(std::string_view key, V value) {
+    if (2 * (size_ + 1) > slots_.size()) Grow();
+    const uint64_t h = Hash(key);
+    const size_t mask = slots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      Slot& s = slots_[i];
+      if (!s.used) {
+        s = Slot{key, std::move(value), h, true};
+        ++size_;
+        return {&s, true};
+      }
+      if (s.hash == h && s.first == key) return {&s, false};
+    }
+  }
+  std::pair<iterator, bool> emplace(std::string_view key, V value) {
+    return try_emplace(key, std::move(value));
+  }
+  V& operator[](std::string_view key) { return try_emplace(key, V{}).first->second; }
+
+ private:
+  static uint64_t Hash(std::string_view s) {
     uint64_t h = 14695981039346656037ULL;
     for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    return static_cast<size_t>(h);
+    return h ^ (h >> 29);
   }
+  void Grow() {
+    std::vector<Slot> old(slots_.size() * 2);
+    old.swap(slots_);
+    const size_t mask = slots_.size() - 1;
+    for (Slot& s : old) {
+      if (!s.used) continue;
+      size_t i = s.hash & mask;
+      while (slots_[i].used) i = (i + 1) & mask;
+      slots_[i] = std::move(s);
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t size_ = 0;
 };
-template <typename V>
-using NameMap = std::unordered_map<std::string_view, V, NameHash>;  // lookups only, never iterated
 
 Timestamp AddSat(Timestamp t, Duration d) {
   if (d == kUnlimited || t == kNever) return kNever;
@@ -322,21 +382,20 @@ struct ShapeKey {
 };
 struct ShapeKeyHash {
   size_t operator()(const ShapeKey& k) const {
-    size_t h = std::hash<std::string_view>()(k.constraint);
+    uint64_t h = 14695981039346656037ULL;
+    for (char c : k.constraint) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
     auto mix = [&](uint64_t v) {
-      h ^= std::hash<uint64_t>()(v) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+      h ^= h >> 32;
     };
-    mix(k.partition);
-    mix(k.d.cpus);
+    mix((static_cast<uint64_t>(k.partition) << 32) | k.d.cpus);
     mix(k.d.mem);
-    mix(k.d.gpus);
-    mix(static_cast<uint64_t>(k.d.type + 1));
-    mix(k.d.exclusive);
-    mix(k.nodes);
+    mix((static_cast<uint64_t>(k.d.gpus) << 32) | (static_cast<uint32_t>(k.d.type + 1) << 1) |
+        k.d.exclusive);
+    mix((static_cast<uint64_t>(k.nodes) << 32) | static_cast<uint32_t>(k.reservation + 1));
     mix(static_cast<uint64_t>(k.limit_us));
-    mix(static_cast<uint64_t>(k.reservation + 1));
     mix(k.extra);
-    return h;
+    return static_cast<size_t>(h);
   }
 };
 
@@ -400,6 +459,7 @@ class Pass {
     std::array<int32_t, 4> parts{};
     uint32_t nodes = 1;
     int32_t shape = -1;        // jobs of one shape place alike (-1: -w/-x, not shared)
+    int32_t assoc = -1;        // (account, user) pair, interned
     bool node_filter = false;  // -C, -x or a reservation restricts its nodes
     int64_t priority = 0;
   };
@@ -510,11 +570,19 @@ class Pass {
   // Interned names and use counters.
   NameMap<int> account_ids_;
   int last_account_ = -1, last_user_ = -1;  // one-entry caches of AccountId/UserId
+  // One-entry caches of `Prepare`: consecutive jobs are often one user's batch.
+  const std::string* last_qos_name_ = nullptr;
+  int last_qos_ = -1;
+  const std::vector<std::string>* last_parts_ = nullptr;
+  std::array<int32_t, 4> last_parts_ids_{};
+  uint32_t last_parts_tier_ = 0;
   NameMap<int> user_ids_;
   std::vector<std::string_view> user_names_;
-  std::vector<const UserConfig*> user_config_;     // by user id; nullptr = no [[user]] entry
-  NameMap<int> qos_cache_;                         // QOS name -> index (lookups only)
-  std::unordered_map<uint64_t, bool> membership_;  // (account, user) -> user may use it
+  std::vector<const UserConfig*> user_config_;       // by user id; nullptr = no [[user]] entry
+  NameMap<int> qos_cache_;                           // QOS name -> index (lookups only)
+  std::unordered_map<uint64_t, int32_t> assoc_ids_;  // (account id, user id) -> association
+  std::vector<bool> assoc_member_;                   // by association: the user may use the account
+  std::vector<std::pair<std::string_view, std::string_view>> assoc_names_;  // (account, user)
   std::vector<std::string_view> account_names_;
   std::vector<int> account_parent_;
   std::vector<uint32_t> acct_gpus_, acct_jobs_;
@@ -522,8 +590,7 @@ class Pass {
   std::vector<uint32_t> user_gpus_, user_jobs_;
   std::vector<double> user_gpu_seconds_;
   std::vector<uint32_t> qos_gpus_, qos_jobs_;
-  std::unordered_map<uint64_t, std::pair<uint32_t, uint32_t>>
-      qos_user_;  // (qos, user) -> gpus, jobs
+  std::vector<std::pair<uint32_t, uint32_t>> qos_user_;  // [qos * users + user] -> gpus, jobs
   std::unordered_map<uint64_t, uint32_t> array_running_;
 
   // Pass state.
@@ -555,9 +622,9 @@ class Pass {
   std::vector<std::pair<JobId, std::vector<uint32_t>>> reserved_jobs_;  // job -> nodes
   uint32_t backfill_reservations_ = 0;
   uint32_t preemptors_ = 0;
-  uint32_t attempts_ = 0;
   std::vector<bool> part_blocked_;  // strict order
   std::vector<uint32_t> parts_scratch_;
+  std::vector<Candidate> chosen_scratch_, cands_scratch_;
   mutable std::vector<std::pair<Timestamp, uint32_t>> release_scratch_;  // EarliestStart
   std::vector<Blocker> part_blockers_scratch_;
 };
@@ -750,6 +817,7 @@ void Pass::IndexJobs() {
   jobs_.reserve(snap_.running.size() + snap_.pending.size() / 4);
   std::map<int, std::vector<uint32_t>> by_guarantee;  // holder -> its running jobs
   for (const RunningJobView& r : snap_.running) {
+    if (snap_.nodes.empty()) break;
     RunJob rj;
     rj.view = &r;
     rj.end = r.expected_end;
@@ -770,9 +838,12 @@ void Pass::IndexJobs() {
     uint32_t ref = static_cast<uint32_t>(jobs_.size());
     jobs_.push_back(rj);
     for (const NodeAllocation& a : r.allocation.nodes) {
-      auto it = node_by_name_.find(a.node_name);
+      // Nodes are sorted by id and usually numbered densely: try the id as an index first.
       uint32_t n = 0;
-      if (it != node_by_name_.end()) {
+      uint64_t guess = a.node.value - snap_.nodes.front().id.value;
+      if (guess < snap_.nodes.size() && snap_.nodes[guess].id == a.node) {
+        n = static_cast<uint32_t>(guess);
+      } else if (auto it = node_by_name_.find(a.node_name); it != node_by_name_.end()) {
         n = it->second;
       } else {
         // Fall back to the id (allocations carry both).
@@ -783,10 +854,10 @@ void Pass::IndexJobs() {
       }
       node_uses_[n].push_back({ref, a.cpus, a.mem_mb, a.gpus});
     }
-    if (rj.account >= 0 && rj.account < static_cast<int>(index_.accounts.size())) {
-      by_guarantee[index_.accounts[rj.account].guarantee_holder].push_back(ref);
-    } else {
-      by_guarantee[-1].push_back(ref);
+    if (index_.any_guarantee) {
+      by_guarantee[ConfiguredAccount(rj.account) ? index_.accounts[rj.account].guarantee_holder
+                                                 : -1]
+          .push_back(ref);
     }
     if (r.array_job_id.value != 0) ++array_running_[r.array_job_id.value];
   }
@@ -830,6 +901,7 @@ void Pass::IndexJobs() {
   user_gpu_seconds_.assign(nu, 0);
   qos_gpus_.assign(index_.qos.size(), 0);
   qos_jobs_.assign(index_.qos.size(), 0);
+  qos_user_.assign(index_.qos.size() * nu, {0, 0});
   for (const RunJob& rj : jobs_) {
     for (int a = rj.account; a >= 0; a = account_parent_[a]) {
       acct_gpus_[a] += rj.gpus;
@@ -840,7 +912,7 @@ void Pass::IndexJobs() {
     if (rj.qos >= 0) {
       qos_gpus_[rj.qos] += rj.gpus;
       qos_jobs_[rj.qos] += 1;
-      auto& qu = qos_user_[(static_cast<uint64_t>(rj.qos) << 32) | static_cast<uint32_t>(rj.user)];
+      auto& qu = qos_user_[static_cast<size_t>(rj.qos) * nu + rj.user];
       qu.first += rj.gpus;
       qu.second += 1;
     }
@@ -881,12 +953,18 @@ void Pass::Prepare(JobInfo* j) {
     auto q = index_.qos_ids.find(DefaultQos(config_, v.account));
     j->qos = q == index_.qos_ids.end() ? -1 : q->second;
   } else {
-    auto [it, fresh] = qos_cache_.try_emplace(v.qos, -1);
-    if (fresh) {
-      auto q = index_.qos_ids.find(v.qos);
-      it->second = q == index_.qos_ids.end() ? -1 : q->second;
+    if (last_qos_name_ != nullptr && *last_qos_name_ == v.qos) {
+      j->qos = last_qos_;
+    } else {
+      auto [it, fresh] = qos_cache_.try_emplace(v.qos, -1);
+      if (fresh) {
+        auto q = index_.qos_ids.find(v.qos);
+        it->second = q == index_.qos_ids.end() ? -1 : q->second;
+      }
+      j->qos = it->second;
+      last_qos_name_ = &v.qos;
+      last_qos_ = j->qos;
     }
-    j->qos = it->second;
   }
   const ResourceRequest& r = v.resources;
   PerNodeDemand pn = ComputePerNodeDemand(r);
@@ -914,23 +992,36 @@ void Pass::Prepare(JobInfo* j) {
   }
   j->n_parts =
       v.partitions.size() <= j->parts.size() ? static_cast<uint8_t>(v.partitions.size()) : 0;
-  for (size_t k = 0; k < v.partitions.size(); ++k) {
-    auto it = part_by_name_.find(v.partitions[k]);
-    if (it == part_by_name_.end()) {
-      if (k < j->parts.size()) j->parts[k] = -1;
-      continue;
+  if (last_parts_ != nullptr && j->n_parts > 0 && *last_parts_ == v.partitions) {
+    j->parts = last_parts_ids_;
+    j->tier = last_parts_tier_;
+  } else {
+    for (size_t k = 0; k < v.partitions.size(); ++k) {
+      auto it = part_by_name_.find(v.partitions[k]);
+      if (it == part_by_name_.end()) {
+        if (k < j->parts.size()) j->parts[k] = -1;
+        continue;
+      }
+      if (k < j->parts.size()) j->parts[k] = static_cast<int32_t>(it->second);
+      j->tier = std::max(j->tier, snap_.partitions[it->second].priority_tier);
     }
-    if (k < j->parts.size()) j->parts[k] = static_cast<int32_t>(it->second);
-    j->tier = std::max(j->tier, snap_.partitions[it->second].priority_tier);
+    last_parts_ = &v.partitions;
+    last_parts_ids_ = j->parts;
+    last_parts_tier_ = j->tier;
+  }
+  // The (account, user) association: fair share and membership are per association.
+  auto [assoc, fresh] = assoc_ids_.try_emplace(
+      (static_cast<uint64_t>(j->account) << 32) | static_cast<uint32_t>(j->user),
+      static_cast<int32_t>(assoc_member_.size()));
+  j->assoc = assoc->second;
+  if (fresh) {
+    bool in = !ConfiguredAccount(j->account) || index_.accounts[j->account].users.empty() ||
+              index_.accounts[j->account].users.count(v.user) > 0;
+    assoc_member_.push_back(in);
+    assoc_names_.push_back({v.account, v.user});
   }
   // Whether `CheckEligibility` has anything to look at.
-  bool member = true;
-  if (ConfiguredAccount(j->account) && !index_.accounts[j->account].users.empty()) {
-    auto [it, fresh] = membership_.try_emplace(
-        (static_cast<uint64_t>(j->account) << 32) | static_cast<uint32_t>(j->user), true);
-    if (fresh) it->second = index_.accounts[j->account].users.count(v.user) > 0;
-    member = it->second;
-  }
+  const bool member = assoc_member_[j->assoc];
   bool qos_allowed = true;
   if (j->qos >= 0 && ConfiguredAccount(j->account) &&
       index_.accounts[j->account].allowed_qos != nullptr) {
@@ -1444,9 +1535,9 @@ void Pass::CheckLimits(const JobInfo& j, std::vector<Blocker>* out) {
     const QosConfig& q = *index_.qos[j.qos].config;
     check(q.limits, "qos", q.name, "", j.qos, qos_gpus_[j.qos], qos_jobs_[j.qos], 0, "QOSGrpGRES",
           "QOSGrpJobsLimit", nullptr, "QOSMaxGRESPerJob");
-    auto it = qos_user_.find((static_cast<uint64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user));
-    uint32_t g = it == qos_user_.end() ? 0 : it->second.first;
-    uint32_t n = it == qos_user_.end() ? 0 : it->second.second;
+    const auto& qu = qos_user_[static_cast<size_t>(j.qos) * user_names_.size() + j.user];
+    uint32_t g = qu.first;
+    uint32_t n = qu.second;
     if (q.per_user.max_gpus || q.per_user.max_running_jobs) {
       check(q.per_user, "qos", q.name, " for user " + v.user,
             (static_cast<int64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user), g, n, 0,
@@ -1542,7 +1633,7 @@ void Pass::AddUse(const JobInfo& j) {
   if (j.qos >= 0) {
     qos_gpus_[j.qos] += j.gpus;
     qos_jobs_[j.qos] += 1;
-    auto& qu = qos_user_[(static_cast<uint64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user)];
+    auto& qu = qos_user_[static_cast<size_t>(j.qos) * user_names_.size() + j.user];
     qu.first += j.gpus;
     qu.second += 1;
   }
@@ -1583,9 +1674,10 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
   };
 
   // `-w` nodes first; each must fit.
-  std::vector<Candidate> chosen;
+  std::vector<Candidate>& chosen = chosen_scratch_;
+  chosen.clear();
   for (const std::string& name : r.nodelist) {
-    uint32_t n = node_by_name_.at(name);  // CheckPartition made sure it exists
+    uint32_t n = node_by_name_.find(name)->second;  // CheckPartition made sure it exists
     if (std::any_of(chosen.begin(), chosen.end(), [&](const Candidate& x) { return x.node == n; }))
       continue;
     if (usable(n, false)) {
@@ -1599,7 +1691,8 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
   if (chosen.size() > n_nodes) return fail(PlaceResult::kResources);
   const uint32_t need = n_nodes - static_cast<uint32_t>(chosen.size());
 
-  std::vector<Candidate> cands;
+  std::vector<Candidate>& cands = cands_scratch_;
+  cands.clear();
   size_t unreserved_found = 0;
   if (need > 0) {
     const bool consider_whole = !reserved_nodes_.empty() && j.end <= latest_resv_start_;
@@ -1827,10 +1920,23 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
       if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < d.mem) continue;
       if (d.exclusive && w.resv_start != kNever) continue;
       vs.clear();
+      GpuSet most = w.free;  // what the node would have with every eligible victim gone
+      uint64_t most_cpus = w.cpus_free, most_mem = w.mem_free;
       for (const NodeUse& u : node_uses_[n]) {
         bool via_qos = false;
-        if (eligible(jobs_[u.job], &via_qos)) vs.push_back({u.job, lost_work(jobs_[u.job]), &u});
+        if (eligible(jobs_[u.job], &via_qos)) {
+          vs.push_back({u.job, 0.0, &u});
+          most = most | u.gpus;
+          most_cpus += u.cpus;
+          most_mem += u.mem;
+        }
       }
+      if (!d.exclusive && (((most & mask) - w.resv_gpus).size() < d.gpus ||
+                           most_cpus < static_cast<uint64_t>(d.cpus) + w.resv_cpus ||
+                           most_mem < d.mem + w.resv_mem)) {
+        continue;
+      }
+      for (V& v : vs) v.lost = lost_work(jobs_[v.ref]);
       std::sort(vs.begin(), vs.end(), [&](const V& a, const V& b) {
         if (a.lost != b.lost) return a.lost < b.lost;
         if (jobs_[a.ref].gpus != jobs_[b.ref].gpus) return jobs_[a.ref].gpus < jobs_[b.ref].gpus;
@@ -1968,7 +2074,11 @@ Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
     uint64_t cpus = SubSat(w.cpus_free, w.resv_cpus), mem = SubSat(w.mem_free, w.resv_mem);
     auto fits = [&] { return g.size() >= d.gpus && cpus >= d.cpus && mem >= d.mem; };
     if (!fits()) {
-      if (w.resv_whole) return kNever;
+      if (w.resv_whole || (mask - w.resv_gpus).size() < d.gpus) return kNever;
+      // Cheap bound first: nothing is released before the earliest end.
+      Timestamp first = kNever;
+      for (const NodeUse& u : node_uses_[n]) first = std::min(first, jobs_[u.job].end);
+      if (first >= bound) return kNever;
       // Releases in time order; the reserved CPUs/memory stay held (conservative).
       std::vector<std::pair<Timestamp, uint32_t>>& rel = release_scratch_;
       rel.clear();
@@ -2118,14 +2228,6 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
   if (parts.empty()) blockers->insert(blockers->end(), part_blockers.begin(), part_blockers.end());
   if (!blockers->empty()) return;
 
-  if (config_.max_jobs_per_pass > 0 && attempts_ >= config_.max_jobs_per_pass) {
-    blockers->push_back({.code = "Priority",
-                         .detail = "not tried in this pass (max_jobs_per_pass " +
-                                   std::to_string(config_.max_jobs_per_pass) +
-                                   " reached by higher-priority jobs)"});
-    return;
-  }
-  ++attempts_;
   if (options_.strict_order) {
     std::vector<uint32_t> open;
     for (uint32_t p : parts) {
@@ -2231,21 +2333,20 @@ Blocker Pass::ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool 
 
 std::vector<PriorityFactors> Pass::ComputePriorities(bool report) {
   const PriorityConfig& w = config_.priority;
-  std::unordered_map<uint64_t, double> fairshare;
+  std::vector<double> fairshare;  // by association
   if (w.weight_fairshare > 0 && !options_.priority) {
-    std::set<std::pair<std::string, std::string>> assoc;
-    std::unordered_map<uint64_t, bool> seen_pairs;
-    for (const JobInfo& j : pending_) {
-      uint64_t k = (static_cast<uint64_t>(j.account) << 32) | static_cast<uint32_t>(j.user);
-      if (seen_pairs.emplace(k, true).second) assoc.insert({j.view->account, j.view->user});
-    }
-    std::vector<std::pair<std::string, std::string>> extra(assoc.begin(), assoc.end());
+    fairshare.assign(assoc_names_.size(), 0.0);
+    std::vector<std::pair<std::string, std::string>> extra;
+    extra.reserve(assoc_names_.size());
+    for (const auto& [account, user] : assoc_names_) extra.emplace_back(account, user);
+    std::sort(extra.begin(), extra.end());
     for (const FairShareEntry& e : ComputeFairTree(config_, snap_.usage, extra)) {
       auto a = account_ids_.find(e.account);
       auto u = user_ids_.find(e.user);
       if (a == account_ids_.end() || u == user_ids_.end()) continue;
-      fairshare[(static_cast<uint64_t>(a->second) << 32) | static_cast<uint32_t>(u->second)] =
-          e.factor;
+      auto it = assoc_ids_.find((static_cast<uint64_t>(a->second) << 32) |
+                                static_cast<uint32_t>(u->second));
+      if (it != assoc_ids_.end()) fairshare[it->second] = e.factor;
     }
   }
   std::vector<PriorityFactors> out;
@@ -2268,11 +2369,7 @@ std::vector<PriorityFactors> Pass::ComputePriorities(bool report) {
     } else {
       Timestamp since = v.eligible_time != Timestamp{} ? v.eligible_time : v.submit_time;
       f.age = now_ > since ? std::min(1.0, ToSecondsF(now_ - since) / max_age_s) : 0.0;
-      if (auto it = fairshare.find((static_cast<uint64_t>(j.account) << 32) |
-                                   static_cast<uint32_t>(j.user));
-          it != fairshare.end()) {
-        f.fairshare = it->second;
-      }
+      if (!fairshare.empty()) f.fairshare = fairshare[j.assoc];
       double size = 0;
       if (total_gpus_ > 0 && j.gpus > 0) {
         size = std::min(1.0, static_cast<double>(j.gpus) / static_cast<double>(total_gpus_));
@@ -2389,7 +2486,19 @@ void Pass::Run(Plan* plan) {
   plan->starts.reserve(std::min<size_t>(pending_.size(), 4 * nodes_.size() + 16));
   plan->pending.reserve(pending_.size());
   std::vector<Blocker> blockers;
+  size_t examined = 0;
   for (JobInfo& j : pending_) {
+    // Beyond the bound, a job is not examined: a cheap reason, and the caller keeps the
+    // explanation of the last pass that examined it.
+    if (config_.max_jobs_per_pass > 0 && examined >= config_.max_jobs_per_pass) {
+      plan->pending.push_back(PendingReason{.job = j.view->id,
+                                            .code = "Priority",
+                                            .detail = "not examined",
+                                            .priority = j.priority,
+                                            .examined = false});
+      continue;
+    }
+    ++examined;
     blockers.clear();
     Timestamp estimate{};
     size_t starts = plan->starts.size();

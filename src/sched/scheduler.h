@@ -20,7 +20,8 @@
 //      its partitions (PartitionDown, PartitionTimeLimit, PartitionNodeLimit, PartitionConfig,
 //      BadConstraints; a partition with such a blocker is skipped, and they are reported only
 //      when no partition is left). A job with any blocker does not start and holds nothing.
-//      Beyond `max_jobs_per_pass` placement attempts, jobs are not tried (Priority).
+//      Beyond the first `max_jobs_per_pass` jobs, jobs are not examined: reason Priority with
+//      `PendingReason::examined` false (Slurm's default_queue_depth).
 //   4. Try its partitions in its order; the first where it fits now starts it. Placement in a
 //      partition, on resources no reservation of this pass holds:
 //        a. single node: the node with the fewest free GPUs of the type that still fits

@@ -750,8 +750,9 @@ TEST(SchedulerTest, MaxJobsPerPassBoundsTheWork) {
   Plan p = Scheduler(c).Decide(s, kNow);
   EXPECT_EQ(StartedIds(p), (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(p.pending[0].code, "Priority");
-  EXPECT_EQ(p.pending[0].detail,
-            "not tried in this pass (max_jobs_per_pass 2 reached by higher-priority jobs)");
+  EXPECT_EQ(p.pending[0].detail, "not examined");
+  EXPECT_FALSE(p.pending[0].examined);
+  EXPECT_TRUE(p.pending[0].blockers.empty());
 }
 
 TEST(SchedulerTest, SameInputSamePlan) {

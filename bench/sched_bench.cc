@@ -149,12 +149,14 @@ ClusterSnapshot BenchSnapshot(uint32_t nodes, uint32_t pending, Timestamp now) {
   return s;
 }
 
-void BM_SchedulePass(benchmark::State& state) {
+void RunPass(benchmark::State& state, uint32_t max_jobs_per_pass) {
   const uint32_t nodes = static_cast<uint32_t>(state.range(0));
   const uint32_t pending = static_cast<uint32_t>(state.range(1));
   const Timestamp now = FromMicros(1'800'000'000'000'000);
   ClusterSnapshot snapshot = BenchSnapshot(nodes, pending, now);
-  Scheduler scheduler(BenchConfig(nodes));
+  SchedulerConfig config = BenchConfig(nodes);
+  config.max_jobs_per_pass = max_jobs_per_pass;
+  Scheduler scheduler(config);
   Plan plan;
   for (auto _ : state) {
     plan = scheduler.Decide(snapshot, now);
@@ -166,10 +168,20 @@ void BM_SchedulePass(benchmark::State& state) {
   state.counters["running"] = static_cast<double>(snapshot.running.size());
 }
 
+// Every pending job examined and explained (max_jobs_per_pass = 0, the default).
+void BM_SchedulePass(benchmark::State& state) { RunPass(state, 0); }
+
+// The first 10,000 jobs examined, as Slurm's default_queue_depth bounds a pass.
+void BM_SchedulePassBounded(benchmark::State& state) { RunPass(state, 10000); }
+
 BENCHMARK(BM_SchedulePass)
     ->Args({1000, 10000})
     ->Args({1000, 50000})
     ->Args({10000, 10000})
+    ->Args({10000, 50000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_SchedulePassBounded)
     ->Args({10000, 50000})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();

@@ -116,29 +116,29 @@ using internal::NodeBitset;
 
 constexpr Timestamp kNever = Timestamp::max();
 
-// A map from names (views into the snapshot or the config, not owned) to values: open
-// addressing with linear probing and FNV-1a hashing. Names are short and looked up for every job
-// and allocation of a pass, where std::unordered_map's node allocations and hashing cost more than
-// the rest of a lookup. Lookups and inserts only; never iterated, so its order reaches no decision.
-template <typename V>
-class NameMap {
+// A hash map with open addressing and linear probing, for the lookups a pass does for every job
+// and allocation (names, shapes, associations), where std::unordered_map's node allocations and
+// hashing cost more than the rest of the lookup. Lookups and inserts only; never iterated, so its
+// order reaches no decision. Keys that are views (names) must outlive the map.
+template <typename K, typename V, typename Hash>
+class FlatMap {
  public:
   struct Slot {
-    std::string_view first;
+    K first{};
     V second{};
     uint64_t hash = 0;
     bool used = false;
   };
   using iterator = Slot*;
 
-  NameMap() { slots_.resize(16); }
+  FlatMap() { slots_.resize(16); }
   iterator end() const { return nullptr; }
   size_t size() const { return size_; }
   void reserve(size_t n) {
     while (slots_.size() < 2 * n) Grow();
   }
-  iterator find(std::string_view key) const {
-    const uint64_t h = Hash(key);
+  iterator find(const K& key) const {
+    const uint64_t h = Hash()(key);
     const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       const Slot& s = slots_[i];
@@ -146,9 +146,9 @@ class NameMap {
       if (s.hash == h && s.first == key) return const_cast<Slot*>(&s);
     }
   }
-  std::pair<iterator, bool> try_emplace(std::string_view key, V value) {
+  std::pair<iterator, bool> try_emplace(const K& key, V value) {
     if (2 * (size_ + 1) > slots_.size()) Grow();
-    const uint64_t h = Hash(key);
+    const uint64_t h = Hash()(key);
     const size_t mask = slots_.size() - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
@@ -160,17 +160,12 @@ class NameMap {
       if (s.hash == h && s.first == key) return {&s, false};
     }
   }
-  std::pair<iterator, bool> emplace(std::string_view key, V value) {
+  std::pair<iterator, bool> emplace(const K& key, V value) {
     return try_emplace(key, std::move(value));
   }
-  V& operator[](std::string_view key) { return try_emplace(key, V{}).first->second; }
+  V& operator[](const K& key) { return try_emplace(key, V{}).first->second; }
 
  private:
-  static uint64_t Hash(std::string_view s) {
-    uint64_t h = 14695981039346656037ULL;
-    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    return h ^ (h >> 29);
-  }
   void Grow() {
     std::vector<Slot> old(slots_.size() * 2);
     old.swap(slots_);
@@ -186,6 +181,24 @@ class NameMap {
   std::vector<Slot> slots_;
   size_t size_ = 0;
 };
+
+// FNV-1a, folded: names are short.
+struct NameHash {
+  uint64_t operator()(std::string_view s) const {
+    uint64_t h = 14695981039346656037ULL;
+    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return h ^ (h >> 29);
+  }
+};
+struct IntHash {
+  uint64_t operator()(uint64_t v) const {
+    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+    return v ^ (v >> 31);
+  }
+};
+template <typename V>
+using NameMap = FlatMap<std::string_view, V, NameHash>;
 
 Timestamp AddSat(Timestamp t, Duration d) {
   if (d == kUnlimited || t == kNever) return kNever;
@@ -487,6 +500,7 @@ class Pass {
   int AccountId(const std::string& name);
   int UserId(const std::string& name);
   int TypeId(std::string_view model) const;
+  int64_t NodeIndexOf(const NodeAllocation& a) const;  // -1 when the node is unknown
   void Prepare(JobInfo* j);
 
   // Per job.
@@ -549,6 +563,7 @@ class Pass {
   uint64_t total_gpus_ = 0;
   uint64_t total_cpus_ = 0;
   std::vector<std::vector<NodeUse>> node_uses_;
+  std::vector<Timestamp> min_end_;  // earliest end of a job on each node (built by `Reserve`)
   std::set<uint32_t> reserved_nodes_;
   Timestamp latest_resv_start_{};
 
@@ -578,10 +593,10 @@ class Pass {
   uint32_t last_parts_tier_ = 0;
   NameMap<int> user_ids_;
   std::vector<std::string_view> user_names_;
-  std::vector<const UserConfig*> user_config_;       // by user id; nullptr = no [[user]] entry
-  NameMap<int> qos_cache_;                           // QOS name -> index (lookups only)
-  std::unordered_map<uint64_t, int32_t> assoc_ids_;  // (account id, user id) -> association
-  std::vector<bool> assoc_member_;                   // by association: the user may use the account
+  std::vector<const UserConfig*> user_config_;     // by user id; nullptr = no [[user]] entry
+  NameMap<int> qos_cache_;                         // QOS name -> index (lookups only)
+  FlatMap<uint64_t, int32_t, IntHash> assoc_ids_;  // (account id, user id) -> association
+  std::vector<bool> assoc_member_;                 // by association: the user may use the account
   std::vector<std::pair<std::string_view, std::string_view>> assoc_names_;  // (account, user)
   std::vector<std::string_view> account_names_;
   std::vector<int> account_parent_;
@@ -594,7 +609,7 @@ class Pass {
   std::unordered_map<uint64_t, uint32_t> array_running_;
 
   // Pass state.
-  std::unordered_map<ShapeKey, uint32_t, ShapeKeyHash> shape_ids_;
+  FlatMap<ShapeKey, uint32_t, ShapeKeyHash> shape_ids_;
   std::unordered_map<ShapeKey, std::pair<uint32_t, bool>, ShapeKeyHash> capable_;
   std::vector<ShapeState> shape_states_;  // [shape * partitions + partition]
   struct CachedBlocker {
@@ -672,6 +687,19 @@ int Pass::UserId(const std::string& name) {
   auto cfg = index_.users.find(name);
   user_config_.push_back(cfg == index_.users.end() ? nullptr : cfg->second);
   return last_user_ = id;
+}
+
+int64_t Pass::NodeIndexOf(const NodeAllocation& a) const {
+  // Nodes are sorted by id and usually numbered densely: try the id as an index first.
+  if (snap_.nodes.empty()) return -1;
+  uint64_t guess = a.node.value - snap_.nodes.front().id.value;
+  if (guess < snap_.nodes.size() && snap_.nodes[guess].id == a.node)
+    return static_cast<int64_t>(guess);
+  if (auto it = node_by_name_.find(a.node_name); it != node_by_name_.end()) return it->second;
+  auto pos = std::lower_bound(snap_.nodes.begin(), snap_.nodes.end(), a.node,
+                              [](const NodeView& v, NodeId id) { return v.id < id; });
+  if (pos == snap_.nodes.end() || pos->id != a.node) return -1;
+  return pos - snap_.nodes.begin();
 }
 
 int Pass::TypeId(std::string_view model) const {
@@ -838,20 +866,9 @@ void Pass::IndexJobs() {
     uint32_t ref = static_cast<uint32_t>(jobs_.size());
     jobs_.push_back(rj);
     for (const NodeAllocation& a : r.allocation.nodes) {
-      // Nodes are sorted by id and usually numbered densely: try the id as an index first.
-      uint32_t n = 0;
-      uint64_t guess = a.node.value - snap_.nodes.front().id.value;
-      if (guess < snap_.nodes.size() && snap_.nodes[guess].id == a.node) {
-        n = static_cast<uint32_t>(guess);
-      } else if (auto it = node_by_name_.find(a.node_name); it != node_by_name_.end()) {
-        n = it->second;
-      } else {
-        // Fall back to the id (allocations carry both).
-        auto pos = std::lower_bound(snap_.nodes.begin(), snap_.nodes.end(), a.node,
-                                    [](const NodeView& v, NodeId id) { return v.id < id; });
-        if (pos == snap_.nodes.end() || pos->id != a.node) continue;
-        n = static_cast<uint32_t>(pos - snap_.nodes.begin());
-      }
+      int64_t found = NodeIndexOf(a);
+      if (found < 0) continue;
+      uint32_t n = static_cast<uint32_t>(found);
       node_uses_[n].push_back({ref, a.cpus, a.mem_mb, a.gpus});
     }
     if (index_.any_guarantee) {
@@ -1111,6 +1128,7 @@ void Pass::Allocate(uint32_t n, const Demand& d, GpuSet gpus, uint32_t job_ref,
   w.jobs += 1;
   if (d.exclusive) w.exclusive = true;
   node_uses_[n].push_back({job_ref, cpus, mem, gpus});
+  if (!min_end_.empty()) min_end_[n] = std::min(min_end_[n], jobs_[job_ref].end);
   UpdatePools(n);
   out->node = w.view->id;
   out->node_name = w.view->name;
@@ -1463,7 +1481,10 @@ void Pass::CheckLimits(const JobInfo& j, std::vector<Blocker>* out) {
                    std::string_view suffix, int64_t entity_key, uint32_t gpus_used,
                    uint32_t jobs_used, double gpu_seconds, const char* gres_code,
                    const char* jobs_code, const char* minutes_code, const char* per_job_code) {
-    auto who = [&] { return std::string(scope) + " " + std::string(entity) + std::string(suffix); };
+    auto who = [&] {
+      return std::string(scope) + " " + std::string(entity) +
+             (suffix.empty() ? "" : " for user " + std::string(suffix));
+    };
     auto add = [&](const char* code, auto detail, const char* resource, int64_t used, int64_t limit,
                    int64_t requested) {
       LimitKey key{code, scope.data(), entity_key, used, limit, requested};
@@ -1539,7 +1560,7 @@ void Pass::CheckLimits(const JobInfo& j, std::vector<Blocker>* out) {
     uint32_t g = qu.first;
     uint32_t n = qu.second;
     if (q.per_user.max_gpus || q.per_user.max_running_jobs) {
-      check(q.per_user, "qos", q.name, " for user " + v.user,
+      check(q.per_user, "qos", q.name, v.user,
             (static_cast<int64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user), g, n, 0,
             "QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit", nullptr, nullptr);
     }
@@ -1823,6 +1844,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
   };
   const ResourceRequest& r = j.view->resources;
   if (!r.nodelist.empty()) return false;
+  bool searched = false;
   for (uint32_t p : parts) {
     const Demand d = DemandFor(j, p);
     const uint32_t need = j.nodes;
@@ -1831,6 +1853,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
     const auto key = std::make_tuple(static_cast<uint64_t>(j.shape) * snap_.partitions.size() + p,
                                      j.qos, holder, reclaim);
     if (cacheable && preempt_failed_.count(key)) continue;
+    searched = true;
     const Constraint c = ParseConstraint(r.constraint);
     std::vector<Option> options;
     struct V {
@@ -2010,6 +2033,12 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
                     " reclaims its guaranteed GPUs from account " + rj.view->account;
       rj.being_preempted = true;
       rj.end = std::min(rj.end, AddSat(now_, vq.grace));
+      if (!min_end_.empty()) {
+        for (const NodeAllocation& a : rj.view->allocation.nodes) {
+          int64_t n = NodeIndexOf(a);
+          if (n >= 0) min_end_[n] = std::min(min_end_[n], rj.end);
+        }
+      }
       grace = std::max(grace, vq.grace);
       victim_ids.push_back(rj.view->id);
       plan->preemptions.push_back(rj.view->id);
@@ -2052,7 +2081,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
     *estimate = start;
     return true;
   }
-  ++preemptors_;  // a fruitless search costs as much
+  if (searched) ++preemptors_;  // a fruitless search costs as much; a remembered failure nothing
   return false;
 }
 
@@ -2076,9 +2105,7 @@ Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
     if (!fits()) {
       if (w.resv_whole || (mask - w.resv_gpus).size() < d.gpus) return kNever;
       // Cheap bound first: nothing is released before the earliest end.
-      Timestamp first = kNever;
-      for (const NodeUse& u : node_uses_[n]) first = std::min(first, jobs_[u.job].end);
-      if (first >= bound) return kNever;
+      if (min_end_[n] >= bound) return kNever;
       // Releases in time order; the reserved CPUs/memory stay held (conservative).
       std::vector<std::pair<Timestamp, uint32_t>>& rel = release_scratch_;
       rel.clear();
@@ -2131,6 +2158,13 @@ bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool fo
                    Timestamp* estimate) {
   const ResourceRequest& r = j.view->resources;
   if (!r.nodelist.empty()) return false;
+  if (min_end_.empty()) {
+    // Built on the first reservation of the pass; `Allocate` and preemptions keep it current.
+    min_end_.assign(nodes_.size(), kNever);
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      for (const NodeUse& u : node_uses_[n]) min_end_[n] = std::min(min_end_[n], jobs_[u.job].end);
+    }
+  }
   const uint32_t need = std::max<uint32_t>(1, r.nodes);
   Timestamp best_t = forced ? kNever : AddSat(now_, config_.backfill.window);
   if (!forced && best_t != kNever)

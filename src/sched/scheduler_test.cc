@@ -559,6 +559,29 @@ TEST(SchedulerTest, HigherQosPreemptsTheVictimThatLosesLeastWork) {
   EXPECT_EQ(both.preemption_orders[1].mode, PreemptMode::kCancel);
 }
 
+TEST(SchedulerTest, RememberedPreemptionFailuresDoNotUseTheBudget) {
+  SchedulerConfig c = PreemptionConfig3Qos();
+  c.preemption.max_preemptors_per_pass = 2;
+  c.backfill.enabled = false;  // job 1's reservation would hold every GPU of n1
+  std::vector<NodeView> nodes = {MakeNode(1, "n1", 4)};
+  RunningJobView scav =
+      Occupy(&nodes[0], 901, Gpus({0, 1}), kNow - Minutes(5), kNow + Minutes(600));
+  scav.qos = "scavenger";
+  RunningJobView normal =
+      Occupy(&nodes[0], 902, Gpus({2, 3}), kNow - Minutes(5), kNow + Minutes(600));
+  ClusterSnapshot s = Snapshot(c, nodes);
+  s.running = {scav, normal};
+  auto high = [](uint64_t id, uint32_t gpus) {
+    PendingJobView j = MakeJob(id, 1, gpus);
+    j.qos = "high";
+    return j;
+  };
+  s.pending = {high(1, 4), high(2, 4), high(3, 2)};  // 1 and 2 can never find victims
+  Plan p = Scheduler(c).Decide(s, kNow);
+  EXPECT_EQ(p.preemptions, (std::vector<JobId>{JobId(901)}));
+  EXPECT_EQ(p.preemption_orders[0].preemptor, JobId(3));
+}
+
 TEST(SchedulerTest, GuaranteedAccountReclaimsBorrowedGpus) {
   SchedulerConfig c = DefaultSchedulerConfig();
   c.accounts = {AccountConfig{.name = "prod", .guaranteed_gpus = 4}, AccountConfig{.name = "nlp"}};

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "agent/job_env.h"
+#include "agent/node_monitor.h"
 #include "agent/process_supervisor.h"
 #include "api/http.h"
 #include "api/http_status.h"
@@ -88,6 +89,10 @@ struct Agent::Impl {
   std::mutex token_mu;
   std::string token;
   Timestamp token_time{};
+
+  // GPU sampling, health, isolation, containers (node_monitor.h); set before the server starts.
+  std::unique_ptr<NodeMonitor> node;
+  bool heartbeat_now = false;  // guarded by mu: the health report changed
 
   Impl(AgentConfig c, std::unique_ptr<GpuBackend> g, api::JwtKey k, const Clock& cl)
       : config(std::move(c)), gpus(std::move(g)), key(std::move(k)), clock(cl) {}
@@ -194,9 +199,11 @@ struct Agent::Impl {
           continue;
         }
       }
-      cv.wait_for(lock, heartbeat_interval, [&] { return stopping; });
+      cv.wait_for(lock, heartbeat_interval, [&] { return stopping || heartbeat_now; });
       if (stopping) break;
+      heartbeat_now = false;
       api::HeartbeatRequest req{.node = inventory.name, .running = KnownRefs()};
+      if (node) node->FillHeartbeat(&req);
       lock.unlock();
       auto resp = api::CheckResponse(controller->Send("POST", "/api/v1/agents/heartbeat",
                                                       api::EncodeHeartbeatRequest(req), AuthHeaders(), true));
@@ -211,6 +218,7 @@ struct Agent::Impl {
       if (hb) {
         warned = false;
         KillUnknown(hb->kill);
+        if (node) node->ClearGpus(hb->clear_gpus);
       }
       lock.lock();
       if (hb && hb->reregister) registered = false;
@@ -277,6 +285,7 @@ struct Agent::Impl {
     ev.cancelled = exit.cancelled;
     ev.usage.cpu_seconds = exit.cpu_seconds;
     ev.usage.max_rss_mb = exit.max_rss_mb;
+    if (node) node->FinishJob(exit.job, &ev);  // GPU usage, OOM, GPU failure; kills its cgroup
     PushEvent(std::move(ev));
   }
 
@@ -323,7 +332,11 @@ struct Agent::Impl {
     spec.time_limit = job.time_limit;
     spec.kill_grace = config.kill_grace;
     spec.warn = job.spec.signal;
-    CORRAL_RETURN_IF_ERROR(supervisor->Launch(spec));
+    if (node) CORRAL_RETURN_IF_ERROR(node->PrepareJob(job, &spec));
+    if (Status launched = supervisor->Launch(spec); !launched) {
+      if (node) node->AbandonJob(job.id);
+      return launched;
+    }
     for (const auto& p : supervisor->Running()) {
       if (p.job == job.id) {
         std::ofstream journal(RunDir() + "/" + job.id.ToString(), std::ios::trunc);
@@ -450,6 +463,19 @@ Status Agent::Start() {
     if (!s) return api::ErrorResponse(s.error());
     return Ok();
   }));
+  im.server.Route("POST", "/api/v1/inject", guarded([impl](const api::HttpRequest& req) {
+    auto r = api::DecodeInjectRequest(req.body);
+    if (!r) return api::ErrorResponse(r.error());
+    Status s = impl->node->Inject(*r);
+    if (!s) return api::ErrorResponse(s.error());
+    return Ok();
+  }));
+  im.node = std::make_unique<NodeMonitor>(im.config, *im.gpus, inv.gpus, im.clock, [impl] {
+    std::lock_guard<std::mutex> lock(impl->mu);
+    impl->heartbeat_now = true;
+    impl->cv.notify_all();
+  });
+  im.node->Start();
   CORRAL_RETURN_IF_ERROR(im.server.Start(im.config.listen_host, im.config.listen_port));
   inv.address = url();
   im.heartbeat_thread = std::thread([impl] { impl->HeartbeatLoop(); });
@@ -471,6 +497,7 @@ void Agent::Stop() {
   if (im.heartbeat_thread.joinable()) im.heartbeat_thread.join();
   if (im.events_thread.joinable()) im.events_thread.join();
   im.supervisor.reset();  // kills what still runs
+  if (im.node) im.node->Stop();
 }
 
 }  // namespace corral::agent

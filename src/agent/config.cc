@@ -30,7 +30,19 @@ template <typename T>
 Status Get(std::string_view origin, const char* section, const toml::table& t, const char* key, T* out) {
   const toml::node* n = t.get(key);
   if (n == nullptr) return {};
-  if constexpr (std::is_same_v<T, std::string>) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!n->is_boolean()) return InvalidArgument(Where(origin, section, key) + ": expected true or false");
+    *out = n->as_boolean()->get();
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (n->is_integer()) {
+      *out = static_cast<double>(n->as_integer()->get());
+    } else if (n->is_floating_point()) {
+      *out = n->as_floating_point()->get();
+    } else {
+      return InvalidArgument(Where(origin, section, key) + ": expected a number");
+    }
+    if (*out < 0) return InvalidArgument(Where(origin, section, key) + ": must not be negative");
+  } else if constexpr (std::is_same_v<T, std::string>) {
     if (!n->is_string()) return InvalidArgument(Where(origin, section, key) + ": expected a string");
     *out = n->as_string()->get();
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
@@ -83,7 +95,8 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   if (gethostname(host, sizeof host - 1) == 0) c.name = host;
   for (const auto& [k, v] : root) {
     std::string key(k.str());
-    if (key != "agent" && key != "gpu" && key != "auth") {
+    if (key != "agent" && key != "gpu" && key != "auth" && key != "health" &&
+        key != "cgroup" && key != "container") {
       return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
     }
     if (!v.is_table()) return InvalidArgument(std::string(origin) + ": \"" + key + "\" must be a [table]");
@@ -107,17 +120,105 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     c.kill_grace = Seconds(grace);
   }
   if (const toml::table* g = root["gpu"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(
-        CheckKeys(origin, "gpu", *g, {"backend", "count", "model", "memory_mb", "nvlink", "numa_nodes"}));
+    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "gpu", *g,
+                                     {"backend", "fallback", "count", "model", "memory_mb", "nvlink", "numa_nodes",
+                                      "device_dir", "nvml_library", "mig", "model_names", "sample_interval_s"}));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "fallback", &c.gpu_fallback));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "device_dir", &c.simulated_gpus.device_dir));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "nvml_library", &c.nvml.library));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "mig", &c.nvml.mig));
+    uint32_t sample_s = 10;
+    CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "sample_interval_s", &sample_s));
+    if (sample_s == 0) return InvalidArgument(Where(origin, "gpu", "sample_interval_s") + ": must be at least 1");
+    c.sample_interval = Seconds(sample_s);
+    if (const toml::node* names = g->get("model_names")) {
+      if (!names->is_table()) {
+        return InvalidArgument(Where(origin, "gpu", "model_names") + ": expected a table of \"NVML name\" = \"type\"");
+      }
+      for (const auto& [k, v] : *names->as_table()) {
+        if (!v.is_string()) {
+          return InvalidArgument(Where(origin, "gpu", "model_names") + ": \"" + std::string(k.str()) +
+                                 "\": expected a string");
+        }
+        c.nvml.model_names[std::string(k.str())] = v.as_string()->get();
+      }
+    }
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "backend", &c.gpu_backend));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "count", &c.simulated_gpus.count));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "model", &c.simulated_gpus.model));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "memory_mb", &c.simulated_gpus.memory_mb));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "nvlink", &c.simulated_gpus.nvlink));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "numa_nodes", &c.simulated_gpus.numa_nodes));
-    if (c.gpu_backend != "simulated") {
+    if (c.gpu_backend != "simulated" && c.gpu_backend != "nvml" && c.gpu_backend != "auto") {
       return InvalidArgument(std::string(origin) + ": [gpu] backend: \"" + c.gpu_backend +
-                             "\" is not a known backend (simulated)");
+                             "\" is not a known backend (nvml, simulated, auto)");
+    }
+    if (!c.gpu_fallback.empty() && c.gpu_fallback != "simulated" && c.gpu_fallback != "none" &&
+        c.gpu_fallback != "fail") {
+      return InvalidArgument(std::string(origin) + ": [gpu] fallback: \"" + c.gpu_fallback +
+                             "\" is not one of simulated, none, fail");
+    }
+  }
+  if (c.gpu_fallback.empty()) c.gpu_fallback = c.gpu_backend == "auto" ? "simulated" : "none";
+  if (const toml::table* h = root["health"].as_table()) {
+    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "health", *h,
+                                     {"interval_s", "critical_xids", "max_temperature_c", "max_power_watts",
+                                      "check_ecc", "script", "script_timeout_s", "auto_resume"}));
+    uint32_t interval = 30, timeout = 60;
+    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "interval_s", &interval));
+    if (interval == 0) return InvalidArgument(Where(origin, "health", "interval_s") + ": must be at least 1");
+    c.health.interval = Seconds(interval);
+    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "script_timeout_s", &timeout));
+    c.health.script_timeout = Seconds(std::max<uint32_t>(1, timeout));
+    if (const toml::node* x = h->get("critical_xids")) {
+      if (!x->is_array()) return InvalidArgument(Where(origin, "health", "critical_xids") + ": expected an array of XIDs");
+      c.health.critical_xids.clear();
+      for (const auto& e : *x->as_array()) {
+        if (!e.is_integer() || e.as_integer()->get() <= 0 || e.as_integer()->get() > 100000) {
+          return InvalidArgument(Where(origin, "health", "critical_xids") + ": expected positive XID numbers");
+        }
+        c.health.critical_xids.insert(static_cast<uint32_t>(e.as_integer()->get()));
+      }
+    }
+    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "max_temperature_c", &c.health.max_temperature_c));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "max_power_watts", &c.health.max_power_watts));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "check_ecc", &c.health.check_ecc));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "script", &c.health.script));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "auto_resume", &c.health.auto_resume));
+  }
+  if (const toml::table* cg = root["cgroup"].as_table()) {
+    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "cgroup", *cg,
+                                     {"mode", "parent", "constrain_cpus", "constrain_memory", "constrain_devices"}));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "mode", &c.cgroup.mode));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "parent", &c.cgroup.parent));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_cpus", &c.cgroup.constrain_cpus));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_memory", &c.cgroup.constrain_memory));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_devices", &c.cgroup.constrain_devices));
+    if (c.cgroup.mode != "auto" && c.cgroup.mode != "v1" && c.cgroup.mode != "v2" && c.cgroup.mode != "off") {
+      return InvalidArgument(Where(origin, "cgroup", "mode") + ": \"" + c.cgroup.mode +
+                             "\" is not one of auto, v1, v2, off");
+    }
+    if (c.cgroup.parent.empty() || c.cgroup.parent.find('/') != std::string::npos || c.cgroup.parent == "." ||
+        c.cgroup.parent == "..") {
+      return InvalidArgument(Where(origin, "cgroup", "parent") + ": must be one directory name");
+    }
+  }
+  if (const toml::table* ct = root["container"].as_table()) {
+    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "container", *ct, {"runtime", "runtime_path", "gpus", "extra_args", "env"}));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "env", &c.container.env));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "runtime", &c.container.runtime));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "runtime_path", &c.container.runtime_path));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "gpus", &c.container.gpus));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "extra_args", &c.container.extra_args));
+    static const std::set<std::string> kRuntimes = {"", "podman", "docker", "apptainer", "singularity", "enroot"};
+    if (!kRuntimes.contains(c.container.runtime)) {
+      return InvalidArgument(Where(origin, "container", "runtime") + ": \"" + c.container.runtime +
+                             "\" is not one of podman, docker, apptainer, singularity, enroot");
+    }
+    static const std::set<std::string> kModes = {"auto", "cdi", "gpus", "env", "nv", "devices", "none"};
+    if (!kModes.contains(c.container.gpus)) {
+      return InvalidArgument(Where(origin, "container", "gpus") + ": \"" + c.container.gpus +
+                             "\" is not one of auto, cdi, gpus, env, nv, devices, none");
     }
   }
   if (const toml::table* au = root["auth"].as_table()) {

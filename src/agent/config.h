@@ -7,7 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "agent/cgroup.h"
+#include "agent/container.h"
 #include "agent/gpu_backend.h"
+#include "agent/health.h"
 #include "core/result.h"
 #include "core/time.h"
 
@@ -24,8 +27,16 @@ struct AgentConfig {
   uint64_t memory_mb = 0;                // 0 = the machine's
   std::vector<std::string> features;
   Duration kill_grace = Seconds(30);     // SIGTERM -> SIGKILL at time limit or cancel
-  std::string gpu_backend = "simulated"; // "simulated" (more backends come with the NVML issue)
+  std::string gpu_backend = "simulated"; // "nvml" | "simulated" | "auto" (NVML, else the fallback)
+  // When NVML cannot be used: "simulated", "none" (no GPUs) or "fail" (the agent exits).
+  // Default: "simulated" for backend "auto", "none" for "nvml".
+  std::string gpu_fallback;
   SimulatedGpuConfig simulated_gpus;
+  NvmlConfig nvml;
+  Duration sample_interval = Seconds(10);  // GPU samples for per-job usage
+  HealthConfig health;
+  CgroupConfig cgroup;
+  ContainerConfig container;
   std::string jwt_key_file = "/etc/corral/jwt.key";
 };
 

@@ -7,6 +7,7 @@
 
 #include "agent/agent.h"
 #include "agent/config.h"
+#include "agent/node_monitor.h"
 #include "core/clock.h"
 #include "core/log.h"
 
@@ -51,7 +52,7 @@ int RunAgentCommand(int argc, char** argv) {
 
   auto key = api::JwtKey::FromFile(config->jwt_key_file);
   if (!key) return Fail(key.error().message);
-  auto gpus = MakeSimulatedGpuBackend(config->simulated_gpus);
+  auto gpus = MakeGpuBackend(*config, SystemClock::Get());
   if (!gpus) return Fail(gpus.error().message);
 
   Agent agent(*config, std::move(*gpus), *key, SystemClock::Get());

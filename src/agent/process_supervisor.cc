@@ -155,6 +155,9 @@ struct ChildArgs {
   std::optional<gid_t> gid;
   const gid_t* groups;
   size_t ngroups;
+  const int* cgroup_fds;     // cgroup.procs files to join
+  size_t ncgroup_fds;
+  const cpu_set_t* cpus;     // null: keep the agent's affinity
   sigset_t parent_mask;
   // Written by the child when a step fails (the parent reads them once the child is gone).
   const char* failed_step;
@@ -177,11 +180,17 @@ int ChildMain(void* arg) {
   dfl.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) sigaction(sig, &dfl, nullptr);  // errors: kill/stop
   if (setsid() < 0) ChildFail(a, "setsid");
+  for (size_t i = 0; i < a->ncgroup_fds; ++i) {
+    if (write(a->cgroup_fds[i], "0", 1) != 1) ChildFail(a, "cgroup");
+  }
+  if (a->cpus != nullptr && syscall(SYS_sched_setaffinity, 0, sizeof(cpu_set_t), a->cpus) < 0) {
+    ChildFail(a, "sched_setaffinity");
+  }
   if (dup2(a->stdin_fd, 0) < 0) ChildFail(a, "dup2 stdin");
   if (dup2(a->stdout_fd, 1) < 0) ChildFail(a, "dup2 stdout");
   if (dup2(a->stderr_fd, 2) < 0) ChildFail(a, "dup2 stderr");
   if (close_range(3, ~0U, 0) < 0) ChildFail(a, "close_range");
-  if (syscall(SYS_setgroups, a->ngroups, a->groups) < 0) ChildFail(a, "setgroups");
+  if ((a->uid || a->gid) && syscall(SYS_setgroups, a->ngroups, a->groups) < 0) ChildFail(a, "setgroups");
   if (a->gid && syscall(SYS_setresgid, *a->gid, *a->gid, *a->gid) < 0) ChildFail(a, "setgid");
   if (a->uid && syscall(SYS_setresuid, *a->uid, *a->uid, *a->uid) < 0) ChildFail(a, "setuid");
   // After dropping privileges, so that the user's own permissions decide.
@@ -554,6 +563,22 @@ struct ProcessSupervisor::Impl {
     args.gid = creds.gid;
     args.groups = creds.groups.data();
     args.ngroups = creds.groups.size();
+    std::vector<Fd> cgroup_fds;
+    std::vector<int> raw_fds;
+    for (const std::string& path : spec.cgroup_procs) {
+      Fd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
+      if (fd.get() < 0) return Internal(JobPrefix(spec.job) + ": cgroup " + Quoted(path) + ": " + ErrnoText(errno));
+      raw_fds.push_back(fd.get());
+      cgroup_fds.push_back(std::move(fd));
+    }
+    args.cgroup_fds = raw_fds.data();
+    args.ncgroup_fds = raw_fds.size();
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    for (uint32_t c : spec.cpus) {
+      if (c < CPU_SETSIZE) CPU_SET(c, &cpus);
+    }
+    args.cpus = spec.cpus.empty() ? nullptr : &cpus;
     constexpr size_t kStackSize = 64 * 1024;
     void* stack = mmap(nullptr, kStackSize, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
@@ -659,14 +684,19 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
     CORRAL_ASSIGN_OR_RETURN(creds, ResolveCredentials(spec));
   }
   CORRAL_ASSIGN_OR_RETURN(auto outputs, im.OpenOutputs(spec, cwd.get(), creds));
+  if (spec.run_as_agent) {
+    creds = Credentials();
+    switch_ids = false;
+  }
   Fd devnull(open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (devnull.get() < 0) return Internal(prefix + ": /dev/null: " + ErrnoText(errno));
   for (Fd* fd : {&devnull, &outputs.first, &outputs.second}) {
     if (Status s = KeepAbove2(*fd); !s.has_value()) return Annotate(s.error(), prefix);
   }
 
+  // The clone path also joins cgroups and binds CPUs before exec, which posix_spawn cannot.
   Result<int> pid =
-      switch_ids
+      switch_ids || !spec.cgroup_procs.empty() || !spec.cpus.empty()
           ? im.SpawnAsUser(spec, creds, devnull.get(), outputs.first.get(), outputs.second.get())
           : im.SpawnPlain(spec, devnull.get(), outputs.first.get(), outputs.second.get());
   if (!pid.has_value()) return tl::unexpected(pid.error());

@@ -66,6 +66,14 @@ struct ProcessSpec {
   Duration kill_grace = Seconds(30);  // between SIGTERM and SIGKILL
   SignalSpec warn;                    // sent `warn.before` the time limit (to the group; to the
                                       // leader only when `warn.batch_only`)
+  // Isolation: the child writes itself into each of these cgroup.procs files and binds itself
+  // to `cpus` before it executes anything, so that nothing of the job runs outside them (the
+  // step that fails is named "cgroup" or "sched_setaffinity").
+  std::vector<std::string> cgroup_procs;
+  std::vector<uint32_t> cpus;
+  // Open the output files as `uid`/`gid` but run the process with the agent's own ids (a
+  // container runtime that switches to the job's user inside the container).
+  bool run_as_agent = false;
 };
 
 struct ProcessExit {

@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "agent/gpu_backend.h"
+#include "core/time.h"
 
 namespace corral::agent {
 namespace {
@@ -17,9 +18,29 @@ uint64_t Hash(std::string_view s, uint64_t seed) {
   return h;
 }
 
+// What an idle simulated GPU reads.
+constexpr double kIdleTemperatureC = 35;
+constexpr double kIdlePowerWatts = 70;
+
+// The injectable state of one simulated GPU.
+struct SimGpu {
+  double utilization = 0;
+  uint64_t memory_used_mb = 0;
+  double power_watts = kIdlePowerWatts;
+  double temperature_c = kIdleTemperatureC;
+  double energy_joules = 0;
+  uint64_t ecc_uncorrectable = 0;
+  bool row_remap_failure = false;
+  bool vanished = false;
+  std::vector<uint32_t> xids;
+};
+
 class SimulatedGpuBackend final : public GpuBackend {
  public:
-  explicit SimulatedGpuBackend(SimulatedGpuConfig config) : config_(std::move(config)) {}
+  SimulatedGpuBackend(SimulatedGpuConfig config, const Clock* clock)
+      : config_(std::move(config)), clock_(clock), gpus_(config_.count) {
+    if (clock_ != nullptr) last_ = clock_->MonotonicNow();
+  }
 
   std::string_view name() const override { return "simulated"; }
 
@@ -53,24 +74,84 @@ class SimulatedGpuBackend final : public GpuBackend {
   }
 
   Result<std::vector<GpuSample>> Sample() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Integrate();
     std::vector<GpuSample> out;
     for (uint32_t i = 0; i < config_.count; ++i) {
+      SimGpu& g = gpus_[i];
       GpuSample s;
       s.index = i;
-      s.temperature_c = 35;
-      s.power_watts = 70;
-      out.push_back(s);
+      if (g.vanished) {
+        s.present = false;
+      } else {
+        s.utilization = g.utilization;
+        s.memory_used_mb = g.memory_used_mb;
+        s.power_watts = g.power_watts;
+        s.temperature_c = g.temperature_c;
+        s.energy_joules = g.energy_joules;
+        s.ecc_uncorrectable = g.ecc_uncorrectable;
+        s.row_remap_failure = g.row_remap_failure;
+      }
+      s.xid_events = std::move(g.xids);
+      g.xids.clear();
+      out.push_back(std::move(s));
     }
     return out;
   }
 
+  std::vector<std::string> DeviceFiles(uint32_t index) const override {
+    if (config_.device_dir.empty() || index >= config_.count) return {};
+    return {config_.device_dir + "/nvidia" + std::to_string(index)};
+  }
+
+  Status Inject(const GpuFault& f) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (f.gpu >= config_.count) {
+      return NotFound("gpu " + std::to_string(f.gpu) + ": no such GPU (the node has " +
+                      std::to_string(config_.count) + ")");
+    }
+    Integrate();
+    SimGpu& g = gpus_[f.gpu];
+    if (f.clear) {
+      double energy = g.energy_joules;  // a counter: never goes back
+      g = SimGpu();
+      g.energy_joules = energy;
+    }
+    if (f.xid) g.xids.push_back(*f.xid);
+    if (f.ecc_uncorrectable) g.ecc_uncorrectable = *f.ecc_uncorrectable;
+    if (f.temperature_c) g.temperature_c = *f.temperature_c;
+    if (f.power_watts) g.power_watts = *f.power_watts;
+    if (f.utilization) g.utilization = *f.utilization;
+    if (f.memory_used_mb) g.memory_used_mb = *f.memory_used_mb;
+    if (f.row_remap_failure) g.row_remap_failure = *f.row_remap_failure;
+    if (f.vanished) g.vanished = *f.vanished;
+    return {};
+  }
+
  private:
-  SimulatedGpuConfig config_;
+  // Adds power x time since the last call to each GPU's energy counter. Requires mu_.
+  void Integrate() {
+    if (clock_ == nullptr) return;
+    MonoTime now = clock_->MonotonicNow();
+    double dt = ToSecondsF(now - last_);
+    last_ = now;
+    if (dt <= 0) return;
+    for (SimGpu& g : gpus_) {
+      if (!g.vanished) g.energy_joules += g.power_watts * dt;
+    }
+  }
+
+  const SimulatedGpuConfig config_;
+  const Clock* const clock_;
+  std::mutex mu_;
+  std::vector<SimGpu> gpus_;  // guarded by mu_
+  MonoTime last_{};           // guarded by mu_
 };
 
 }  // namespace
 
-Result<std::unique_ptr<GpuBackend>> MakeSimulatedGpuBackend(const SimulatedGpuConfig& config) {
+Result<std::unique_ptr<GpuBackend>> MakeSimulatedGpuBackend(const SimulatedGpuConfig& config,
+                                                            const Clock* clock) {
   if (config.count > kMaxGpusPerNode) {
     return InvalidArgument("gpu.count: " + std::to_string(config.count) + " is over the maximum of " +
                            std::to_string(kMaxGpusPerNode) + " GPUs per node");
@@ -84,7 +165,7 @@ Result<std::unique_ptr<GpuBackend>> MakeSimulatedGpuBackend(const SimulatedGpuCo
       return InvalidArgument("gpu.model: \"" + config.model + "\" has an invalid character");
     }
   }
-  return std::unique_ptr<GpuBackend>(std::make_unique<SimulatedGpuBackend>(config));
+  return std::unique_ptr<GpuBackend>(std::make_unique<SimulatedGpuBackend>(config, clock));
 }
 
 }  // namespace corral::agent

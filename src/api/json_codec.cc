@@ -457,6 +457,29 @@ void Fields(V& v, S& s) {
 
 template <typename V, Is<PartitionInfo> S>
 void Fields(V& v, S& s) {
+  v("gpu_problems", s.gpu_problems);
+  v("node_problem", s.node_problem);
+}
+
+template <typename V, Is<GpuHealth> S>
+void Fields(V& v, S& s) {
+  v("gpu", GpuIndex(s.gpu));
+  v("reason", s.reason);
+  v("latched", s.latched);
+}
+
+template <typename V, Is<InjectRequest> S>
+void Fields(V& v, S& s) {
+  v("gpu", GpuIndex(s.gpu));
+  v("xid", s.xid);
+  v("ecc_uncorrectable", s.ecc_uncorrectable);
+  v("temperature_c", s.temperature_c);
+  v("power_watts", s.power_watts);
+  v("utilization", s.utilization);
+  v("memory_used_mb", s.memory_used_mb);
+  v("row_remap_failure", s.row_remap_failure);
+  v("vanished", s.vanished);
+  v("clear", s.clear);
   Fields(v, s.partition);
   v("total_cpus", s.total_cpus);
   v("total_gpus", s.total_gpus);
@@ -501,12 +524,16 @@ void Fields(V& v, S& s) {
 template <typename V, Is<HeartbeatResponse> S>
 void Fields(V& v, S& s) {
   v("reregister", s.reregister);
+  v("gpu_problems", s.gpu_problems);
+  v("node_problem", s.node_problem);
+  v("auto_resume", s.auto_resume);
   v("kill", s.kill);
 }
 
 template <typename V, Is<JobEvent> S>
 void Fields(V& v, S& s) {
   v("type", s.type);
+  v("clear_gpus", GpuIndex(s.clear_gpus));
   v("job", s.job);
   v("generation", s.generation);
   v("time", s.time);
@@ -522,6 +549,7 @@ void Fields(V& v, S& s) {
   v("master_port", s.master_port);
 }
 
+  v("gpu_failure", s.gpu_failure);
 template <typename V, Is<JobEventsRequest> S>
 void Fields(V& v, S& s) {
   v("node", s.node);
@@ -1579,6 +1607,11 @@ Result<SignalRequest> DecodeSignalRequest(std::string_view json) {
 std::string EncodeCancelRequest(const CancelRequest& r) { return Encode(r); }
 Result<CancelRequest> DecodeCancelRequest(std::string_view json) {
   return Decode<CancelRequest>(json, kStrict);
+}
+
+std::string EncodeInjectRequest(const InjectRequest& r) { return Encode(r); }
+Result<InjectRequest> DecodeInjectRequest(std::string_view json) {
+  return Decode<InjectRequest>(json, kStrict);
 }
 
 std::string EncodeStepSpec(const StepSpec& spec) {

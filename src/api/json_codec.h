@@ -68,6 +68,8 @@ std::string EncodeLaunchRequest(const LaunchRequest& r);
 Result<LaunchRequest> DecodeLaunchRequest(std::string_view json);
 std::string EncodeSignalRequest(const SignalRequest& r);
 Result<SignalRequest> DecodeSignalRequest(std::string_view json);
+std::string EncodeInjectRequest(const InjectRequest& r);
+Result<InjectRequest> DecodeInjectRequest(std::string_view json);
 std::string EncodeCancelRequest(const CancelRequest& r);
 Result<CancelRequest> DecodeCancelRequest(std::string_view json);
 

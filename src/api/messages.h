@@ -6,15 +6,19 @@
 //                           GET  /api/v1/jobs/{id} -> JobInfo; POST /api/v1/jobs/{id}/cancel
 //                           GET  /api/v1/nodes -> [NodeInfo]; GET /api/v1/nodes/{name}
 //                           POST /api/v1/nodes/{name}/drain (DrainRequest) | /resume
+//                           POST /api/v1/nodes/{name}/gpus/{index}/resume
+//                           POST /api/v1/nodes/{name}/inject (InjectRequest; admins)
 //                           GET  /api/v1/partitions -> [PartitionInfo]
 //                           POST /api/v1/jobs/{id}/steps (StepSpec) -> StepInfo; GET .../steps
 //                           GET  /api/v1/jobs/{id}/steps/{step}[/wait] -> StepInfo
 //                           POST /api/v1/jobs/{id}/steps/{step}/cancel; POST .../checkpoint
 // Agents -> controller:     POST /api/v1/agents/register | /heartbeat | /events
+// Controller -> agent:      POST /api/v1/inject (InjectRequest)
 // Controller -> agent:      POST /api/v1/launch | /signal | /cancel | /steps/launch | /steps/signal
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +46,14 @@ struct JobInfo {
 };
 
 // A node as the API shows it.
+// One failing health check of one GPU (agent/health.h).
+struct GpuHealth {
+  uint32_t gpu = 0;
+  std::string reason;                 // "XID 79 (GPU has fallen off the bus)"
+  bool latched = false;               // an event (XID, new ECC errors) that stays until resumed
+  bool operator==(const GpuHealth&) const = default;
+};
+
 struct NodeInfo {
   Node node;
   NodeState state = NodeState::kUnknown;
@@ -51,6 +63,10 @@ struct NodeInfo {
   std::vector<JobId> jobs;            // running on it
   std::vector<std::string> partitions;
   bool operator==(const NodeInfo&) const = default;
+  // Health as its agent last reported it (not stored): failing checks per GPU, and a
+  // node-level problem ("" = none). `node.failed_gpus` is what is out of service.
+  std::vector<GpuHealth> gpu_problems;
+  std::string node_problem;
 };
 
 struct PartitionInfo {
@@ -67,6 +83,22 @@ struct DrainRequest {
 };
 
 // A job the agent runs (or the controller believes it runs), fenced by its generation.
+// A fault or reading injected into a node's simulated GPU backend (`corral node inject`).
+// Unset fields leave the GPU as it is; `clear` first returns it to healthy readings.
+struct InjectRequest {
+  uint32_t gpu = 0;
+  std::optional<uint32_t> xid;
+  std::optional<uint64_t> ecc_uncorrectable;
+  std::optional<double> temperature_c;
+  std::optional<double> power_watts;
+  std::optional<double> utilization;
+  std::optional<uint64_t> memory_used_mb;
+  std::optional<bool> row_remap_failure;
+  std::optional<bool> vanished;
+  bool clear = false;
+  bool operator==(const InjectRequest&) const = default;
+};
+
 struct RunningJobRef {
   JobId job;
   Generation generation;
@@ -91,12 +123,18 @@ struct HeartbeatRequest {
   std::vector<RunningJobRef> running;
   bool operator==(const HeartbeatRequest&) const = default;
 };
+  // Health: every failing check now (none = healthy), and a node-level problem ("" = none).
+  // A GPU with a problem is taken out of service; a node problem drains the node.
+  std::vector<GpuHealth> gpu_problems;
+  std::string node_problem;
+  bool auto_resume = false;            // return GPUs (and a health drain) once checks pass
 
 struct HeartbeatResponse {
   bool reregister = false;             // the controller does not know this agent: register again
   std::vector<RunningJobRef> kill;
   bool operator==(const HeartbeatResponse&) const = default;
 };
+  std::vector<uint32_t> clear_gpus;    // an operator resumed these GPUs: drop latched problems
 
 // kTaskExited / kTaskLaunchFailed are about task `task` of step `step` (`corral run`), from any
 // node of the allocation; the others are about the batch script, from the batch host.
@@ -119,6 +157,9 @@ struct JobEvent {
   uint32_t master_port = 0;            // kStarted: the job's MASTER_PORT (0 = none)
   bool operator==(const JobEvent&) const = default;
 };
+  // kExited: one of the job's GPUs on the node was failing its health checks when it ended
+  // ("gpu 3: XID 79 (...)"); the controller requeues it or ends it NODE_FAIL.
+  std::string gpu_failure;
 
 struct JobEventsRequest {
   std::string node;

@@ -70,6 +70,10 @@ class Client {
   // Long-polls until the step ends or `timeout_s` passes; returns the step then.
   Result<api::StepInfo> WaitStep(JobId id, uint32_t step, int timeout_s);
   Status CancelStep(JobId id, uint32_t step);
+  // GPU health (admins): return failed GPU `gpu` of `node` to service; inject a fault into a
+  // node's simulated GPUs.
+  Status ResumeGpu(const std::string& node, uint32_t gpu);
+  Status Inject(const std::string& node, const api::InjectRequest& request);
   Result<api::JobInfo> CheckpointDone(JobId id);
 
   const std::string& url() const { return url_; }

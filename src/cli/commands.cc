@@ -11,6 +11,7 @@
 
 #include "api/json_codec.h"
 #include "cli/client.h"
+#include "cli/node_commands.h"
 #include "cli/submit.h"
 #include "cli/table.h"
 #include "core/clock.h"
@@ -157,6 +158,20 @@ int Queue(Client& c, const Args& a) {
   return 0;
 }
 
+// What the agent measured of the job's GPUs (shown once it has ended and something was
+// measured).
+void AddUsageRows(const JobUsage& u, Table& t) {
+  if (u.gpu_seconds <= 0 && u.energy_joules <= 0) return;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.1f", u.gpu_seconds);
+  t.Add({"GpuSeconds:", buf});
+  std::snprintf(buf, sizeof buf, "mean %.1f%% max %.1f%%", u.gpu_util_mean, u.gpu_util_max);
+  t.Add({"GpuUtil:", buf});
+  t.Add({"GpuMemMax:", std::to_string(u.gpu_mem_max_mb) + " MB"});
+  std::snprintf(buf, sizeof buf, "%.1f J (%.4f kWh)", u.energy_joules, u.energy_joules / 3.6e6);
+  t.Add({"Energy:", buf});
+}
+
 void PrintJob(const api::JobInfo& info) {
   const Job& j = info.job;
   const JobSpec& s = j.spec;
@@ -198,6 +213,7 @@ void PrintJob(const api::JobInfo& info) {
   row("StdOut:", s.stdout_path.empty() ? "slurm-%j.out" : s.stdout_path);
   row("StdErr:", s.stderr_path.empty() ? "(with stdout)" : s.stderr_path);
   if (j.usage.cpu_seconds > 0) row("CPUTime:", std::to_string(j.usage.cpu_seconds) + " s");
+  AddUsageRows(j.usage, t);
   std::fputs(t.Render().c_str(), stdout);
 }
 
@@ -260,6 +276,15 @@ int Wait(Client& c, const Args& a) {
   return status;
 }
 
+// The drain/down reason, else the first failing GPU check.
+std::string NodeReason(const api::NodeInfo& n) {
+  if (!n.node.reason.empty()) return n.node.reason;
+  if (!n.gpu_problems.empty()) {
+    return "gpu " + std::to_string(n.gpu_problems[0].gpu) + ": " + n.gpu_problems[0].reason;
+  }
+  return "-";
+}
+
 int Nodes(Client& c, const Args& a) {
   auto nodes = c.ListNodes();
   if (!nodes) return Error(nodes.error().message);
@@ -276,8 +301,10 @@ int Nodes(Client& c, const Args& a) {
     t.Add({inv.name, std::string(NodeStateName(n.state)),
            std::to_string(n.alloc_cpus) + "/" + std::to_string(inv.cpus),
            std::to_string(n.alloc_mem_mb) + "/" + std::to_string(inv.memory_mb),
-           std::to_string(n.alloc_gpus.size()) + "/" + std::to_string(inv.gpus.size()), model,
-           parts.empty() ? "-" : parts, n.node.reason.empty() ? "-" : n.node.reason});
+           std::to_string(n.alloc_gpus.size()) + "/" + std::to_string(inv.gpus.size()) +
+               (n.node.failed_gpus.empty() ? "" : " (failed " + n.node.failed_gpus.ToString() + ")"),
+           model,
+           parts.empty() ? "-" : parts, NodeReason(n)});
   }
   std::fputs(t.Render().c_str(), stdout);
   return 0;
@@ -365,6 +392,8 @@ void PrintUsage() {
       "Jobs:\n"
       "  submit       submit a batch script (Slurm's sbatch options; #CORRAL or #SBATCH lines)\n");
   for (const auto& c : Commands()) std::printf("  %-12s %s\n", c.name, c.usage);
+  std::printf("  %-12s %s\n", "node",
+              "corral node resume-gpu NODE GPU | corral node inject NODE --gpu N --xid X ... (admins)");
   std::printf(
       "\nEvery client command takes --controller URL and --json. The controller is found through\n"
       "--controller, CORRAL_CONTROLLER, or the running `corral dev` cluster.\n");
@@ -373,6 +402,7 @@ void PrintUsage() {
 int RunClientCommand(int argc, char** argv) {
   std::string name = argv[0];
   if (name == "submit") return RunSubmitCommand(argc, argv);
+  if (name == "node") return RunNodeCommand(argc, argv);
   for (const auto& info : Commands()) {
     if (name != info.name) continue;
     auto args = ParseArgs(argc, argv, info.value_flags, info.bool_flags);

@@ -130,6 +130,7 @@ Status Controller::Recover(const store::StoredState& state) {
   uint64_t nid = next_node_id_;
   meta("next_node_id", &nid);
   next_node_id_ = static_cast<uint32_t>(nid);
+  RemarkGpuFailures();  // jobs still running on GPUs taken out of service
   CORRAL_LOG(Info) << "recovered " << jobs_.size() << " jobs (" << pending_.size() << " pending, "
                    << running_.size() << " running) and " << nodes_.size() << " nodes";
   sched_dirty_ = true;
@@ -715,6 +716,7 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
       case api::JobEventType::kLaunchFailed:
         e.job.exit_code = 1;
         FinishJob(e, JobState::kFailed, "launch failed: " + ev.message);
+  ApplyHealth(*n, request, &response);
         break;
       case api::JobEventType::kExited: {
         e.job.exit_code = ev.exit_code;
@@ -752,6 +754,7 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
   }
   return {};
 }
+        if (HandleGpuFailedExit(e, ev, request.node)) break;
 
 void Controller::OnLaunchAccepted(JobId job, Generation generation) {
   auto it = jobs_.find(job);
@@ -835,6 +838,7 @@ std::vector<api::JobInfo> Controller::ListJobs(const JobFilter& f) const {
     if (!f.partitions.empty() && !Contains(f.partitions, j.partition) &&
         std::none_of(j.spec.partitions.begin(), j.spec.partitions.end(),
                      [&](const std::string& p) { return Contains(f.partitions, p); })) {
+  ResumeGpus(*n);
       return;
     }
     if (!f.states.empty()) {
@@ -909,6 +913,8 @@ std::vector<api::PartitionInfo> Controller::ListPartitions() const {
 sched::ClusterSnapshot Controller::BuildSnapshot() const {
   sched::ClusterSnapshot s;
   s.nodes.reserve(nodes_.size());
+  info.gpu_problems = n.gpu_problems;
+  info.node_problem = n.node_problem;
   for (const auto& [id, name] : node_names_) {
     const NodeEntry& n = nodes_.at(name);
     sched::NodeView v;
@@ -1022,3 +1028,5 @@ std::vector<JobId> Controller::TakeFinished() {
 }
 
 }  // namespace corral::controller
+  RunGpuFailureDeadlines(now);
+  next = std::min(next, NextGpuFailureDeadline());

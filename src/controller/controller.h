@@ -118,8 +118,20 @@ class Controller {
   // Applies job events. Each stale event (old generation, job not running there) is
   // rejected and named in the returned kAborted error; the others are applied.
   Status HandleEvents(const api::JobEventsRequest& request);
+  // Resume also returns the node's failed GPUs to service, except those whose checks still
+  // fail (they stay out; `corral nodes` shows why).
 
   // --- From the agent transport ---
+  // --- GPU health (gpu_health.cc, docs/agent.md) ---
+
+  // Admin only: returns failed GPU `gpu` of `node` to service (its latched problems, such as
+  // an XID, are dropped by the agent). Returns kPermissionDenied, kNotFound for an unknown
+  // node or GPU, kFailedPrecondition when the GPU is in service or still fails a check.
+  Status ResumeGpu(const api::Identity& who, const std::string& node, uint32_t gpu);
+  // Admin only: where to forward a fault injection for `node`. Returns kPermissionDenied,
+  // kNotFound, kUnavailable when the node does not respond.
+  Result<AgentAddress> InjectTarget(const api::Identity& who, const std::string& node) const;
+
   void OnLaunchAccepted(JobId job, Generation generation);
   void OnLaunchFailed(JobId job, Generation generation, const Error& error);
   // A step's launch on `node` was refused or could not be delivered: its tasks there fail.
@@ -206,6 +218,12 @@ class Controller {
     MonoTime deadline{};
     StopAction action = StopAction::kRequeue;
     std::string reason;
+    // A GPU of this run failed (gpu_health.cc): valid while `gpu_failure_generation` is the
+    // allocation's; its exit requeues it or ends it NODE_FAIL. Not stored: Recover marks the
+    // jobs on failed GPUs again.
+    std::string gpu_failure;
+    Generation gpu_failure_generation;
+    MonoTime gpu_kill_at = MonoTime::max();  // after the checkpoint signal's grace
   };
   struct NodeEntry {
     Node node;
@@ -227,6 +245,10 @@ class Controller {
   // Ends a running job: releases its nodes and records the final state.
   void FinishJob(JobEntry& e, JobState state, const std::string& reason);
   // Takes a running job back to PENDING (node failure with --requeue, or an explicit requeue).
+    // Health as the agent last reported it (gpu_health.cc).
+    std::vector<api::GpuHealth> gpu_problems;
+    std::string node_problem;
+    GpuSet clearing;                  // resumed GPUs whose latched problems the agent drops
   void RequeueJob(JobEntry& e, const std::string& reason);
   void ReleaseAllocation(JobEntry& e);
   // A node stopped responding (or re-registered without the job): end or requeue its jobs.
@@ -256,6 +278,16 @@ class Controller {
   void RunPendingStops();
   MonoTime NextStopDeadline() const;
 
+  // GPU health (gpu_health.cc).
+  void ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request, api::HeartbeatResponse* response);
+  void FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems);
+  void RunGpuFailureDeadlines(MonoTime now);
+  MonoTime NextGpuFailureDeadline() const;
+  // An exit of a job whose GPU failed: requeues it or ends it NODE_FAIL; returns false when
+  // the exit is not about a GPU failure.
+  bool HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node);
+  void RemarkGpuFailures();
+  void ResumeGpus(NodeEntry& n);
   ControllerConfig config_;
   std::vector<Partition> partitions_;
   std::unique_ptr<sched::Policy> policy_;

@@ -555,6 +555,35 @@ Status ControllerService::Start() {
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;
   Status listening = im.server.Start(im.config.listen_host, im.config.listen_port);
+  // GPU health (gpu_health.cc): an operator returns a failed GPU to service; fault injection
+  // is forwarded to the node's agent (simulated GPUs only).
+  server.Route("POST", "/api/v1/nodes/{name}/gpus/{index}/resume",
+               authed([self](const api::HttpRequest& req, const api::Identity& who) {
+                 std::string name = req.params.at("name"), text = req.params.at("index");
+                 uint32_t gpu = 0;
+                 auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), gpu);
+                 if (ec != std::errc() || p != text.data() + text.size()) {
+                   return api::ErrorResponse({ErrorCode::kInvalidArgument, "gpu \"" + text + "\": not a GPU index"});
+                 }
+                 Status s = self->CallStatus([&](Controller& c) { return c.ResumeGpu(who, name, gpu); });
+                 if (!s) return api::ErrorResponse(s.error());
+                 return Ok();
+               }));
+  server.Route("POST", "/api/v1/nodes/{name}/inject",
+               authed([self, impl](const api::HttpRequest& req, const api::Identity& who) {
+                 auto inject = api::DecodeInjectRequest(req.body);
+                 if (!inject) return api::ErrorResponse(inject.error());
+                 std::string name = req.params.at("name");
+                 auto to = self->Call<AgentAddress>([&](Controller& c) { return c.InjectTarget(who, name); });
+                 if (!to) return api::ErrorResponse(to.error());
+                 auto client = api::HttpClient::Create(to->url, {.connect_timeout = std::chrono::milliseconds(2000),
+                                                                 .request_timeout = std::chrono::milliseconds(10000)});
+                 if (!client) return api::ErrorResponse(client.error());
+                 auto answer = api::CheckResponse((*client)->Send("POST", "/api/v1/inject", api::EncodeInjectRequest(*inject),
+                                                                  {{"authorization", impl->AgentAuthorization()}}, false));
+                 if (!answer) return api::ErrorResponse({answer.error().code, "node " + name + ": " + answer.error().message});
+                 return Ok();
+               }));
   if (!listening) {
     Stop();
     return listening;

@@ -50,6 +50,14 @@ std::string Tail(const std::string& text, size_t n = 3000) {
   return text.size() <= n ? text : text.substr(text.size() - n);
 }
 
+// `text` with every "{node}" replaced by `node`.
+std::string PerNode(std::string text, const std::string& node) {
+  for (size_t at = text.find("{node}"); at != std::string::npos; at = text.find("{node}", at + node.size())) {
+    text.replace(at, 6, node);
+  }
+  return text;
+}
+
 void Reap(pid_t pid) {
   if (pid <= 0) return;
   int status = 0;
@@ -103,12 +111,14 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
                                         << "count = " << options_.gpus_per_node << "\n"
                                         << "model = \"h100\"\n"
                                         << "[auth]\n"
-                                        << "jwt_key_file = \"" << key_file_ << "\"\n";
+                                        << "jwt_key_file = \"" << key_file_ << "\"\n"
+                                        << PerNode(options_.extra_agent_toml, name) << "\n";
   }
 }
 
 TestCluster::~TestCluster() {
   for (auto& [i, pid] : agents_) {
+                                        << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
     if (pid > 0) kill(pid, SIGKILL);
   }
   if (controller_pid_ > 0) kill(controller_pid_, SIGKILL);

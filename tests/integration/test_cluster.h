@@ -30,6 +30,10 @@ struct ClusterOptions {
   uint32_t node_timeout_s = 3;
   uint32_t kill_grace_s = 1;
   std::string extra_controller_toml;  // appended to the controller's config (partitions, ...)
+  // For every agent ("{node}" becomes its name): keys added to its [gpu] section, and text
+  // appended to its config (new sections: [health], [cgroup], [container]).
+  std::string extra_agent_gpu_toml;
+  std::string extra_agent_toml;
 };
 
 struct CliResult {

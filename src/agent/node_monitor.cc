@@ -1,0 +1,387 @@
+#include "agent/node_monitor.h"
+
+#include <fcntl.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "agent/cgroup.h"
+#include "agent/container.h"
+#include "agent/cpu_binding.h"
+#include "agent/usage.h"
+#include "core/log.h"
+
+extern char** environ;
+
+namespace corral::agent {
+namespace {
+
+// The backend of a node without usable GPUs (fallback "none").
+class NoGpuBackend final : public GpuBackend {
+ public:
+  std::string_view name() const override { return "none"; }
+  Result<std::vector<GpuInfo>> Discover() override { return std::vector<GpuInfo>{}; }
+  Result<std::vector<GpuSample>> Sample() override { return std::vector<GpuSample>{}; }
+};
+
+std::string Dir(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string HomeOf(uint32_t uid) {
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(4096);
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) return pw.pw_dir;
+  return "";
+}
+
+// Runs `argv` and waits (container clean-up); its output is discarded.
+void RunQuietly(const std::vector<std::string>& argv) {
+  if (argv.empty()) return;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ) == 0) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  posix_spawn_file_actions_destroy(&fa);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(const AgentConfig& config, const Clock& clock) {
+  if (config.gpu_backend == "simulated") return MakeSimulatedGpuBackend(config.simulated_gpus, &clock);
+  auto nvml = MakeNvmlGpuBackend(config.nvml);
+  if (nvml) return nvml;
+  const std::string& fallback = config.gpu_fallback;
+  CORRAL_LOG(Warn) << "GPU backend " << config.gpu_backend << ": NVML is not usable (" << nvml.error().message
+                   << "); " << (fallback == "fail" ? "stopping" : "falling back to " + fallback);
+  if (fallback == "simulated") return MakeSimulatedGpuBackend(config.simulated_gpus, &clock);
+  if (fallback == "none") return std::unique_ptr<GpuBackend>(std::make_unique<NoGpuBackend>());
+  return nvml;
+}
+
+struct NodeMonitor::Impl {
+  struct JobEntry {
+    GpuSet gpus;
+    std::vector<uint32_t> cpus;
+    std::unique_ptr<JobCgroup> cgroup;
+    std::vector<std::string> cleanup;  // container removal
+  };
+
+  Impl(const AgentConfig& c, GpuBackend& b, std::vector<GpuInfo> g, const Clock& cl, std::function<void()> cb)
+      : config(c), backend(b), gpus(std::move(g)), clock(cl), on_health_change(std::move(cb)), health(c.health) {}
+
+  const AgentConfig config;
+  GpuBackend& backend;
+  const std::vector<GpuInfo> gpus;
+  const Clock& clock;
+  const std::function<void()> on_health_change;
+
+  std::unique_ptr<CgroupManager> cgroups;  // set in Start, then fixed
+  std::string cgroup_summary;
+  NumaTopology topology;
+
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+  bool wake = false;          // check now (an injected fault)
+  HealthMonitor health;       // guarded by mu
+  HealthReport report;        // guarded by mu
+  UsageTracker usage;         // guarded by mu
+  std::map<JobId, JobEntry> jobs;  // guarded by mu
+  std::thread thread;
+
+  Duration Period() const { return std::min(config.sample_interval, config.health.interval); }
+
+  // One round: sample, account usage, evaluate health (with the script when due).
+  void Check(bool run_script) {
+    std::string script_problem;
+    if (run_script && !config.health.script.empty()) {
+      script_problem = RunHealthScript(config.health.script, config.health.script_timeout, clock);
+    }
+    Result<std::vector<GpuSample>> samples = backend.Sample();
+    MonoTime now = clock.MonotonicNow();
+    bool changed = false;
+    HealthReport r;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (samples) usage.Observe(*samples, now);
+      if (run_script) health.SetScriptResult(script_problem);
+      r = health.Observe(gpus, samples);
+      changed = r != report;
+      report = r;
+    }
+    if (changed) {
+      if (r.gpus.empty() && r.node_problem.empty()) {
+        CORRAL_LOG(Info) << "health: every check passes";
+      }
+      for (const auto& p : r.gpus) CORRAL_LOG(Warn) << "health: gpu " << p.gpu << ": " << p.reason;
+      if (!r.node_problem.empty()) CORRAL_LOG(Warn) << "health: node: " << r.node_problem;
+      if (on_health_change) on_health_change();
+    }
+  }
+
+  void Loop() {
+    MonoTime next_script = clock.MonotonicNow() + config.health.interval;
+    std::unique_lock<std::mutex> lock(mu);
+    while (!stopping) {
+      cv.wait_for(lock, Period(), [&] { return stopping || wake; });
+      if (stopping) break;
+      wake = false;
+      MonoTime now = clock.MonotonicNow();
+      bool script = now >= next_script;
+      if (script) next_script = now + config.health.interval;
+      lock.unlock();
+      Check(script);
+      lock.lock();
+    }
+  }
+};
+
+NodeMonitor::NodeMonitor(const AgentConfig& config, GpuBackend& backend, std::vector<GpuInfo> gpus,
+                         const Clock& clock, std::function<void()> on_health_change)
+    : impl_(std::make_unique<Impl>(config, backend, std::move(gpus), clock, std::move(on_health_change))) {}
+
+NodeMonitor::~NodeMonitor() { Stop(); }
+
+void NodeMonitor::Start() {
+  Impl& im = *impl_;
+  auto cg = CgroupManager::Open(im.config.cgroup, im.config.name, im.clock);
+  if (cg) {
+    im.cgroups = std::move(*cg);
+    im.cgroup_summary = im.cgroups->Describe();
+    im.cgroups->KillStale();
+    CORRAL_LOG(Info) << "jobs are isolated with " << im.cgroup_summary;
+  } else {
+    im.cgroup_summary = "no cgroups: " + cg.error().message;
+    CORRAL_LOG(Warn) << "running jobs without cgroups: " << cg.error().message;
+  }
+  im.topology = ReadNumaTopology("/sys", OwnCpuAffinity());
+  im.Check(/*run_script=*/true);
+  im.thread = std::thread([&im] { im.Loop(); });
+}
+
+void NodeMonitor::Stop() {
+  Impl& im = *impl_;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    im.stopping = true;
+  }
+  im.cv.notify_all();
+  if (im.thread.joinable()) im.thread.join();
+}
+
+std::string NodeMonitor::IsolationSummary() const { return impl_->cgroup_summary; }
+
+Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
+  Impl& im = *impl_;
+  const NodeAllocation* here = nullptr;
+  for (const auto& na : job.allocation.nodes) {
+    if (na.node_name == im.config.name) here = &na;
+  }
+  GpuSet mine = here != nullptr ? here->gpus : GpuSet();
+  Impl::JobEntry entry;
+  entry.gpus = mine;
+
+  // CPUs near the job's GPUs, away from the other jobs' CPUs.
+  uint32_t cpu_count = here != nullptr ? here->cpus : 0;
+  size_t total_cpus = 0;
+  for (const auto& [node, cpus] : im.topology.cpus_by_node) total_cpus += cpus.size();
+  std::set<int32_t> near;
+  for (const auto& g : im.gpus) {
+    if (mine.contains(g.index) && g.numa_node >= 0) near.insert(g.numa_node);
+  }
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (cpu_count > 0 && cpu_count < total_cpus) {
+      std::set<uint32_t> busy;
+      for (const auto& [id, e] : im.jobs) busy.insert(e.cpus.begin(), e.cpus.end());
+      entry.cpus = PickCpus(im.topology, cpu_count, near, busy);
+    }
+  }
+
+  if (im.cgroups != nullptr) {
+    JobCgroupSpec cs;
+    cs.job = job.id;
+    cs.cpus = entry.cpus;
+    cs.mems = NodesOf(im.topology, entry.cpus);
+    cs.cpu_count = cpu_count;
+    cs.memory_mb = here != nullptr ? here->mem_mb : 0;
+    if (im.config.cgroup.constrain_devices) {
+      std::set<std::string> allowed;
+      for (uint32_t g : mine.ToVector()) {
+        for (const auto& f : im.backend.DeviceFiles(g)) allowed.insert(f);
+      }
+      for (const auto& g : im.gpus) {
+        if (mine.contains(g.index)) continue;
+        for (const auto& f : im.backend.DeviceFiles(g.index)) {
+          if (allowed.contains(f)) continue;  // a MIG parent shared with one of the job's slices
+          auto n = DeviceNumberOf(f);
+          if (n && std::find(cs.deny.begin(), cs.deny.end(), *n) == cs.deny.end()) cs.deny.push_back(*n);
+        }
+      }
+    }
+    CORRAL_ASSIGN_OR_RETURN(entry.cgroup, im.cgroups->Create(cs));
+    spec->cgroup_procs = entry.cgroup->procs_files();
+  }
+  spec->cpus = entry.cpus;
+
+  if (!job.spec.container.image.empty()) {
+    ContainerLaunch l;
+    l.job = job.id;
+    l.node = im.config.name;
+    l.image = job.spec.container.image;
+    l.script = spec->argv.empty() ? "" : spec->argv[0];
+    l.workdir = spec->cwd;
+    for (const auto& p : {spec->stdout_path, spec->stderr_path}) {
+      if (!p.empty()) l.output_dirs.push_back(p[0] == '/' ? Dir(p) : spec->cwd);
+    }
+    l.env = spec->env;
+    l.uid = spec->uid;
+    l.gid = spec->gid;
+    l.home = HomeOf(spec->uid.value_or(geteuid()));
+    for (const auto& g : im.gpus) {
+      if (mine.contains(g.index)) {
+        l.gpus.push_back(g);
+        for (const auto& f : im.backend.DeviceFiles(g.index)) l.device_files.push_back(f);
+      }
+    }
+    l.spec = job.spec.container;
+    l.memory_mb = here != nullptr ? here->mem_mb : 0;
+    l.cpus = entry.cpus;
+    Result<ContainerCommand> cmd = BuildContainerCommand(im.config.container, l);
+    Result<std::string> runtime = cmd ? FindRuntime(im.config.container) : Result<std::string>("");
+    if (!cmd || !runtime) {
+      if (entry.cgroup != nullptr) (void)entry.cgroup->Destroy(Seconds(2), im.clock);
+      return tl::unexpected<Error>(!cmd ? cmd.error() : runtime.error());
+    }
+    cmd->argv[0] = *runtime;
+    spec->argv = cmd->argv;
+    std::string home = cmd->runs_as_user ? l.home : HomeOf(geteuid());
+    spec->env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                 "HOME=" + (home.empty() ? std::string("/") : home)};
+    spec->env.insert(spec->env.end(), cmd->env.begin(), cmd->env.end());
+    // podman/docker run as the agent; the job's user is inside (--user). Output files are
+    // still opened as the user.
+    if (!cmd->runs_as_user && spec->uid) spec->run_as_agent = true;
+    if (!cmd->cleanup.empty()) {
+      entry.cleanup = cmd->cleanup;
+      entry.cleanup[0] = *runtime;
+    }
+  }
+  std::lock_guard<std::mutex> lock(im.mu);
+  im.usage.Start(job.id, mine, im.clock.MonotonicNow());
+  im.jobs[job.id] = std::move(entry);
+  return {};
+}
+
+void NodeMonitor::AbandonJob(JobId job) {
+  api::JobEvent ignored;
+  FinishJob(job, &ignored);
+}
+
+void NodeMonitor::FinishJob(JobId job, api::JobEvent* ev) {
+  Impl& im = *impl_;
+  Impl::JobEntry entry;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    auto it = im.jobs.find(job);
+    if (it == im.jobs.end()) return;
+    entry = std::move(it->second);
+    im.jobs.erase(it);
+    JobUsage u = im.usage.Finish(job, im.clock.MonotonicNow());
+    ev->usage.gpu_seconds = u.gpu_seconds;
+    ev->usage.gpu_util_mean = u.gpu_util_mean;
+    ev->usage.gpu_util_max = u.gpu_util_max;
+    ev->usage.gpu_mem_max_mb = u.gpu_mem_max_mb;
+    ev->usage.energy_joules = u.energy_joules;
+    for (const auto& p : im.report.gpus) {
+      if (!entry.gpus.contains(p.gpu)) continue;
+      if (!ev->gpu_failure.empty()) ev->gpu_failure += "; ";
+      ev->gpu_failure += "gpu " + std::to_string(p.gpu) + ": " + p.reason;
+    }
+  }
+  if (entry.cgroup != nullptr) {
+    if (entry.cgroup->OutOfMemory()) ev->out_of_memory = true;
+    ev->usage.max_rss_mb = std::max(ev->usage.max_rss_mb, entry.cgroup->PeakMemoryMb());
+    if (Status s = entry.cgroup->Destroy(Seconds(10), im.clock); !s) {
+      CORRAL_LOG(Error) << "job " << job.ToString() << ": " << s.error().message;
+    }
+  }
+  RunQuietly(entry.cleanup);
+}
+
+void NodeMonitor::FillHeartbeat(api::HeartbeatRequest* req) const {
+  const Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  req->gpu_problems.clear();
+  for (const auto& p : im.report.gpus) req->gpu_problems.push_back({p.gpu, p.reason, p.latched});
+  req->node_problem = im.report.node_problem;
+  req->auto_resume = im.config.health.auto_resume;
+}
+
+void NodeMonitor::ClearGpus(const std::vector<uint32_t>& gpus) {
+  Impl& im = *impl_;
+  bool any = false;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    for (uint32_t g : gpus) {
+      bool latched = std::any_of(im.report.gpus.begin(), im.report.gpus.end(),
+                                 [&](const GpuProblem& p) { return p.gpu == g && p.latched; });
+      if (!latched) continue;
+      CORRAL_LOG(Info) << "health: gpu " << g << " resumed by an operator; its latched problems are cleared";
+      im.health.Clear(g);
+      im.report = im.health.Current();
+      any = true;
+    }
+    if (any) {
+      im.wake = true;
+      im.cv.notify_all();
+    }
+  }
+  if (any && im.on_health_change) im.on_health_change();
+}
+
+Status NodeMonitor::Inject(const api::InjectRequest& r) {
+  Impl& im = *impl_;
+  GpuFault f;
+  f.gpu = r.gpu;
+  f.xid = r.xid;
+  f.ecc_uncorrectable = r.ecc_uncorrectable;
+  f.temperature_c = r.temperature_c;
+  f.power_watts = r.power_watts;
+  f.utilization = r.utilization;
+  f.memory_used_mb = r.memory_used_mb;
+  f.row_remap_failure = r.row_remap_failure;
+  f.vanished = r.vanished;
+  f.clear = r.clear;
+  CORRAL_RETURN_IF_ERROR(im.backend.Inject(f));
+  CORRAL_LOG(Warn) << "fault injected into gpu " << r.gpu;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    im.wake = true;
+  }
+  im.cv.notify_all();
+  return {};
+}
+
+}  // namespace corral::agent

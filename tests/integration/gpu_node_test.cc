@@ -1,0 +1,362 @@
+// The agent on GPU nodes, end to end with real processes (simulated GPUs): per-GPU health and
+// fault injection through CLI -> controller -> agent -> backend, per-job usage, isolation
+// (cgroups, device files, the job's user) and containers.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/integration/test_cluster.h"
+
+namespace corral::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+ClusterOptions Options(uint32_t gpus, std::string gpu_toml = "", std::string agent_toml = "") {
+  ClusterOptions o;
+  o.nodes = 1;
+  o.gpus_per_node = gpus;
+  o.extra_agent_gpu_toml = "sample_interval_s = 1\n" + gpu_toml;
+  o.extra_agent_toml = "[health]\ninterval_s = 1\n" + agent_toml;
+  return o;
+}
+
+api::NodeInfo Node(TestCluster& c) {
+  auto nodes = c.ListNodes();
+  return nodes && !nodes->empty() ? nodes->front() : api::NodeInfo{};
+}
+
+JobState StateOf(TestCluster& c, JobId id) {
+  auto j = c.GetJob(id);
+  return j ? j->job.state : JobState::kPending;
+}
+
+TEST(GpuHealthTest, InjectedXidTakesOnlyThatGpuOutAndRequeuesItsJobOnAHealthyGpu) {
+  TestCluster cluster(Options(4));
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+
+  // A requeueable job on GPU 0 (first fit) that would run for long on its first run, and a
+  // job on GPU 1 that must not notice anything.
+  JobSpec victim = cluster.ShellJob(
+      "echo \"$CORRAL_RESTART_COUNT $CUDA_VISIBLE_DEVICES\" >> victim.log\n"
+      "if [ \"$CORRAL_RESTART_COUNT\" = 0 ]; then trap 'echo checkpoint >> victim.log; exit 0' TERM; "
+      "sleep 300 & wait; fi\n");
+  victim.resources.gpus_per_node = 1;
+  victim.requeue = true;
+  auto v = cluster.Submit(victim);
+  ASSERT_TRUE(v.has_value()) << v.error().message;
+  ASSERT_TRUE(WaitFor([&] { return StateOf(cluster, v->job_id) == JobState::kRunning; }, seconds(20)));
+  ASSERT_EQ(cluster.GetJob(v->job_id)->job.allocation.nodes[0].gpus.ToString(), "0");
+  JobSpec bystander = cluster.ShellJob("sleep 300\n");
+  bystander.resources.gpus_per_node = 1;
+  auto b = cluster.Submit(bystander);
+  ASSERT_TRUE(b.has_value());
+  ASSERT_TRUE(WaitFor([&] { return StateOf(cluster, b->job_id) == JobState::kRunning; }, seconds(20)));
+
+  CliResult inject = cluster.Cli({"node", "inject", "node01", "--gpu", "0", "--xid", "79"});
+  ASSERT_EQ(inject.status, 0) << inject.err;
+
+  // GPU 0 goes out of service, durably recorded on the node; the job gets SIGTERM (its
+  // checkpoint signal), is requeued, and runs again on a healthy GPU.
+  ASSERT_TRUE(WaitFor([&] { return Node(cluster).node.failed_gpus.contains(0); }, seconds(20)))
+      << cluster.ControllerLog();
+  auto done = cluster.WaitJob(v->job_id, seconds(60));
+  ASSERT_TRUE(done.has_value()) << done.error().message;
+  EXPECT_EQ(done->job.state, JobState::kCompleted) << done->job.reason;
+  EXPECT_EQ(done->job.restart_count, 1u);
+  std::string log = Read(cluster.work_dir() + "/victim.log");
+  EXPECT_EQ(log.rfind("0 0\ncheckpoint\n1 ", 0), 0u) << log;
+  EXPECT_EQ(log.find("1 0\n"), std::string::npos) << "rerun on the failed GPU: " << log;
+  EXPECT_EQ(Node(cluster).node.failed_gpus, GpuSet(0b1));
+  EXPECT_EQ(StateOf(cluster, b->job_id), JobState::kRunning) << "the other GPUs keep working";
+  api::NodeInfo n = Node(cluster);
+  ASSERT_FALSE(n.gpu_problems.empty());
+  EXPECT_EQ(n.gpu_problems[0].reason, "XID 79 (GPU has fallen off the bus)");
+  EXPECT_TRUE(n.gpu_problems[0].latched);
+  CliResult nodes = cluster.Cli({"nodes"});
+  EXPECT_NE(nodes.out.find("(failed 0)"), std::string::npos) << nodes.out;
+
+  // New jobs never land on GPU 0.
+  JobSpec two = cluster.ShellJob("echo $CUDA_VISIBLE_DEVICES > two.txt\n");
+  two.resources.gpus_per_node = 2;
+  auto t = cluster.Submit(two);
+  ASSERT_TRUE(t.has_value());
+  auto t_done = cluster.WaitJob(t->job_id, seconds(30));
+  ASSERT_TRUE(t_done.has_value());
+  EXPECT_EQ(t_done->job.state, JobState::kCompleted);
+  EXPECT_EQ(Read(cluster.work_dir() + "/two.txt"), "2,3\n");
+
+  // The operator resumes it (after resetting the GPU): back in service, and the agent drops
+  // the latched XID.
+  CliResult resume = cluster.Cli({"node", "resume-gpu", "node01", "0"});
+  ASSERT_EQ(resume.status, 0) << resume.err;
+  EXPECT_TRUE(Node(cluster).node.failed_gpus.empty());
+  ASSERT_TRUE(WaitFor([&] { return Node(cluster).gpu_problems.empty(); }, seconds(20)));
+  EXPECT_TRUE(Node(cluster).node.failed_gpus.empty());
+  CliResult again = cluster.Cli({"node", "resume-gpu", "node01", "0"});
+  EXPECT_EQ(again.status, 1);
+  EXPECT_NE(again.err.find("already in service"), std::string::npos) << again.err;
+}
+
+TEST(GpuHealthTest, StateChecksAndNonRequeueableJobsEndNodeFail) {
+  TestCluster cluster(Options(2, "", "max_temperature_c = 90\n"));
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  JobSpec plain = cluster.ShellJob("sleep 300\n");
+  plain.resources.gpus_per_node = 1;
+  auto j = cluster.Submit(plain);
+  ASSERT_TRUE(j.has_value());
+  ASSERT_TRUE(WaitFor([&] { return StateOf(cluster, j->job_id) == JobState::kRunning; }, seconds(20)));
+
+  ASSERT_EQ(cluster.Cli({"node", "inject", "node01", "--gpu", "0", "--temperature", "97"}).status, 0);
+  auto ended = cluster.WaitJob(j->job_id, seconds(30));
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->job.state, JobState::kNodeFail);
+  EXPECT_NE(ended->job.reason.find("gpu 0: temperature 97 C over 90 C"), std::string::npos) << ended->job.reason;
+
+  // Refused while it is still too hot; accepted once it has cooled down.
+  CliResult hot = cluster.Cli({"node", "resume-gpu", "node01", "0"});
+  EXPECT_EQ(hot.status, 1);
+  EXPECT_NE(hot.err.find("still fails its checks: temperature 97 C over 90 C"), std::string::npos) << hot.err;
+  ASSERT_EQ(cluster.Cli({"node", "inject", "node01", "--gpu", "0", "--clear"}).status, 0);
+  ASSERT_TRUE(WaitFor([&] { return Node(cluster).gpu_problems.empty(); }, seconds(20)));
+  EXPECT_TRUE(Node(cluster).node.failed_gpus.contains(0)) << "no auto_resume: an operator decides";
+  // `corral resume NODE` returns every GPU that passes its checks.
+  ASSERT_EQ(cluster.Cli({"resume", "node01"}).status, 0);
+  EXPECT_TRUE(Node(cluster).node.failed_gpus.empty());
+
+  // Injection is checked: unknown GPU.
+  CliResult bad = cluster.Cli({"node", "inject", "node01", "--gpu", "9", "--xid", "48"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("gpu 9: no such GPU"), std::string::npos) << bad.err;
+}
+
+TEST(GpuHealthTest, AutoResumeAndHealthScriptDrain) {
+  TestCluster cluster(Options(1, "", "auto_resume = true\nmax_power_watts = 500\nscript = \"SCRIPT\"\n"));
+  std::string real_script = cluster.dir() + "/check.sh";
+  std::string real_flag = cluster.dir() + "/sick";
+  std::ofstream(real_script) << "#!/bin/sh\nif [ -e " << real_flag
+                             << " ]; then echo 'ERROR: nhc: /scratch is full'; exit 1; fi\n";
+  fs::permissions(real_script, fs::perms::owner_all);
+  std::string cfg = cluster.dir() + "/agents/node01/agent.toml";
+  std::string text = Read(cfg);
+  text.replace(text.find("SCRIPT"), 6, real_script);
+  std::ofstream(cfg, std::ios::trunc) << text;
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+
+  std::ofstream(real_flag) << "x";
+  ASSERT_TRUE(WaitFor([&] { return Node(cluster).node.drain; }, seconds(20)));
+  EXPECT_EQ(Node(cluster).node.reason, "health: health script: ERROR: nhc: /scratch is full");
+  fs::remove(real_flag);
+  ASSERT_TRUE(WaitFor([&] { return !Node(cluster).node.drain; }, seconds(20))) << "auto_resume undrains";
+
+  ASSERT_EQ(cluster.Cli({"node", "inject", "node01", "--gpu", "0", "--power", "650"}).status, 0);
+  ASSERT_TRUE(WaitFor([&] { return Node(cluster).node.failed_gpus.contains(0); }, seconds(20)));
+  ASSERT_EQ(cluster.Cli({"node", "inject", "node01", "--gpu", "0", "--power", "300"}).status, 0);
+  ASSERT_TRUE(WaitFor([&] { return Node(cluster).node.failed_gpus.empty(); }, seconds(20)))
+      << "a state check that passes again returns the GPU with auto_resume";
+}
+
+TEST(UsageTest, GpuUsageIsSampledStoredAndShown) {
+  TestCluster cluster(Options(2));
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  for (int g = 0; g < 2; ++g) {
+    ASSERT_EQ(cluster.Cli({"node", "inject", "node01", "--gpu", std::to_string(g), "--util", g == 0 ? "80" : "40",
+                           "--power", "300", "--memory-used", g == 0 ? "30000" : "1000"})
+                  .status,
+              0);
+  }
+  JobSpec spec = cluster.ShellJob("sleep 4\n");
+  spec.resources.gpus_per_node = 2;
+  auto j = cluster.Submit(spec);
+  ASSERT_TRUE(j.has_value());
+  auto done = cluster.WaitJob(j->job_id, seconds(60));
+  ASSERT_TRUE(done.has_value());
+  ASSERT_EQ(done->job.state, JobState::kCompleted);
+  const JobUsage& u = done->job.usage;
+  EXPECT_GE(u.gpu_seconds, 7.5);
+  EXPECT_LE(u.gpu_seconds, 20);
+  EXPECT_DOUBLE_EQ(u.gpu_util_max, 80);
+  EXPECT_NEAR(u.gpu_util_mean, 60, 0.5);
+  EXPECT_EQ(u.gpu_mem_max_mb, 30000u);
+  // Two GPUs at 300 W for most of 4 s.
+  EXPECT_GE(u.energy_joules, 2 * 300 * 2.0);
+  EXPECT_LE(u.energy_joules, 2 * 300 * 8.0);
+  CliResult show = cluster.Cli({"show", j->job_id.ToString()});
+  EXPECT_NE(show.out.find("GpuSeconds:"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("mean 60.0% max 80.0%"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find("GpuMemMax:"), std::string::npos);
+  EXPECT_NE(show.out.find("Energy:"), std::string::npos);
+}
+
+// --- Isolation: needs root and cgroups ----------------------------------------------------
+
+bool CgroupsUsable(std::string* why) {
+  if (geteuid() != 0) {
+    *why = "the agent must be root to use cgroups";
+    return false;
+  }
+  if (!fs::exists("/sys/fs/cgroup/memory/memory.limit_in_bytes") && !fs::exists("/sys/fs/cgroup/cgroup.controllers") &&
+      !fs::exists("/sys/fs/cgroup/unified/cgroup.controllers")) {
+    *why = "no cgroup hierarchy is mounted";
+    return false;
+  }
+  return true;
+}
+
+TEST(IsolationTest, MemoryOverrunEndsOutOfMemory) {
+  std::string why;
+  if (!CgroupsUsable(&why)) GTEST_SKIP() << why;
+  TestCluster cluster(Options(1));
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  std::string log = Read(cluster.dir() + "/logs/node01.log");
+  if (log.find("running jobs without cgroups") != std::string::npos) GTEST_SKIP() << log;
+  if (!fs::exists("/sys/fs/cgroup/memory") && log.find("memory") == std::string::npos) GTEST_SKIP() << log;
+  JobSpec hog = cluster.ShellJob("x=$(head -c 268435456 /dev/zero | tr '\\0' a); echo ${#x}\n");
+  hog.resources.mem_per_node_mb = 48;
+  auto j = cluster.Submit(hog);
+  ASSERT_TRUE(j.has_value()) << j.error().message;
+  auto done = cluster.WaitJob(j->job_id, seconds(60));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->job.state, JobState::kOutOfMemory) << done->job.reason;
+}
+
+TEST(IsolationTest, JobOpensOnlyItsOwnGpuDeviceFilesAndRunsBoundToItsCpus) {
+  std::string why;
+  if (!CgroupsUsable(&why)) GTEST_SKIP() << why;
+  TestCluster cluster(Options(2, "device_dir = \"DEVDIR\"\n"));
+  std::string devdir = cluster.dir() + "/dev";
+  fs::create_directories(devdir);
+  for (int i = 0; i < 2; ++i) {
+    std::string f = devdir + "/nvidia" + std::to_string(i);
+    if (mknod(f.c_str(), S_IFCHR | 0666, makedev(195, i)) != 0) GTEST_SKIP() << "cannot mknod device files here";
+  }
+  std::string cfg = cluster.dir() + "/agents/node01/agent.toml";
+  std::string text = Read(cfg);
+  text.replace(text.find("DEVDIR"), 6, devdir);
+  std::ofstream(cfg, std::ios::trunc) << text;
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  if (Read(cluster.dir() + "/logs/node01.log").find("running jobs without cgroups") != std::string::npos) {
+    GTEST_SKIP() << "the agent could not use cgroups here";
+  }
+  JobSpec spec = cluster.ShellJob("for g in 0 1; do head -c1 " + devdir + "/nvidia$g 2>&1; done\n"
+                                  "grep Cpus_allowed_list /proc/self/status\n");
+  spec.resources.gpus_per_node = 1;
+  spec.resources.cpus_per_task = 1;
+  spec.stdout_path = "dev.out";
+  auto j = cluster.Submit(spec);
+  ASSERT_TRUE(j.has_value());
+  auto done = cluster.WaitJob(j->job_id, seconds(60));
+  ASSERT_TRUE(done.has_value());
+  std::string out = Read(cluster.work_dir() + "/dev.out");
+  // GPU 0 is the job's: the (absent) driver answers ENXIO; GPU 1 is refused by the cgroup.
+  EXPECT_NE(out.find("nvidia0' for reading: No such device or address"), std::string::npos) << out;
+  EXPECT_NE(out.find("nvidia1' for reading: Operation not permitted"), std::string::npos) << out;
+  if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+    EXPECT_NE(out.find("Cpus_allowed_list:\t0\n"), std::string::npos) << out;
+  }
+}
+
+TEST(IsolationTest, JobRunsAsTheSubmittingUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "switching users needs a root agent";
+  TestCluster cluster(Options(1));
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  std::string shared = cluster.work_dir() + "/shared";
+  fs::create_directories(shared);
+  fs::permissions(shared, fs::perms::all);
+  fs::permissions(cluster.dir(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  JobSpec spec = cluster.ShellJob("id -u; id -g; echo $HOME > /dev/null\n");
+  spec.working_dir = shared;
+  spec.stdout_path = "who.out";
+  auto j = cluster.Submit(spec, "alice");  // a token for "alice" (uid 60005, no passwd entry)
+  ASSERT_TRUE(j.has_value()) << j.error().message;
+  auto done = cluster.WaitJob(j->job_id, seconds(60));
+  ASSERT_TRUE(done.has_value());
+  ASSERT_EQ(done->job.state, JobState::kCompleted) << done->job.reason;
+  std::string out = Read(shared + "/who.out");
+  EXPECT_EQ(out.substr(0, out.find('\n')), std::to_string(done->job.spec.uid)) << out;
+  EXPECT_NE(done->job.spec.uid, 0u);
+  struct stat st{};
+  ASSERT_EQ(stat((shared + "/who.out").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, done->job.spec.uid) << "the output file belongs to the job's user";
+}
+
+// --- Containers: podman, where it runs ------------------------------------------------------
+
+// Why podman cannot run a container here, or "" when it can. `conf` is a containers.conf
+// with the settings this kind of host needs.
+std::string PodmanProblem(const std::string& dir, std::string* image, std::string* conf) {
+  if (system("command -v podman >/dev/null 2>&1") != 0) return "podman is not installed";
+  if (system("command -v busybox >/dev/null 2>&1") != 0) return "busybox (for a local image) is not installed";
+  // A one-file image from busybox: no registry needed.
+  std::string root = dir + "/rootfs";
+  fs::create_directories(root + "/bin");
+  std::string bb = "cp \"$(command -v busybox)\" " + root + "/bin/busybox && for c in sh id cat echo env; do ln -sf busybox " +
+                   root + "/bin/$c; done && tar -C " + root + " -cf " + dir + "/rootfs.tar . && podman import " + dir +
+                   "/rootfs.tar localhost/corral-test-busybox:1 >/dev/null 2>&1";
+  if (system(bb.c_str()) != 0) return "podman import of a busybox root fails";
+  *image = "localhost/corral-test-busybox:1";
+  // Hosts without CAP_SYS_RESOURCE cannot raise rlimits; crun refuses hybrid cgroup hosts.
+  *conf = dir + "/containers.conf";
+  std::ofstream(*conf) << "[containers]\ndefault_ulimits = [\"nofile=1024:1024\", \"nproc=1024:1024\"]\n"
+                       << (system("command -v runc >/dev/null 2>&1") == 0 ? "[engine]\nruntime = \"runc\"\n" : "");
+  std::string run = "CONTAINERS_CONF=" + *conf + " podman run --rm --network=host " + *image + " /bin/sh -c true >" + dir +
+                    "/podman-probe.log 2>&1";
+  if (system(run.c_str()) != 0) return "podman cannot run a container here: " + Read(dir + "/podman-probe.log");
+  return "";
+}
+
+TEST(ContainerTest, PodmanRunsTheScriptWithItsEnvironmentMountsAndOnlyItsGpus) {
+  char tmpl[] = "/tmp/corral-podman-XXXXXX";
+  std::string scratch = mkdtemp(tmpl);
+  std::string image, conf;
+  std::string problem = PodmanProblem(scratch, &image, &conf);
+  if (!problem.empty()) {
+    fs::remove_all(scratch);
+    GTEST_SKIP() << problem;
+  }
+  TestCluster cluster(Options(4, "", "[container]\nruntime = \"podman\"\ngpus = \"none\"\nenv = [\"CONTAINERS_CONF=" +
+                                         conf + "\"]\n"));
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  JobSpec spec = cluster.ShellJob(
+      "echo \"pwd=$(pwd) cvd=$CUDA_VISIBLE_DEVICES nvd=$NVIDIA_VISIBLE_DEVICES job=$CORRAL_JOB_ID mine=$MINE\"\n"
+      "ls /bin/busybox >/dev/null && echo image-root\n");
+  spec.resources.gpus_per_node = 2;
+  spec.environment["MINE"] = "carried";
+  spec.container.image = image;
+  spec.stdout_path = "container.out";
+  auto j = cluster.Submit(spec);
+  ASSERT_TRUE(j.has_value());
+  auto done = cluster.WaitJob(j->job_id, seconds(120));
+  ASSERT_TRUE(done.has_value());
+  std::string out = Read(cluster.work_dir() + "/container.out");
+  EXPECT_EQ(done->job.state, JobState::kCompleted) << done->job.reason << "\n" << out;
+  EXPECT_NE(out.find("pwd=" + cluster.work_dir()), std::string::npos) << out;
+  EXPECT_NE(out.find("job=" + j->job_id.ToString()), std::string::npos) << out;
+  EXPECT_NE(out.find("mine=carried"), std::string::npos) << out;
+  EXPECT_NE(out.find("image-root"), std::string::npos) << out;
+  // Only its two GPUs, by UUID, for the NVIDIA runtime hook.
+  auto nodes = cluster.ListNodes();
+  const auto& inv = nodes->front().node.inventory;
+  GpuSet gpus = done->job.allocation.nodes[0].gpus;
+  std::string uuids;
+  for (uint32_t g : gpus.ToVector()) uuids += (uuids.empty() ? "" : ",") + inv.gpus[g].uuid;
+  EXPECT_NE(out.find("nvd=" + uuids), std::string::npos) << out;
+  fs::remove_all(scratch);
+}
+
+}  // namespace
+}  // namespace corral::testing

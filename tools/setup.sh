@@ -10,6 +10,9 @@ packages=(
   libspdlog-dev libfmt-dev libmunge-dev libhwloc-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev munge postgresql curl procps python3
+  # containers (tests/integration/gpu_node_test.cc runs a job in podman from a local busybox
+  # image; runc because crun refuses hosts with a hybrid cgroup layout)
+  podman runc busybox-static
   # fuzzing the Slurm front end's parsers (tools/fuzz_smoke.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
 )

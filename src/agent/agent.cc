@@ -5,23 +5,32 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "agent/job_env.h"
 #include "agent/node_monitor.h"
 #include "agent/process_supervisor.h"
+#include "agent/step_output.h"
+#include "agent/step_support.h"
+#include "agent/task_env.h"
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
 #include "core/log.h"
 #include "core/output_pattern.h"
+#include "core/step.h"
 
 namespace corral::agent {
 namespace {
@@ -83,6 +92,12 @@ struct Agent::Impl {
   std::deque<api::JobEvent> events;
   std::map<JobId, Generation> known;      // running, or exit not yet acknowledged
   std::map<JobId, Generation> seen;       // highest generation launched per job
+  // Steps (`corral run`): the highest generation a step was launched under, per job; the
+  // recent step launches (a repeated one is a no-op); the output forwarders.
+  std::map<JobId, Generation> step_generation;
+  std::set<std::tuple<JobId, Generation, uint32_t>> launched_steps;
+  std::deque<std::tuple<JobId, Generation, uint32_t>> launched_order;
+  std::vector<std::unique_ptr<StepOutputForwarder>> forwarders;
   std::thread heartbeat_thread;
   std::thread events_thread;
 
@@ -98,7 +113,13 @@ struct Agent::Impl {
       : config(std::move(c)), gpus(std::move(g)), key(std::move(k)), clock(cl) {}
 
   std::string RunDir() const { return config.state_dir + "/running"; }
-  std::string JobDir(JobId id) const { return config.state_dir + "/jobs/" + id.ToString(); }
+  // Per run: a requeued job may start again here while its previous run is still being reaped.
+  std::string JobDir(JobId id, Generation gen) const {
+    return config.state_dir + "/jobs/" + id.ToString() + "." + gen.ToString();
+  }
+  std::string TaskJournal(JobId id, uint32_t step, uint32_t task) const {
+    return RunDir() + "/" + id.ToString() + "." + std::to_string(step) + "." + std::to_string(task);
+  }
 
   std::map<std::string, std::string> AuthHeaders() {
     std::lock_guard<std::mutex> lock(token_mu);
@@ -114,6 +135,17 @@ struct Agent::Impl {
   std::vector<api::RunningJobRef> KnownRefs() {
     std::vector<api::RunningJobRef> refs;
     for (const auto& [job, gen] : known) refs.push_back({job, gen});
+    // Step tasks (on any node of an allocation) are reported under their job too, so that the
+    // controller has those of jobs it no longer runs killed.
+    if (supervisor != nullptr) {
+      std::set<std::pair<JobId, Generation>> listed;
+      for (const auto& r : refs) listed.insert({r.job, r.generation});
+      for (const auto& p : supervisor->Running()) {
+        if (p.step != kBatchStepId && listed.insert({p.job, p.generation}).second) {
+          refs.push_back({p.job, p.generation});
+        }
+      }
+    }
     return refs;
   }
 
@@ -250,7 +282,7 @@ struct Agent::Impl {
       if (consumed) {
         for (size_t i = 0; i < n && !events.empty(); ++i) {
           const api::JobEvent& ev = events.front();
-          if (ev.type != api::JobEventType::kStarted) {
+          if (ev.type == api::JobEventType::kExited || ev.type == api::JobEventType::kLaunchFailed) {
             auto it = known.find(ev.job);
             if (it != known.end() && it->second == ev.generation) known.erase(it);
           }
@@ -271,9 +303,15 @@ struct Agent::Impl {
   }
 
   void OnExit(const ProcessExit& exit) {
+    if (exit.step != kBatchStepId) {
+      OnTaskExit(exit);
+      return;
+    }
+    // The job has ended: so have its steps' tasks on this node.
+    (void)supervisor->Cancel(exit.job, exit.generation);
     std::error_code ec;
     fs::remove(RunDir() + "/" + exit.job.ToString(), ec);
-    fs::remove_all(JobDir(exit.job), ec);
+    fs::remove_all(JobDir(exit.job, exit.generation), ec);
     api::JobEvent ev;
     ev.type = api::JobEventType::kExited;
     ev.job = exit.job;
@@ -290,9 +328,9 @@ struct Agent::Impl {
   }
 
   // Starts the batch step; returns the launch error, if any (reported as an event).
-  Status StartJob(const Job& job) {
+  Status StartJob(const Job& job, uint32_t* master_port) {
     std::error_code ec;
-    std::string dir = JobDir(job.id);
+    std::string dir = JobDir(job.id, job.allocation.generation);
     fs::create_directories(dir, ec);
     if (ec) return Internal("cannot create " + dir + ": " + ec.message());
     std::string script = dir + "/script";
@@ -306,7 +344,17 @@ struct Agent::Impl {
     spec.job = job.id;
     spec.generation = job.allocation.generation;
     spec.argv = {script};
-    spec.env = BuildJobEnvironment(job, {.node_name = config.name, .controller_url = config.controller_url});
+    // Distributed training's rendezvous on this, the first node, and the checkpoint directory.
+    uint32_t candidate = MasterPortCandidate(job.id, config.master_port_min, config.master_port_max);
+    auto port = PickFreePort(candidate, config.master_port_min, config.master_port_max);
+    if (!port) CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": " << port.error().message;
+    *master_port = port ? *port : candidate;
+    std::string checkpoint_dir = CheckpointDirectory(job, config.checkpoint_root);
+    spec.env = BuildJobEnvironment(job, {.node_name = config.name,
+                                         .controller_url = config.controller_url,
+                                         .master_addr = RendezvousHost(config.advertise_host, config.name),
+                                         .master_port = *master_port,
+                                         .checkpoint_dir = checkpoint_dir});
     spec.cwd = job.spec.working_dir;
     OutputPatternValues values{.job_id = job.id.value,
                                .array_job_id = job.array_job_id.value,
@@ -332,13 +380,16 @@ struct Agent::Impl {
     spec.time_limit = job.time_limit;
     spec.kill_grace = config.kill_grace;
     spec.warn = job.spec.signal;
+    if (Status made = MakeDirectoriesAs(checkpoint_dir, spec.uid, spec.gid); !made) {
+      CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": checkpoint directory: " << made.error().message;
+    }
     if (node) CORRAL_RETURN_IF_ERROR(node->PrepareJob(job, &spec));
     if (Status launched = supervisor->Launch(spec); !launched) {
       if (node) node->AbandonJob(job.id);
       return launched;
     }
     for (const auto& p : supervisor->Running()) {
-      if (p.job == job.id) {
+      if (p.job == job.id && p.step == kBatchStepId) {
         std::ofstream journal(RunDir() + "/" + job.id.ToString(), std::ios::trunc);
         journal << p.pid << " " << ProcessStartTime(p.pid) << "\n";
       }
@@ -367,22 +418,235 @@ struct Agent::Impl {
       seen[job.id] = gen;
       known[job.id] = gen;
     }
-    Status started = StartJob(job);
+    uint32_t master_port = 0;
+    Status started = StartJob(job, &master_port);
     api::JobEvent ev;
     ev.job = job.id;
     ev.generation = gen;
     ev.time = clock.Now();
     if (started) {
       ev.type = api::JobEventType::kStarted;
+      ev.master_port = master_port;
     } else {
       ev.type = api::JobEventType::kLaunchFailed;
       ev.message = started.error().message;
       CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": launch failed: " << ev.message;
       std::error_code ec;
-      fs::remove_all(JobDir(job.id), ec);
+      fs::remove_all(JobDir(job.id, gen), ec);
     }
     PushEvent(std::move(ev));
     return Ok();
+  }
+
+  // --- Steps (`corral run`): docs/agent.md, "Multi-node steps" ---
+
+  void OnTaskExit(const ProcessExit& exit) {
+    std::error_code ec;
+    fs::remove(TaskJournal(exit.job, exit.step, exit.task), ec);
+    api::JobEvent ev;
+    ev.type = api::JobEventType::kTaskExited;
+    ev.job = exit.job;
+    ev.generation = exit.generation;
+    ev.step = exit.step;
+    ev.task = exit.task;
+    ev.time = exit.end_time;
+    ev.exit_code = exit.exit_code;
+    ev.signal = exit.signal;
+    ev.timed_out = exit.timed_out;
+    ev.cancelled = exit.cancelled;
+    ev.usage.cpu_seconds = exit.cpu_seconds;
+    ev.usage.max_rss_mb = exit.max_rss_mb;
+    PushEvent(std::move(ev));
+  }
+
+  // Starts one task; returns why it could not start.
+  Status StartTask(const api::StepLaunchRequest& launch, const StepTask& task, const JobEnvContext& ctx,
+                   StepOutputForwarder* forwarder) {
+    const Job& job = launch.job;
+    const StepSpec& step = launch.spec;
+    ProcessSpec spec;
+    spec.job = job.id;
+    spec.generation = job.allocation.generation;
+    spec.step = launch.step;
+    spec.task = task.rank;
+    spec.env = BuildTaskEnvironment(job, launch.step, step, launch.layout, task, ctx);
+    spec.cwd = step.working_dir.empty() ? job.spec.working_dir : step.working_dir;
+    std::string path_var;
+    for (const auto& kv : spec.env) {
+      if (kv.rfind("PATH=", 0) == 0) path_var = kv.substr(5);
+    }
+    CORRAL_ASSIGN_OR_RETURN(std::string program, ResolveProgram(step.argv.at(0), path_var, spec.cwd));
+    spec.argv = step.argv;
+    spec.argv[0] = program;
+    if (geteuid() == 0 && job.spec.uid != 0) {
+      spec.uid = job.spec.uid;
+      spec.gid = job.spec.gid;
+    }
+    // The rest of the job's time limit, and its warning signal unless that is for the batch
+    // script only.
+    spec.time_limit = kUnlimited;
+    if (job.time_limit != kUnlimited && job.time_limit > Duration(0)) {
+      Duration left = job.start_time + job.time_limit - clock.Now();
+      spec.time_limit = std::max<Duration>(left, Millis(1));
+    }
+    spec.kill_grace = config.kill_grace;
+    // A step started after the job's warning time does not get the warning at once.
+    if (!job.spec.signal.batch_only && job.spec.signal.signal != 0 && spec.time_limit != kUnlimited &&
+        job.spec.signal.before < spec.time_limit) {
+      spec.warn = job.spec.signal;
+    }
+    std::pair<int, int> pipes{-1, -1};
+    if (forwarder != nullptr) {
+      CORRAL_ASSIGN_OR_RETURN(pipes, forwarder->AddTask(task.rank));
+      spec.stdout_fd = pipes.first;
+      spec.stderr_fd = pipes.second;
+    } else if (!step.stdout_path.empty()) {
+      OutputPatternValues values{.job_id = job.id.value,
+                                 .array_job_id = job.array_job_id.value,
+                                 .array_task_id = job.array_task_id,
+                                 .step_id = launch.step,
+                                 .job_name = job.spec.name,
+                                 .user = job.spec.user,
+                                 .node_name = config.name,
+                                 .node_index = task.node_rank,
+                                 .task_id = task.rank};
+      spec.stdout_path = ResolveOutputPath(step.stdout_path, values, spec.cwd);
+      if (!step.stderr_path.empty()) spec.stderr_path = ResolveOutputPath(step.stderr_path, values, spec.cwd);
+    } else {
+      // Like the batch script: into the job's own output files, appended.
+      OutputPatternValues values{.job_id = job.id.value,
+                                 .array_job_id = job.array_job_id.value,
+                                 .array_task_id = job.array_task_id,
+                                 .job_name = job.spec.name,
+                                 .user = job.spec.user,
+                                 .node_name = config.name};
+      spec.stdout_path = ResolveOutputPath(job.spec.stdout_path, values, job.spec.working_dir);
+      if (!job.spec.stderr_path.empty()) {
+        spec.stderr_path = ResolveOutputPath(job.spec.stderr_path, values, job.spec.working_dir);
+      }
+      spec.append = true;
+    }
+    Status launched = supervisor->Launch(spec);
+    if (pipes.first >= 0) {
+      close(pipes.first);
+      close(pipes.second);
+    }
+    CORRAL_RETURN_IF_ERROR(launched);
+    for (const auto& p : supervisor->Running()) {
+      if (p.job == job.id && p.step == launch.step && p.task == task.rank) {
+        std::ofstream journal(TaskJournal(job.id, launch.step, task.rank), std::ios::trunc);
+        journal << p.pid << " " << ProcessStartTime(p.pid) << "\n";
+      }
+    }
+    return {};
+  }
+
+  api::HttpResponse HandleStepLaunch(const api::HttpRequest& req) {
+    auto launch = api::DecodeStepLaunchRequest(req.body);
+    if (!launch) return api::ErrorResponse(launch.error());
+    const Job& job = launch->job;
+    const Generation gen = job.allocation.generation;
+    const std::string what = "job " + job.id.ToString() + " step " + std::to_string(launch->step);
+    std::vector<StepTask> mine;
+    for (const auto& t : launch->layout.tasks) {
+      if (t.node == config.name) mine.push_back(t);
+    }
+    if (mine.empty() || launch->spec.argv.empty()) {
+      return api::ErrorResponse({ErrorCode::kInvalidArgument, what + ": no task to run on node " + config.name});
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      // Fencing: refused when a newer run of the job was launched here.
+      Generation newest = gen;
+      if (auto it = seen.find(job.id); it != seen.end()) newest = std::max(newest, it->second);
+      if (auto it = step_generation.find(job.id); it != step_generation.end()) {
+        newest = std::max(newest, it->second);
+      }
+      if (gen < newest) {
+        return api::ErrorResponse({ErrorCode::kAborted, what + ": stale launch of generation " + gen.ToString() +
+                                                            " (generation " + newest.ToString() +
+                                                            " was launched)"});
+      }
+      step_generation[job.id] = gen;
+      auto launched = std::make_tuple(job.id, gen, launch->step);
+      if (!launched_steps.insert(launched).second) return Ok();  // a repeated launch
+      launched_order.push_back(launched);
+      if (launched_order.size() > 4096) {
+        launched_steps.erase(launched_order.front());
+        launched_order.pop_front();
+      }
+      std::erase_if(forwarders, [](const auto& f) { return f->done(); });
+    }
+    JobEnvContext ctx{.node_name = config.name,
+                      .controller_url = config.controller_url,
+                      .master_addr = launch->master_addr,
+                      .master_port = launch->master_port,
+                      .checkpoint_dir = CheckpointDirectory(job, config.checkpoint_root)};
+    std::optional<uint32_t> uid, gid;
+    if (geteuid() == 0 && job.spec.uid != 0) {
+      uid = job.spec.uid;
+      gid = job.spec.gid;
+    }
+    if (Status made = MakeDirectoriesAs(ctx.checkpoint_dir, uid, gid); !made) {
+      CORRAL_LOG(Warn) << what << ": checkpoint directory: " << made.error().message;
+    }
+    std::unique_ptr<StepOutputForwarder> forwarder;
+    if (!launch->io_url.empty()) {
+      forwarder = std::make_unique<StepOutputForwarder>(launch->io_url, launch->spec.io_token, what);
+    }
+    std::vector<api::JobEvent> failures;
+    for (const StepTask& t : mine) {
+      Status started = StartTask(*launch, t, ctx, forwarder.get());
+      if (started) continue;
+      CORRAL_LOG(Warn) << what << " task " << t.rank << ": " << started.error().message;
+      api::JobEvent ev;
+      ev.type = api::JobEventType::kTaskLaunchFailed;
+      ev.job = job.id;
+      ev.generation = gen;
+      ev.step = launch->step;
+      ev.task = t.rank;
+      ev.time = clock.Now();
+      ev.exit_code = started.error().code == ErrorCode::kNotFound ? 127 : 1;
+      ev.message = started.error().message;
+      failures.push_back(std::move(ev));
+    }
+    if (forwarder != nullptr) {
+      forwarder->Start();
+      std::lock_guard<std::mutex> lock(mu);
+      forwarders.push_back(std::move(forwarder));
+    }
+    for (auto& ev : failures) PushEvent(std::move(ev));
+    return Ok();
+  }
+
+  api::HttpResponse HandleStepSignal(const api::HttpRequest& req) {
+    auto r = api::DecodeStepSignalRequest(req.body);
+    if (!r) return api::ErrorResponse(r.error());
+    if (r->signal < 0 || r->signal >= NSIG) {
+      return api::ErrorResponse({ErrorCode::kInvalidArgument, "signal: " + std::to_string(r->signal) + " is not a signal"});
+    }
+    Status s;
+    if (r->step == kAllSteps) {
+      s = r->signal == 0 ? supervisor->Cancel(r->job, r->generation)
+                         : supervisor->Signal(r->job, r->generation, r->signal);
+    } else {
+      s = r->signal == 0 ? supervisor->CancelStep(r->job, r->generation, r->step)
+                         : supervisor->SignalStep(r->job, r->generation, r->step, r->signal);
+    }
+    if (!s && s.error().code != ErrorCode::kNotFound) return api::ErrorResponse(s.error());
+    return Ok();  // nothing left to signal is no error
+  }
+
+  // `--signal=B:...`: the batch script's own process only, not its children or steps.
+  Status SignalBatchScript(JobId job, Generation gen, int signal) {
+    for (const auto& p : supervisor->Running()) {
+      if (p.job != job || p.generation != gen || p.step != kBatchStepId) continue;
+      if (kill(p.pid, signal) < 0 && errno != ESRCH) {
+        return Internal("job " + job.ToString() + ": kill: " + std::strerror(errno));
+      }
+      return {};
+    }
+    return NotFound("job " + job.ToString() + "." + gen.ToString() + ": no such process");
   }
 };
 
@@ -459,9 +723,16 @@ Status Agent::Start() {
     if (c->signal <= 0 || c->signal >= NSIG) {
       return api::ErrorResponse({ErrorCode::kInvalidArgument, "signal: " + std::to_string(c->signal) + " is not a signal"});
     }
-    Status s = impl->supervisor->Signal(c->job, c->generation, c->signal);
+    Status s = c->batch_only ? impl->SignalBatchScript(c->job, c->generation, c->signal)
+                             : impl->supervisor->Signal(c->job, c->generation, c->signal);
     if (!s) return api::ErrorResponse(s.error());
     return Ok();
+  }));
+  im.server.Route("POST", "/api/v1/steps/launch", guarded([impl](const api::HttpRequest& req) {
+    return impl->HandleStepLaunch(req);
+  }));
+  im.server.Route("POST", "/api/v1/steps/signal", guarded([impl](const api::HttpRequest& req) {
+    return impl->HandleStepSignal(req);
   }));
   im.server.Route("POST", "/api/v1/inject", guarded([impl](const api::HttpRequest& req) {
     auto r = api::DecodeInjectRequest(req.body);
@@ -498,6 +769,7 @@ void Agent::Stop() {
   if (im.events_thread.joinable()) im.events_thread.join();
   im.supervisor.reset();  // kills what still runs
   if (im.node) im.node->Stop();
+  im.forwarders.clear();
 }
 
 }  // namespace corral::agent

@@ -64,5 +64,23 @@ TEST(AgentConfigTest, RejectsBadConfigsNamingTheKey) {
   EXPECT_EQ(syntax.error().message.rfind("agent.toml:1:", 0), 0u) << syntax.error().message;
 }
 
+TEST(AgentConfigTest, LaunchSection) {
+  auto d = ParseAgentConfig("[agent]\nname = \"n\"\n", "agent.toml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->master_port_min, 29500u);
+  EXPECT_EQ(d->master_port_max, 30499u);
+  EXPECT_EQ(d->checkpoint_root, "");
+  auto c = ParseAgentConfig(
+      "[launch]\nmaster_ports = \"40000-40009\"\ncheckpoint_root = \"/shared/ckpt\"\n", "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->master_port_min, 40000u);
+  EXPECT_EQ(c->master_port_max, 40009u);
+  EXPECT_EQ(c->checkpoint_root, "/shared/ckpt");
+  EXPECT_EQ(ParseAgentConfig("[launch]\nmaster_ports = \"9-1\"\n", "agent.toml").error().message,
+            "agent.toml: [launch] master_ports: expected LOW-HIGH within 1-65535, got \"9-1\"");
+  EXPECT_EQ(ParseAgentConfig("[launch]\ncheckpoint_root = \"ckpt\"\n", "agent.toml").error().message,
+            "agent.toml: [launch] checkpoint_root: \"ckpt\" is not an absolute path");
+}
+
 }  // namespace
 }  // namespace corral::agent

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -95,7 +96,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   if (gethostname(host, sizeof host - 1) == 0) c.name = host;
   for (const auto& [k, v] : root) {
     std::string key(k.str());
-    if (key != "agent" && key != "gpu" && key != "auth" && key != "health" &&
+    if (key != "agent" && key != "gpu" && key != "auth" && key != "launch" && key != "health" &&
         key != "cgroup" && key != "container") {
       return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
     }
@@ -224,6 +225,27 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   if (const toml::table* au = root["auth"].as_table()) {
     CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "auth", *au, {"jwt_key_file"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "auth", *au, "jwt_key_file", &c.jwt_key_file));
+  }
+  if (const toml::table* l = root["launch"].as_table()) {
+    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "launch", *l, {"master_ports", "checkpoint_root"}));
+    std::string ports;
+    CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "master_ports", &ports));
+    if (!ports.empty()) {
+      unsigned lo = 0, hi = 0;
+      char dash = 0, extra = 0;
+      if (std::sscanf(ports.c_str(), "%u%c%u%c", &lo, &dash, &hi, &extra) != 3 || dash != '-' ||
+          lo == 0 || lo > hi || hi > 65535) {
+        return InvalidArgument(Where(origin, "launch", "master_ports") +
+                               ": expected LOW-HIGH within 1-65535, got \"" + ports + "\"");
+      }
+      c.master_port_min = lo;
+      c.master_port_max = hi;
+    }
+    CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "checkpoint_root", &c.checkpoint_root));
+    if (!c.checkpoint_root.empty() && c.checkpoint_root.front() != '/') {
+      return InvalidArgument(Where(origin, "launch", "checkpoint_root") + ": \"" +
+                             c.checkpoint_root + "\" is not an absolute path");
+    }
   }
   if (c.name.empty()) return InvalidArgument(std::string(origin) + ": [agent] name: empty");
   if (c.controller_url.rfind("http://", 0) != 0) {

@@ -38,6 +38,11 @@ struct AgentConfig {
   CgroupConfig cgroup;
   ContainerConfig container;
   std::string jwt_key_file = "/etc/corral/jwt.key";
+  // [launch]: multi-node steps and checkpoints.
+  uint32_t master_port_min = 29500;      // MASTER_PORT: a job's port in this range, checked
+  uint32_t master_port_max = 30499;      // free on its first node
+  std::string checkpoint_root;           // CORRAL_CHECKPOINT_DIR = <root>/<job id>;
+                                         // "" = <working dir>/.corral/checkpoints/<job id>
 };
 
 // Returns kInvalidArgument naming the file, section, key and reason.

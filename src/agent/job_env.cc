@@ -33,6 +33,11 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
   env["CORRAL_RESTART_COUNT"] = std::to_string(job.restart_count);
   env["CORRAL_SUBMIT_DIR"] = job.spec.submit_dir.empty() ? job.spec.working_dir : job.spec.submit_dir;
   if (!ctx.controller_url.empty()) env["CORRAL_CONTROLLER"] = ctx.controller_url;
+  if (ctx.master_port != 0) {
+    env["MASTER_ADDR"] = env["CORRAL_MASTER_ADDR"] = ctx.master_addr;
+    env["MASTER_PORT"] = env["CORRAL_MASTER_PORT"] = std::to_string(ctx.master_port);
+  }
+  if (!ctx.checkpoint_dir.empty()) env["CORRAL_CHECKPOINT_DIR"] = ctx.checkpoint_dir;
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

@@ -11,10 +11,14 @@
 //   CORRAL_JOB_GPUS        the job's GPU indices on this node (like SLURM_JOB_GPUS)
 //   CORRAL_CPUS_ON_NODE, CORRAL_NTASKS, CORRAL_RESTART_COUNT, CORRAL_SUBMIT_DIR
 //   CORRAL_CONTROLLER      the controller's URL (so a job can submit jobs)
+//   MASTER_ADDR, MASTER_PORT (and CORRAL_MASTER_ADDR, CORRAL_MASTER_PORT): the rendezvous of
+//                          distributed training: the first node's address and the job's port
+//   CORRAL_CHECKPOINT_DIR  the job's checkpoint directory, the same across restarts
 //
 // Pure function; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +29,9 @@ namespace corral::agent {
 struct JobEnvContext {
   std::string node_name;
   std::string controller_url;
+  std::string master_addr;            // with `master_port` != 0: MASTER_ADDR/MASTER_PORT
+  uint32_t master_port = 0;
+  std::string checkpoint_dir;         // "" = no CORRAL_CHECKPOINT_DIR
 };
 
 // Returns "NAME=value" strings, sorted by name. Requires: `node_name` is one of the job's

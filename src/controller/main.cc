@@ -1,8 +1,11 @@
 #include "controller/main.h"
 
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -63,6 +66,16 @@ int RunControllerCommand(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(config->state_dir, ec);
   if (ec) return Fail("state_dir \"" + config->state_dir + "\": " + ec.message());
+
+  // One controller per state directory: two writing one SQLite store would corrupt the state.
+  // The lock lives as long as the process (the descriptor is never closed).
+  std::string lock_path = config->state_dir + "/controller.lock";
+  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd < 0) return Fail("cannot open " + lock_path + ": " + std::strerror(errno));
+  if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    return Fail("another controller is running with state_dir " + config->state_dir + " (" + lock_path +
+                " is locked)");
+  }
 
   // Block the stop signals in every thread; the main thread waits for them with sigwait.
   sigset_t stop;

@@ -153,3 +153,21 @@ TEST(FailureTest, KilledAgentTakesNodeDownAndFailsOrRequeuesItsJobs) {
 
 }  // namespace
 }  // namespace corral::testing
+
+namespace corral::testing {
+namespace {
+
+TEST(FailureTest, SecondControllerOnTheSameStateRefusesToStart) {
+  TestCluster cluster({.nodes = 1, .gpus_per_node = 1});
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  CliResult second = cluster.Cli({"controller", "--config", cluster.dir() + "/corral.toml"});
+  EXPECT_EQ(second.status, 1);
+  EXPECT_NE(second.err.find("another controller is running"), std::string::npos) << second.err;
+  // The first one is unharmed.
+  auto r = cluster.Submit(cluster.ShellJob("exit 0"));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(cluster.WaitJob(r->job_id)->job.state, JobState::kCompleted);
+}
+
+}  // namespace
+}  // namespace corral::testing

@@ -200,18 +200,6 @@ Status Client::Resume(const std::string& node) {
   return {};
 }
 
-Result<api::StepInfo> Client::CreateStep(JobId id, const StepSpec& spec) {
-  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/steps", api::EncodeStepSpec(spec), false));
-  return api::DecodeStepInfo(r.body);
-}
-
-Result<api::StepInfo> Client::GetStep(JobId id, uint32_t step) {
-  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/steps/" + std::to_string(step), "", true));
-  return api::DecodeStepInfo(r.body);
-}
-
-Result<api::StepInfo> Client::WaitStep(JobId id, uint32_t step, int timeout_s) {
-  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/steps/" + std::to_string(step) +
 Status Client::ResumeGpu(const std::string& node, uint32_t gpu) {
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/nodes/" + api::UrlEncode(node) + "/gpus/" +
                                                    std::to_string(gpu) + "/resume", "", true));
@@ -224,6 +212,18 @@ Status Client::Inject(const std::string& node, const api::InjectRequest& request
   return {};
 }
 
+Result<api::StepInfo> Client::CreateStep(JobId id, const StepSpec& spec) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/steps", api::EncodeStepSpec(spec), false));
+  return api::DecodeStepInfo(r.body);
+}
+
+Result<api::StepInfo> Client::GetStep(JobId id, uint32_t step) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/steps/" + std::to_string(step), "", true));
+  return api::DecodeStepInfo(r.body);
+}
+
+Result<api::StepInfo> Client::WaitStep(JobId id, uint32_t step, int timeout_s) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/steps/" + std::to_string(step) +
                                                   "/wait?timeout=" + std::to_string(timeout_s),
                                        "", true, std::chrono::milliseconds((timeout_s + 30) * 1000)));
   return api::DecodeStepInfo(r.body);

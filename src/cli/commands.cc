@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -12,6 +14,7 @@
 #include "api/json_codec.h"
 #include "cli/client.h"
 #include "cli/node_commands.h"
+#include "cli/run.h"
 #include "cli/submit.h"
 #include "cli/table.h"
 #include "core/clock.h"
@@ -208,6 +211,11 @@ void PrintJob(const api::JobInfo& info) {
   }
   row("ExitCode:", std::to_string(j.exit_code) + ":" + std::to_string(j.exit_signal));
   row("Restarts:", std::to_string(j.restart_count));
+  row("LastCheckpoint:", j.last_checkpoint == Timestamp{} ? "-" : FormatTimestamp(j.last_checkpoint));
+  if (s.signal.signal != 0) {
+    row("Signal:", std::string(s.signal.batch_only ? "B:" : "") + std::to_string(s.signal.signal) + "@" +
+                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(s.signal.before).count()));
+  }
   row("Requeue:", s.requeue ? "yes" : "no");
   row("WorkDir:", s.working_dir);
   row("StdOut:", s.stdout_path.empty() ? "slurm-%j.out" : s.stdout_path);
@@ -329,6 +337,30 @@ int Partitions(Client& c, const Args& a) {
   return 0;
 }
 
+// `corral checkpoint-done [JOB]`: the job (default: the one it runs in) has written a checkpoint.
+int CheckpointDone(Client& c, const Args& a) {
+  std::string text;
+  if (a.positional.size() > 1) return UsageError(a.command, "give at most one job id");
+  if (!a.positional.empty()) {
+    text = a.positional[0];
+  } else if (const char* env = std::getenv("CORRAL_JOB_ID"); env != nullptr) {
+    text = env;
+  } else {
+    return UsageError(a.command, "not inside a job (CORRAL_JOB_ID is not set): give a job id");
+  }
+  auto id = ParseJobIdArg(text);
+  if (!id) return UsageError(a.command, id.error().message);
+  auto info = c.CheckpointDone(*id);
+  if (!info) return Error(info.error().message);
+  if (a.json) {
+    std::printf("%s\n", api::EncodeJobInfo(*info).c_str());
+  } else {
+    std::printf("job %s: checkpoint recorded at %s\n", id->ToString().c_str(),
+                FormatTimestamp(info->job.last_checkpoint).c_str());
+  }
+  return 0;
+}
+
 int Ok(const Args& a, const std::string& what) {
   if (a.json) {
     std::printf("%s\n", api::EncodeStringMap({{"status", "ok"}}).c_str());
@@ -360,6 +392,8 @@ const std::vector<CommandInfo>& Commands() {
       {"release", "corral release JOB...", {}, {},
        [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Hold(id, false); }); }},
       {"wait", "corral wait JOB...   (exits with the first failing job's exit status)", {}, {}, Wait},
+      {"checkpoint-done", "corral checkpoint-done [JOB]   (inside a job: records its checkpoint)", {}, {},
+       CheckpointDone},
       {"nodes", "corral nodes", {}, {}, Nodes},
       {"partitions", "corral partitions", {}, {}, Partitions},
       {"drain", "corral drain NODE --reason TEXT", {"reason"}, {},
@@ -390,7 +424,8 @@ void PrintUsage() {
       "  controller   run the controller daemon (--config corral.toml)\n"
       "  agent        run a node agent (--config agent.toml)\n\n"
       "Jobs:\n"
-      "  submit       submit a batch script (Slurm's sbatch options; #CORRAL or #SBATCH lines)\n");
+      "  submit       submit a batch script (Slurm's sbatch options; #CORRAL or #SBATCH lines)\n"
+      "  run          inside a job: run a command on its nodes, one task per rank (like srun)\n");
   for (const auto& c : Commands()) std::printf("  %-12s %s\n", c.name, c.usage);
   std::printf("  %-12s %s\n", "node",
               "corral node resume-gpu NODE GPU | corral node inject NODE --gpu N --xid X ... (admins)");
@@ -403,6 +438,7 @@ int RunClientCommand(int argc, char** argv) {
   std::string name = argv[0];
   if (name == "submit") return RunSubmitCommand(argc, argv);
   if (name == "node") return RunNodeCommand(argc, argv);
+  if (name == "run") return RunStepCommand(argc, argv);
   for (const auto& info : Commands()) {
     if (name != info.name) continue;
     auto args = ParseArgs(argc, argv, info.value_flags, info.bool_flags);

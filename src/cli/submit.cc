@@ -13,6 +13,7 @@
 #include "api/auth.h"
 #include "api/json_codec.h"
 #include "cli/client.h"
+#include "cli/slurm/submit.h"
 #include "core/duration.h"
 #include "core/resources.h"
 
@@ -24,7 +25,7 @@ namespace {
 enum Opt {
   kJobName = 1000, kPartition, kNodes, kNtasks, kCpusPerTask, kMem, kGpus, kGpusPerNode, kTime,
   kOutput, kError, kChdir, kExport, kRequeue, kNoRequeue, kWrap, kParsable, kController, kJson,
-  kAccount, kHold, kNice, kExclusive, kHelp, kWait,
+  kAccount, kHold, kNice, kExclusive, kHelp, kWait, kSignal, kNtasksPerNode,
 };
 
 const option kOptions[] = {
@@ -50,6 +51,8 @@ const option kOptions[] = {
     {"wrap", required_argument, nullptr, kWrap},
     {"parsable", no_argument, nullptr, kParsable},
     {"wait", no_argument, nullptr, kWait},
+    {"signal", required_argument, nullptr, kSignal},
+    {"ntasks-per-node", required_argument, nullptr, kNtasksPerNode},
     {"controller", required_argument, nullptr, kController},
     {"json", no_argument, nullptr, kJson},
     {"help", no_argument, nullptr, kHelp},
@@ -92,6 +95,7 @@ Status Apply(int opt, const std::string& v, Settings* s) {
     }
     case kNodes: { CORRAL_ASSIGN_OR_RETURN(r.nodes, Count("nodes", v)); break; }
     case kNtasks: { CORRAL_ASSIGN_OR_RETURN(r.ntasks, Count("ntasks", v)); break; }
+    case kNtasksPerNode: { CORRAL_ASSIGN_OR_RETURN(r.ntasks_per_node, Count("ntasks-per-node", v)); break; }
     case kCpusPerTask: { CORRAL_ASSIGN_OR_RETURN(r.cpus_per_task, Count("cpus-per-task", v)); break; }
     case kMem: {
       auto mb = ParseMemoryMb(v);
@@ -135,6 +139,12 @@ Status Apply(int opt, const std::string& v, Settings* s) {
     case kWrap: s->wrap = v; break;
     case kParsable: s->parsable = true; break;
     case kWait: s->wait = true; break;
+    case kSignal: {
+      auto sig = slurm::ParseSignalSpec(v);
+      if (!sig) return tl::unexpected<Error>(sig.error());
+      s->spec.signal = *sig;
+      break;
+    }
     case kController: s->controller = v; break;
     case kJson: s->json = true; break;
     case kHelp: s->help = true; break;
@@ -203,10 +213,13 @@ void Usage() {
       "usage: corral submit [options] script.sh [args]\n"
       "       corral submit [options] --wrap \"command\"\n"
       "Options (Slurm's names; also as #CORRAL or #SBATCH lines at the top of the script):\n"
-      "  --job-name NAME --partition P[,P] --account A --nodes N --ntasks N --cpus-per-task N\n"
+      "  --job-name NAME --partition P[,P] --account A --nodes N --ntasks N --ntasks-per-node N\n"
+      "  --cpus-per-task N\n"
       "  --mem SIZE[K|M|G|T] --gpus [TYPE:]N --gpus-per-node [TYPE:]N --time TIME --exclusive\n"
       "  --output PATTERN --error PATTERN --chdir DIR --export ALL|NONE|VAR[=val],...\n"
-      "  --requeue --no-requeue --hold --nice[=N] --wrap CMD --parsable --wait --json\n");
+      "  --requeue --no-requeue --hold --nice[=N] --wrap CMD --parsable --wait --json\n"
+      "  --signal [B:]SIG[@SECONDS]  checkpoint signal SECONDS (default 60) before the time limit\n"
+      "                              or a preemption; B: to the batch script only\n");
 }
 
 }  // namespace

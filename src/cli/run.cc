@@ -1,0 +1,431 @@
+#include "cli/run.h"
+
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/http.h"
+#include "api/json_codec.h"
+#include "cli/client.h"
+#include "core/step.h"
+
+extern char** environ;
+
+namespace corral::cli {
+namespace {
+
+enum Opt {
+  kJobId = 1000, kNtasksPerNode, kGpusPerTask, kExport, kController, kJson, kHelp,
+};
+
+const option kOptions[] = {
+    {"nodes", required_argument, nullptr, 'N'},
+    {"ntasks", required_argument, nullptr, 'n'},
+    {"ntasks-per-node", required_argument, nullptr, kNtasksPerNode},
+    {"cpus-per-task", required_argument, nullptr, 'c'},
+    {"gpus-per-task", required_argument, nullptr, kGpusPerTask},
+    {"overcommit", no_argument, nullptr, 'O'},
+    {"kill-on-bad-exit", optional_argument, nullptr, 'K'},
+    {"label", no_argument, nullptr, 'l'},
+    {"unbuffered", no_argument, nullptr, 'u'},
+    {"export", required_argument, nullptr, kExport},
+    {"chdir", required_argument, nullptr, 'D'},
+    {"output", required_argument, nullptr, 'o'},
+    {"error", required_argument, nullptr, 'e'},
+    {"jobid", required_argument, nullptr, kJobId},
+    {"controller", required_argument, nullptr, kController},
+    {"json", no_argument, nullptr, kJson},
+    {"help", no_argument, nullptr, kHelp},
+    {nullptr, 0, nullptr, 0},
+};
+
+struct Settings {
+  StepSpec spec;
+  std::string job;
+  std::string export_mode = "ALL";
+  std::string controller;
+  bool label = false;
+  bool json = false;
+  bool help = false;
+};
+
+void Usage() {
+  std::printf(
+      "usage: corral run [options] CMD [ARGS...]   (inside a job, like srun)\n"
+      "  -N, --nodes N              the first N nodes of the job (default: all)\n"
+      "  -n, --ntasks N             tasks in all (default: the job's, else one per node)\n"
+      "      --ntasks-per-node N    tasks on each node\n"
+      "  -c, --cpus-per-task N      CPUs per task (checked against the job's; -O to overcommit)\n"
+      "      --gpus-per-task N      bind each task to N of its node's GPUs (CUDA_VISIBLE_DEVICES)\n"
+      "  -K, --kill-on-bad-exit     end every task as soon as one fails\n"
+      "  -l, --label                prefix each output line with the task's rank (\"0: \")\n"
+      "      --export ALL|NONE|VAR[=value],...   the tasks' environment (default ALL)\n"
+      "  -D, --chdir DIR            working directory of the tasks (default: the current one)\n"
+      "  -o, --output PATTERN       tasks write to files on their nodes (%%j %%s %%t %%n %%N)\n"
+      "  -e, --error PATTERN        the same for stderr\n"
+      "      --jobid JOB            the job (default: $CORRAL_JOB_ID)\n"
+      "      --json                 print the step's record at the end\n"
+      "Every task gets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK,\n"
+      "LOCAL_WORLD_SIZE and CORRAL_PROCID, CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n");
+}
+
+Result<uint32_t> Count(const char* opt, const std::string& v) {
+  char* end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n <= 0 || n > 1'000'000) {
+    return InvalidArgument(std::string("--") + opt + ": \"" + v + "\" is not a valid count");
+  }
+  return static_cast<uint32_t>(n);
+}
+
+Status Apply(int opt, const std::string& v, Settings* s) {
+  StepSpec& spec = s->spec;
+  switch (opt) {
+    case 'N': {
+      // "-N 2" or "-N 2-2" (srun's min-max: the minimum is what counts inside an allocation).
+      CORRAL_ASSIGN_OR_RETURN(spec.nodes, Count("nodes", v.substr(0, v.find('-'))));
+      break;
+    }
+    case 'n': { CORRAL_ASSIGN_OR_RETURN(spec.ntasks, Count("ntasks", v)); break; }
+    case kNtasksPerNode: { CORRAL_ASSIGN_OR_RETURN(spec.ntasks_per_node, Count("ntasks-per-node", v)); break; }
+    case 'c': { CORRAL_ASSIGN_OR_RETURN(spec.cpus_per_task, Count("cpus-per-task", v)); break; }
+    case kGpusPerTask: {
+      std::string count = v.substr(v.rfind(':') == std::string::npos ? 0 : v.rfind(':') + 1);
+      CORRAL_ASSIGN_OR_RETURN(spec.gpus_per_task, Count("gpus-per-task", count));
+      break;
+    }
+    case 'O': spec.overcommit = true; break;
+    case 'K':
+      if (v.empty() || v == "1") {
+        spec.kill_on_bad_exit = true;
+      } else if (v == "0") {
+        spec.kill_on_bad_exit = false;
+      } else {
+        return InvalidArgument("--kill-on-bad-exit: expected 0 or 1, got \"" + v + "\"");
+      }
+      break;
+    case 'l': s->label = true; break;
+    case 'u': break;
+    case kExport: s->export_mode = v; break;
+    case 'D': spec.working_dir = v; break;
+    case 'o': spec.stdout_path = v; break;
+    case 'e': spec.stderr_path = v; break;
+    case kJobId: s->job = v; break;
+    case kController: s->controller = v; break;
+    case kJson: s->json = true; break;
+    case kHelp: s->help = true; break;
+    default: return InvalidArgument("unsupported option");
+  }
+  return {};
+}
+
+// The tasks' base environment from --export (ALL, NONE, or names and NAME=value, with ALL
+// meaning everything plus those). NONE keeps only CORRAL_* variables, as Slurm keeps SLURM_*.
+std::map<std::string, std::string> ExportedEnvironment(const std::string& mode) {
+  std::vector<std::string> items;
+  std::stringstream ss(mode);
+  for (std::string item; std::getline(ss, item, ',');) items.push_back(item);
+  bool all = mode.empty() || std::find(items.begin(), items.end(), "ALL") != items.end();
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv = *e;
+    auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) continue;
+    std::string name = kv.substr(0, eq);
+    if (all || name.rfind("CORRAL_", 0) == 0) env[name] = kv.substr(eq + 1);
+  }
+  for (const auto& item : items) {
+    if (item == "ALL" || item == "NONE" || item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq != std::string::npos) {
+      env[item.substr(0, eq)] = item.substr(eq + 1);
+    } else if (const char* v = std::getenv(item.c_str())) {
+      env[item] = v;
+    }
+  }
+  // An empty map would mean "the job's submitted environment" to the controller.
+  if (env.empty()) env["CORRAL_EXPORT_ENV"] = mode;
+  return env;
+}
+
+std::string RandomToken() {
+  unsigned char bytes[16] = {};
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+void WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// Takes the chunks agents send and writes them out line by line, labelled under -l.
+// Thread-safe (the HTTP server calls it from one thread per connection).
+class OutputSink {
+ public:
+  OutputSink(std::string token, bool label) : token_(std::move(token)), label_(label) {}
+
+  void set_width(size_t ntasks) {
+    std::lock_guard<std::mutex> lock(mu_);
+    width_ = std::to_string(ntasks > 0 ? ntasks - 1 : 0).size();
+  }
+
+  api::HttpResponse Handle(const api::HttpRequest& req) {
+    api::HttpResponse r;
+    if (req.header("x-corral-io-token") != token_) {
+      r.status = 403;
+      r.body = R"({"error":{"code":"PERMISSION_DENIED","message":"bad output token"}})";
+      return r;
+    }
+    auto q = [&](const char* k) {
+      auto it = req.query.find(k);
+      return it == req.query.end() ? std::string() : it->second;
+    };
+    uint32_t task = static_cast<uint32_t>(std::strtoul(q("task").c_str(), nullptr, 10));
+    bool err = q("stream") == "err";
+    bool eof = q("eof") == "1";
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string& pending = partial_[{task, err}];
+    pending += req.body;
+    size_t start = 0;
+    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
+      Emit(task, err, std::string_view(pending).substr(start, nl + 1 - start));
+    }
+    pending.erase(0, start);
+    if (eof) {
+      if (!pending.empty()) Emit(task, err, pending);
+      pending.clear();
+      eofs_.insert({task, err});
+      cv_.notify_all();
+    }
+    r.body = R"({"status":"ok"})";
+    return r;
+  }
+
+  // Waits until both streams of every task in `tasks` have reached end of file, or `timeout`.
+  void WaitForEof(const std::set<uint32_t>& tasks, std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [&] {
+      for (uint32_t t : tasks) {
+        if (!eofs_.contains({t, false}) || !eofs_.contains({t, true})) return false;
+      }
+      return true;
+    });
+    // What never reached end of file (a node went down) is written as it is.
+    for (auto& [key, text] : partial_) {
+      if (!text.empty()) Emit(key.first, key.second, text);
+      text.clear();
+    }
+  }
+
+ private:
+  void Emit(uint32_t task, bool err, std::string_view line) {
+    int fd = err ? 2 : 1;
+    if (label_) {
+      std::string prefix = std::to_string(task);
+      if (prefix.size() < width_) prefix.insert(0, width_ - prefix.size(), ' ');
+      prefix += ": ";
+      std::string out = prefix;
+      out += line;
+      WriteAll(fd, out);
+    } else {
+      WriteAll(fd, line);
+    }
+  }
+
+  const std::string token_;
+  const bool label_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t width_ = 1;
+  std::map<std::pair<uint32_t, bool>, std::string> partial_;
+  std::set<std::pair<uint32_t, bool>> eofs_;
+};
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "corral run: error: %s\n", message.c_str());
+  return 1;
+}
+
+}  // namespace
+
+int RunStepCommand(int argc, char** argv) {
+  Settings s;
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> cargv;
+  for (auto& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  optind = 0;
+  opterr = 0;
+  while (true) {
+    int c = getopt_long(argc, cargv.data(), "+:N:n:c:OK::luD:o:e:h", kOptions, nullptr);
+    if (c == -1) break;
+    if (c == '?') {
+      std::string bad = optind > 0 && optind <= argc ? args[optind - 1] : "?";
+      std::fprintf(stderr, "corral run: error: unrecognized option \"%s\" (see `corral run --help`)\n", bad.c_str());
+      return 2;
+    }
+    if (c == ':') {
+      std::fprintf(stderr, "corral run: error: option \"%s\" needs a value\n", args[optind - 1].c_str());
+      return 2;
+    }
+    if (c == 'h') c = kHelp;
+    if (Status st = Apply(c, optarg == nullptr ? "" : optarg, &s); !st) {
+      std::fprintf(stderr, "corral run: error: %s\n", st.error().message.c_str());
+      return 2;
+    }
+  }
+  if (s.help) {
+    Usage();
+    return 0;
+  }
+  s.spec.argv.assign(args.begin() + optind, args.end());
+  if (s.spec.argv.empty()) {
+    std::fprintf(stderr, "corral run: error: no command given (see `corral run --help`)\n");
+    return 2;
+  }
+  if (s.job.empty()) {
+    const char* env = std::getenv("CORRAL_JOB_ID");
+    if (env == nullptr || *env == '\0') {
+      return Fail("not inside a job (CORRAL_JOB_ID is not set); give --jobid JOB");
+    }
+    s.job = env;
+  }
+  auto job = ParseJobIdArg(s.job);
+  if (!job) return Fail(job.error().message);
+  char cwd[4096];
+  if (s.spec.working_dir.empty() && getcwd(cwd, sizeof cwd) != nullptr) s.spec.working_dir = cwd;
+  if (!s.spec.working_dir.empty() && s.spec.working_dir[0] != '/' && getcwd(cwd, sizeof cwd) != nullptr) {
+    s.spec.working_dir = std::string(cwd) + "/" + s.spec.working_dir;
+  }
+  s.spec.environment = ExportedEnvironment(s.export_mode);
+  // Inside the job, its rendezvous port (the batch host checked it was free).
+  const char* own_job = std::getenv("CORRAL_JOB_ID");
+  const char* port = std::getenv("MASTER_PORT");
+  if (own_job != nullptr && own_job == s.job && port != nullptr) {
+    s.spec.master_port = static_cast<uint32_t>(std::strtoul(port, nullptr, 10));
+  }
+
+  auto client = Client::Connect(s.controller);
+  if (!client) return Fail(client.error().message);
+
+  // Signals go to one thread, blocked before any thread starts so that every thread inherits
+  // the mask. SIGINT, SIGTERM and SIGHUP cancel the step. SIGUSR1 and SIGUSR2 are ignored: a
+  // job's --signal reaches its tasks from their own agents, and this command must not die of
+  // the one its batch script's process group gets.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&stop_signals, sig);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::atomic<bool> done{false};
+
+  // The output server, unless the tasks write to files.
+  std::unique_ptr<api::HttpServer> server;
+  std::unique_ptr<OutputSink> sink;
+  if (s.spec.stdout_path.empty()) {
+    s.spec.io_token = RandomToken();
+    sink = std::make_unique<OutputSink>(s.spec.io_token, s.label);
+    server = std::make_unique<api::HttpServer>();
+    OutputSink* out = sink.get();
+    server->Route("POST", "/io", [out](const api::HttpRequest& req) { return out->Handle(req); });
+    if (Status st = server->Start("0.0.0.0", 0); !st) return Fail(st.error().message);
+    s.spec.io_port = server->port();
+    if (const char* node = std::getenv("CORRAL_NODENAME"); node != nullptr && own_job == s.job) {
+      s.spec.io_node = node;
+    }
+  }
+
+  auto step = (*client)->CreateStep(*job, s.spec);
+  if (!step) return Fail(step.error().message);
+  if (sink) sink->set_width(step->tasks.size());
+  const uint32_t step_id = step->step;
+
+  std::thread signals([&stop_signals, &done, controller = s.controller, id = *job, step_id] {
+    int sig = 0;
+    while (sigwait(&stop_signals, &sig) == 0) {
+      if (done.load()) return;  // the main thread is done (and sent SIGUSR2)
+      if (sig == SIGUSR1 || sig == SIGUSR2) continue;
+      std::fprintf(stderr, "corral run: cancelling step %s.%u (signal %d)\n", id.ToString().c_str(), step_id, sig);
+      auto other = Client::Connect(controller);
+      if (other) (void)(*other)->CancelStep(id, step_id);
+    }
+  });
+
+  api::StepInfo final_info = *step;
+  int status = 0;
+  while (final_info.state == JobState::kRunning) {
+    auto info = (*client)->WaitStep(*job, step_id, 30);
+    if (!info) {
+      status = Fail(info.error().message);
+      break;
+    }
+    final_info = *info;
+  }
+  done.store(true);
+  pthread_kill(signals.native_handle(), SIGUSR2);
+  signals.join();
+  if (status != 0) return status;
+
+  if (sink) {
+    std::set<uint32_t> started;
+    for (const auto& t : final_info.tasks) {
+      if (t.message.empty()) started.insert(t.task.rank);
+    }
+    sink->WaitForEof(started, std::chrono::seconds(10));
+    server->Stop();
+  }
+  for (const auto& t : final_info.tasks) {
+    std::string what;
+    if (!t.message.empty()) {
+      what = t.message;
+    } else if (t.signal != 0) {
+      what = "Killed by signal " + std::to_string(t.signal);
+    } else if (t.exit_code != 0) {
+      what = "Exited with exit code " + std::to_string(t.exit_code);
+    }
+    if (!what.empty()) {
+      std::fprintf(stderr, "corral run: error: %s: task %u: %s\n", t.task.node.c_str(), t.task.rank, what.c_str());
+    }
+  }
+  if (s.json) std::printf("%s\n", api::EncodeStepInfo(final_info).c_str());
+  std::fflush(stdout);
+  if (final_info.state == JobState::kCompleted) return 0;
+  return final_info.exit_code != 0 ? std::min(final_info.exit_code, 255) : 1;
+}
+
+}  // namespace corral::cli

@@ -502,7 +502,8 @@ void Controller::StartJob(JobEntry& e, const sched::Placement& placement) {
     n->jobs.insert(e.job.id);
   }
   PutJob(e);
-  const NodeEntry* batch = FindNode(placement.nodes.front().node_name);
+  // The batch host: the first node in host-list order (the placement may list them otherwise).
+  const NodeEntry* batch = FindNode(e.job.allocation.nodes.front().node_name);
   OutgoingCommand c{.kind = OutgoingCommand::Kind::kLaunch,
                     .to = {batch->node.inventory.name, batch->node.inventory.address}};
   c.launch.job = e.job;

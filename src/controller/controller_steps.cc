@@ -180,7 +180,9 @@ bool Controller::ApplyTaskEvent(const std::string& node, const api::JobEvent& ev
 void Controller::EndTask(StepEntry& s, api::StepTaskInfo& t) {
   t.ended = true;
   ++s.ended_tasks;
-  s.info.exit_code = std::max(s.info.exit_code, TaskExitStatus(t));
+  // Once --kill-on-bad-exit has fired, the tasks it ends do not change the step's exit code:
+  // it is the failing task's.
+  if (!s.bad_exit) s.info.exit_code = std::max(s.info.exit_code, TaskExitStatus(t));
   bool node_done = std::none_of(s.info.tasks.begin(), s.info.tasks.end(), [&](const api::StepTaskInfo& o) {
     return o.task.node == t.task.node && !o.ended;
   });

@@ -203,6 +203,7 @@ TEST_F(ControllerStepsTest, KillOnBadExitEndsTheOtherTasks) {
   auto s = controller_->GetStep(j.id, 0);
   EXPECT_EQ(s->state, JobState::kFailed);
   EXPECT_EQ(s->reason, "task 2 on node02: exited with code 4");
+  EXPECT_EQ(s->exit_code, 4);  // not 128 + SIGTERM of the tasks it ended
 }
 
 TEST_F(ControllerStepsTest, CancelStepEndsItCancelled) {

@@ -301,7 +301,7 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
       max_cpus = std::max(max_cpus, n.node.inventory.cpus);
       max_mem = std::max(max_mem, n.node.inventory.memory_mb);
       if (gpus >= demand.gpus && n.node.inventory.cpus >= demand.cpus &&
-          n.node.inventory.memory_mb >= demand.mem_mb) {
+          n.node.inventory.memory_mb >= MemoryOnNode(demand, n.node.inventory.memory_mb)) {
         ++nodes_fit;
       }
     }
@@ -315,7 +315,7 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
         why = "resources.cpus: " + std::to_string(demand.cpus) +
               " CPUs per node requested, but no node of partition \"" + p->name +
               "\" has more than " + std::to_string(max_cpus);
-      } else if (max_mem < demand.mem_mb) {
+      } else if (max_mem < MemoryOnNode(demand, max_mem)) {
         why = "resources.mem: " + std::to_string(demand.mem_mb) +
               " MB per node requested, but no node of partition \"" + p->name + "\" has more than " +
               std::to_string(max_mem) + " MB";

@@ -49,7 +49,8 @@ Result<Duration> ParseSlurmDuration(std::string_view text) {
   }
   std::array<int64_t, 3> fields{};
   size_t n = 0;
-  while (true) {
+  // "D-" alone is D days, as Slurm reads it.
+  while (!(has_days && s.empty())) {
     size_t colon = s.find(':');
     std::string_view part = s.substr(0, colon);
     if (n == fields.size()) return bad("too many ':' fields");

@@ -9,7 +9,7 @@
 
 namespace corral {
 
-// Parses a Slurm time: "M", "M:S", "H:M:S", "D-H", "D-H:M", "D-H:M:S", or "UNLIMITED" /
+// Parses a Slurm time: "M", "M:S", "H:M:S", "D-", "D-H", "D-H:M", "D-H:M:S", or "UNLIMITED" /
 // "INFINITE" (any case), which give `kUnlimited`. A bare number is minutes. Fields after the
 // first may exceed their usual range, as in Slurm ("90:00" is 90 minutes).
 // Returns kInvalidArgument naming the text if it is not one of those forms, is negative, or

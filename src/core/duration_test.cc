@@ -21,6 +21,7 @@ TEST(DurationTest, ParsesEverySlurmForm) {
   EXPECT_EQ(Secs("2-12:30:00"), 2 * 86400 + 12 * 3600 + 30 * 60);
   EXPECT_EQ(Secs("0"), 0);
   EXPECT_EQ(Secs("90:00"), 90 * 60);
+  EXPECT_EQ(Secs("5-"), 5 * 86400);  // days alone, as Slurm accepts
 }
 
 TEST(DurationTest, UnlimitedInAnyCase) {
@@ -30,7 +31,7 @@ TEST(DurationTest, UnlimitedInAnyCase) {
 }
 
 TEST(DurationTest, RejectsMalformed) {
-  for (std::string_view bad : {"", "abc", "1:2:3:4", "-5", "1-", "1--2", "1:", ":1", "1.5", "1h",
+  for (std::string_view bad : {"", "abc", "1:2:3:4", "-5", "-", "1--2", "1:", ":1", "1.5", "1h",
                                "99999999999999999999"}) {
     auto d = ParseSlurmDuration(bad);
     ASSERT_FALSE(d.has_value()) << bad;

@@ -2,12 +2,18 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "core/result.h"
 
 namespace corral {
+
+// `ResourceRequest::mem_per_node_mb` (and `PerNodeDemand::mem_mb`) of `--mem=0`: the whole
+// memory of each node. Such a job needs a node whose memory is entirely free, and holds all of
+// it (`MemoryOnNode`).
+inline constexpr uint64_t kWholeNodeMemory = std::numeric_limits<uint64_t>::max();
 
 // A job's resource request, in Slurm's terms. Zero means "not given" for the optional fields.
 struct ResourceRequest {
@@ -16,7 +22,7 @@ struct ResourceRequest {
   uint32_t ntasks = 1;            // -n
   uint32_t ntasks_per_node = 0;   // --ntasks-per-node
   uint32_t cpus_per_task = 1;     // -c
-  uint64_t mem_per_node_mb = 0;   // --mem (0 = default)
+  uint64_t mem_per_node_mb = 0;   // --mem (0 = default; kWholeNodeMemory = --mem=0)
   uint64_t mem_per_cpu_mb = 0;    // --mem-per-cpu
   uint64_t mem_per_gpu_mb = 0;    // --mem-per-gpu
   uint32_t gpus = 0;              // --gpus / -G: total over the job
@@ -50,6 +56,12 @@ Status ValidateResourceRequest(const ResourceRequest& r);
 // Spreads a valid request over `r.nodes` nodes. `def_mem_per_cpu_mb` is the partition's default
 // when no memory was asked for.
 PerNodeDemand ComputePerNodeDemand(const ResourceRequest& r, uint64_t def_mem_per_cpu_mb = 0);
+
+// The memory `d` takes on a node with `node_mem_mb` in all: `d.mem_mb`, or the node's whole
+// memory for kWholeNodeMemory.
+inline uint64_t MemoryOnNode(const PerNodeDemand& d, uint64_t node_mem_mb) {
+  return d.mem_mb == kWholeNodeMemory ? node_mem_mb : d.mem_mb;
+}
 
 // Total GPUs the job holds once it runs.
 uint32_t TotalGpus(const ResourceRequest& r);

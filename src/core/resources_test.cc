@@ -30,6 +30,17 @@ TEST(ResourcesTest, MemoryDefaultsAndPerCpu) {
   r.mem_per_cpu_mb = 0;
   r.mem_per_node_mb = 4096;
   EXPECT_EQ(ComputePerNodeDemand(r, 1000).mem_mb, 4096u);
+  EXPECT_EQ(MemoryOnNode(ComputePerNodeDemand(r), 65536), 4096u);
+}
+
+TEST(ResourcesTest, WholeNodeMemoryTakesTheNodesMemory) {
+  ResourceRequest r;
+  r.mem_per_node_mb = kWholeNodeMemory;  // --mem=0
+  EXPECT_TRUE(ValidateResourceRequest(r).has_value());
+  PerNodeDemand d = ComputePerNodeDemand(r, 1000);
+  EXPECT_EQ(d.mem_mb, kWholeNodeMemory);
+  EXPECT_EQ(MemoryOnNode(d, 65536), 65536u);
+  EXPECT_EQ(MemoryOnNode(d, 1024), 1024u);
 }
 
 TEST(ResourcesTest, RejectsImpossibleRequests) {

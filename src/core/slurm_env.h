@@ -21,13 +21,12 @@
 //     unambiguous ones (a value other than the default) when the job's environment lacks them.
 //
 // `--mem=0` ("all the memory of each node") is represented in `ResourceRequest::mem_per_node_mb`
-// by `kWholeNodeMemory`; SLURM_MEM_PER_NODE is then not set, as in Slurm.
+// by `kWholeNodeMemory` (core/resources.h); SLURM_MEM_PER_NODE is then not set, as in Slurm.
 //
 // Pure functions of their arguments (no I/O, no clock); thread-safe.
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,9 +35,6 @@
 #include "core/job.h"
 
 namespace corral {
-
-// `ResourceRequest::mem_per_node_mb` of `--mem=0`: every node's whole memory.
-inline constexpr uint64_t kWholeNodeMemory = std::numeric_limits<uint64_t>::max();
 
 using EnvMap = std::map<std::string, std::string>;
 

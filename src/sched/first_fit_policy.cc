@@ -50,10 +50,12 @@ bool FitsOnNode(const NodeView& node, const PerNodeDemand& demand, const Resourc
   if (!request.exclude.empty() && Contains(request.exclude, node.name)) return false;
   if (!FeaturesMatch(request.constraint, node.features)) return false;
   GpuSet candidates = MatchingGpus(node, demand.gpu_type) - node.used_gpus;
+  // `--mem=0`: the node's whole memory, so none of it may be in use.
+  const uint64_t mem = MemoryOnNode(demand, node.mem_mb);
   if (demand.exclusive) {
     if (node.running_jobs > 0) return false;
     GpuSet all = MatchingGpus(node, demand.gpu_type);
-    if (all.size() < demand.gpus || node.cpus < demand.cpus || node.mem_mb < demand.mem_mb) return false;
+    if (all.size() < demand.gpus || node.cpus < demand.cpus || node.mem_mb < mem) return false;
     out->node = node.id;
     out->node_name = node.name;
     out->cpus = node.cpus;
@@ -63,7 +65,7 @@ bool FitsOnNode(const NodeView& node, const PerNodeDemand& demand, const Resourc
     return true;
   }
   if (node.cpus - std::min(node.cpus, node.used_cpus) < demand.cpus) return false;
-  if (node.mem_mb - std::min(node.mem_mb, node.used_mem_mb) < demand.mem_mb) return false;
+  if (node.mem_mb - std::min(node.mem_mb, node.used_mem_mb) < mem) return false;
   if (candidates.size() < demand.gpus) return false;
   GpuSet chosen;
   for (uint32_t idx : candidates.ToVector()) {
@@ -73,7 +75,7 @@ bool FitsOnNode(const NodeView& node, const PerNodeDemand& demand, const Resourc
   out->node = node.id;
   out->node_name = node.name;
   out->cpus = demand.cpus;
-  out->mem_mb = demand.mem_mb;
+  out->mem_mb = mem;
   out->gpus = chosen;
   return true;
 }

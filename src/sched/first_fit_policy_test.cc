@@ -115,5 +115,33 @@ TEST(FirstFitPolicyTest, ExclusiveTakesWholeIdleNode) {
   EXPECT_EQ(p.starts[0].nodes[0].cpus, 16u);
 }
 
+TEST(FirstFitPolicyTest, WholeNodeMemoryNeedsANodeWithAllItsMemoryFree) {
+  ClusterSnapshot s = TwoNodes();
+  s.nodes[0].used_mem_mb = 1;  // node1 has one megabyte in use: not enough for --mem=0
+  s.nodes[0].used_cpus = 1;
+  s.nodes[0].running_jobs = 1;
+  s.nodes[1].mem_mb = 128000;
+  PendingJobView whole = MakeJob(1, 1, 1);
+  whole.resources.mem_per_node_mb = kWholeNodeMemory;
+  PendingJobView small = MakeJob(2, 1, 1);
+  small.resources.mem_per_node_mb = 1000;
+  s.pending = {whole, small};
+  Plan p = FirstFitPolicy().Decide(s, {});
+  ASSERT_EQ(p.starts.size(), 2u);
+  EXPECT_EQ(p.starts[0].job, JobId(1));
+  EXPECT_EQ(p.starts[0].nodes[0].node_name, "node2");
+  EXPECT_EQ(p.starts[0].nodes[0].mem_mb, 128000u);  // all of node2's memory
+  // node2's memory is all taken: the next job goes to node1.
+  EXPECT_EQ(p.starts[1].nodes[0].node_name, "node1");
+
+  // No node with all its memory free: it waits for resources (it could fit an empty node).
+  s.nodes[1].used_mem_mb = 1;
+  s.pending = {whole};
+  p = FirstFitPolicy().Decide(s, {});
+  EXPECT_TRUE(p.starts.empty());
+  ASSERT_EQ(p.pending.size(), 1u);
+  EXPECT_EQ(p.pending[0].code, "Resources");
+}
+
 }  // namespace
 }  // namespace corral::sched

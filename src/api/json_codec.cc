@@ -327,6 +327,9 @@ void Fields(V& v, S& s) {
   v("submit_host", s.submit_host);
   v("submit_dir", s.submit_dir);
   v("array", s.array);
+  v("command", s.command);
+  v("script_args", s.script_args);
+  v("stdin_path", s.stdin_path);
 }
 
 template <typename V, Is<NodeAllocation> S>
@@ -442,6 +445,7 @@ void Fields(V& v, S& s) {
   Fields(v, s.job);
   v("reason_detail", s.reason_detail);
   v("estimated_start", s.estimated_start);
+  v("priority", s.priority);
 }
 
 template <typename V, Is<NodeInfo> S>
@@ -453,10 +457,6 @@ void Fields(V& v, S& s) {
   v("alloc_gpus", s.alloc_gpus);
   v("jobs", s.jobs);
   v("partitions", s.partitions);
-}
-
-template <typename V, Is<PartitionInfo> S>
-void Fields(V& v, S& s) {
   v("gpu_problems", s.gpu_problems);
   v("node_problem", s.node_problem);
 }
@@ -480,6 +480,10 @@ void Fields(V& v, S& s) {
   v("row_remap_failure", s.row_remap_failure);
   v("vanished", s.vanished);
   v("clear", s.clear);
+}
+
+template <typename V, Is<PartitionInfo> S>
+void Fields(V& v, S& s) {
   Fields(v, s.partition);
   v("total_cpus", s.total_cpus);
   v("total_gpus", s.total_gpus);
@@ -513,27 +517,28 @@ void Fields(V& v, S& s) {
   v("node_id", s.node_id);
   v("heartbeat_interval", s.heartbeat_interval);
   v("kill", s.kill);
+  v("cluster_name", s.cluster_name);
 }
 
 template <typename V, Is<HeartbeatRequest> S>
 void Fields(V& v, S& s) {
   v("node", s.node);
   v("running", s.running);
+  v("gpu_problems", s.gpu_problems);
+  v("node_problem", s.node_problem);
+  v("auto_resume", s.auto_resume);
 }
 
 template <typename V, Is<HeartbeatResponse> S>
 void Fields(V& v, S& s) {
   v("reregister", s.reregister);
-  v("gpu_problems", s.gpu_problems);
-  v("node_problem", s.node_problem);
-  v("auto_resume", s.auto_resume);
   v("kill", s.kill);
+  v("clear_gpus", GpuIndex(s.clear_gpus));
 }
 
 template <typename V, Is<JobEvent> S>
 void Fields(V& v, S& s) {
   v("type", s.type);
-  v("clear_gpus", GpuIndex(s.clear_gpus));
   v("job", s.job);
   v("generation", s.generation);
   v("time", s.time);
@@ -544,12 +549,12 @@ void Fields(V& v, S& s) {
   v("out_of_memory", s.out_of_memory);
   v("message", s.message);
   v("usage", s.usage);
+  v("gpu_failure", s.gpu_failure);
   v("step", s.step);
   v("task", s.task);
   v("master_port", s.master_port);
 }
 
-  v("gpu_failure", s.gpu_failure);
 template <typename V, Is<JobEventsRequest> S>
 void Fields(V& v, S& s) {
   v("node", s.node);
@@ -1604,14 +1609,14 @@ std::string EncodeSignalRequest(const SignalRequest& r) { return Encode(r); }
 Result<SignalRequest> DecodeSignalRequest(std::string_view json) {
   return Decode<SignalRequest>(json, kStrict);
 }
-std::string EncodeCancelRequest(const CancelRequest& r) { return Encode(r); }
-Result<CancelRequest> DecodeCancelRequest(std::string_view json) {
-  return Decode<CancelRequest>(json, kStrict);
-}
-
 std::string EncodeInjectRequest(const InjectRequest& r) { return Encode(r); }
 Result<InjectRequest> DecodeInjectRequest(std::string_view json) {
   return Decode<InjectRequest>(json, kStrict);
+}
+
+std::string EncodeCancelRequest(const CancelRequest& r) { return Encode(r); }
+Result<CancelRequest> DecodeCancelRequest(std::string_view json) {
+  return Decode<CancelRequest>(json, kStrict);
 }
 
 std::string EncodeStepSpec(const StepSpec& spec) {

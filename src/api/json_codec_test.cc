@@ -104,6 +104,9 @@ JobSpec FullJobSpec() {
   s.submit_host = "login1";
   s.submit_dir = "/home/alice";
   s.array = "0-99%10";
+  s.command = "/home/alice/llama/train.sh";
+  s.script_args = {"--lr", "3e-4", ""};
+  s.stdin_path = "/home/alice/llama/input.txt";
   return s;
 }
 
@@ -214,7 +217,8 @@ SubmitResponse FullSubmitResponse() {
 
 JobInfo FullJobInfo() {
   return JobInfo{
-      .job = FullJob(), .reason_detail = "waiting for 8 h100 GPUs", .estimated_start = At(7200)};
+      .job = FullJob(), .reason_detail = "waiting for 8 h100 GPUs", .estimated_start = At(7200),
+      .priority = 4242};
 }
 
 NodeInfo FullNodeInfo() {
@@ -245,7 +249,8 @@ RegisterRequest FullRegisterRequest() {
 
 RegisterResponse FullRegisterResponse() {
   return RegisterResponse{
-      .node_id = NodeId(3), .heartbeat_interval = Seconds(15), .kill = {FullRunningJobRef(5)}};
+      .node_id = NodeId(3), .heartbeat_interval = Seconds(15), .kill = {FullRunningJobRef(5)},
+      .cluster_name = "selene"};
 }
 
 HeartbeatRequest FullHeartbeatRequest() {
@@ -511,13 +516,13 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "SignalSpec changed: update json_codec.cc and FullSignalSpec";
   EXPECT_EQ(sizeof(ContainerSpec), 152u)
       << "ContainerSpec changed: update json_codec.cc and FullContainerSpec";
-  EXPECT_EQ(sizeof(JobSpec), 1056u) << "JobSpec changed: update json_codec.cc and FullJobSpec";
+  EXPECT_EQ(sizeof(JobSpec), 1080u) << "JobSpec changed: update json_codec.cc and FullJobSpec";
   EXPECT_EQ(sizeof(NodeAllocation), 64u)
       << "NodeAllocation changed: update json_codec.cc and FullNodeAllocation";
   EXPECT_EQ(sizeof(Allocation), 32u)
       << "Allocation changed: update json_codec.cc and FullAllocation";
   EXPECT_EQ(sizeof(JobUsage), 56u) << "JobUsage changed: update json_codec.cc and FullJobUsage";
-  EXPECT_EQ(sizeof(Job), 1304u) << "Job changed: update json_codec.cc and FullJob";
+  EXPECT_EQ(sizeof(Job), 1328u) << "Job changed: update json_codec.cc and FullJob";
   EXPECT_EQ(sizeof(GpuInfo), 112u) << "GpuInfo changed: update json_codec.cc and FullGpuInfo";
   EXPECT_EQ(sizeof(NodeInventory), 264u)
       << "NodeInventory changed: update json_codec.cc and FullNodeInventory";
@@ -525,7 +530,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(Partition), 128u) << "Partition changed: update json_codec.cc and FullPartition";
   EXPECT_EQ(sizeof(SubmitResponse), 32u)
       << "SubmitResponse changed: update json_codec.cc and FullSubmitResponse";
-  EXPECT_EQ(sizeof(JobInfo), 1352u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
+  EXPECT_EQ(sizeof(JobInfo), 1376u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
   EXPECT_EQ(sizeof(NodeInfo), 408u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
   EXPECT_EQ(sizeof(PartitionInfo), 144u)
       << "PartitionInfo changed: update json_codec.cc and FullPartitionInfo";
@@ -535,16 +540,16 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "RunningJobRef changed: update json_codec.cc and FullRunningJobRef";
   EXPECT_EQ(sizeof(RegisterRequest), 288u)
       << "RegisterRequest changed: update json_codec.cc and FullRegisterRequest";
-  EXPECT_EQ(sizeof(RegisterResponse), 40u)
+  EXPECT_EQ(sizeof(RegisterResponse), 72u)
       << "RegisterResponse changed: update json_codec.cc and FullRegisterResponse";
   EXPECT_EQ(sizeof(HeartbeatRequest), 56u)
       << "HeartbeatRequest changed: update json_codec.cc and FullHeartbeatRequest";
   EXPECT_EQ(sizeof(HeartbeatResponse), 32u)
       << "HeartbeatResponse changed: update json_codec.cc and FullHeartbeatResponse";
-  EXPECT_EQ(sizeof(JobEvent), 152u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
+  EXPECT_EQ(sizeof(JobEvent), 184u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
   EXPECT_EQ(sizeof(JobEventsRequest), 56u)
       << "JobEventsRequest changed: update json_codec.cc and FullJobEventsRequest";
-  EXPECT_EQ(sizeof(LaunchRequest), 1336u)
+  EXPECT_EQ(sizeof(LaunchRequest), 1360u)
       << "LaunchRequest changed: update json_codec.cc and FullLaunchRequest";
   EXPECT_EQ(sizeof(SignalRequest), 24u)
       << "SignalRequest changed: update json_codec.cc and FullSignalRequest";
@@ -555,7 +560,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
   EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
   EXPECT_EQ(sizeof(StepInfo), 232u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepLaunchRequest), 1704u)
+  EXPECT_EQ(sizeof(StepLaunchRequest), 1792u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
   EXPECT_EQ(sizeof(StepSignalRequest), 24u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";
@@ -569,7 +574,7 @@ TEST(JsonCodecTest, WritesFieldsInDeclarationOrderCompactly) {
             R"({"job":4242,"generation":77,"signal":10,"batch_only":true})");
   EXPECT_EQ(EncodeCancelRequest(CancelRequest{}), R"({"job":0,"generation":0})");
   EXPECT_EQ(EncodeRegisterResponse(FullRegisterResponse()),
-            R"({"node_id":3,"heartbeat_interval":15,"kill":[{"job":4247,"generation":82}]})");
+            R"({"node_id":3,"heartbeat_interval":15,"kill":[{"job":4247,"generation":82}],"cluster_name":"selene"})");
   EXPECT_EQ(EncodeJobInfoList({}), R"({"jobs":[]})");
   EXPECT_EQ(EncodeNodeInfoList({}), R"({"nodes":[]})");
   EXPECT_EQ(EncodePartitionInfoList({}), R"({"partitions":[]})");

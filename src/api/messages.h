@@ -42,10 +42,10 @@ struct JobInfo {
   Job job;
   std::string reason_detail;          // for people, when pending
   Timestamp estimated_start{};        // epoch when unknown
+  int64_t priority = 0;               // a pending job's priority in the last scheduling pass
   bool operator==(const JobInfo&) const = default;
 };
 
-// A node as the API shows it.
 // One failing health check of one GPU (agent/health.h).
 struct GpuHealth {
   uint32_t gpu = 0;
@@ -54,6 +54,7 @@ struct GpuHealth {
   bool operator==(const GpuHealth&) const = default;
 };
 
+// A node as the API shows it.
 struct NodeInfo {
   Node node;
   NodeState state = NodeState::kUnknown;
@@ -62,11 +63,11 @@ struct NodeInfo {
   GpuSet alloc_gpus;
   std::vector<JobId> jobs;            // running on it
   std::vector<std::string> partitions;
-  bool operator==(const NodeInfo&) const = default;
   // Health as its agent last reported it (not stored): failing checks per GPU, and a
   // node-level problem ("" = none). `node.failed_gpus` is what is out of service.
   std::vector<GpuHealth> gpu_problems;
   std::string node_problem;
+  bool operator==(const NodeInfo&) const = default;
 };
 
 struct PartitionInfo {
@@ -82,7 +83,6 @@ struct DrainRequest {
   bool operator==(const DrainRequest&) const = default;
 };
 
-// A job the agent runs (or the controller believes it runs), fenced by its generation.
 // A fault or reading injected into a node's simulated GPU backend (`corral node inject`).
 // Unset fields leave the GPU as it is; `clear` first returns it to healthy readings.
 struct InjectRequest {
@@ -99,6 +99,7 @@ struct InjectRequest {
   bool operator==(const InjectRequest&) const = default;
 };
 
+// A job the agent runs (or the controller believes it runs), fenced by its generation.
 struct RunningJobRef {
   JobId job;
   Generation generation;
@@ -115,26 +116,27 @@ struct RegisterResponse {
   NodeId node_id;
   Duration heartbeat_interval{0};
   std::vector<RunningJobRef> kill;     // processes the controller no longer knows: kill them
+  std::string cluster_name;            // the cluster's name (jobs' SLURM_CLUSTER_NAME)
   bool operator==(const RegisterResponse&) const = default;
 };
 
 struct HeartbeatRequest {
   std::string node;
   std::vector<RunningJobRef> running;
-  bool operator==(const HeartbeatRequest&) const = default;
-};
   // Health: every failing check now (none = healthy), and a node-level problem ("" = none).
   // A GPU with a problem is taken out of service; a node problem drains the node.
   std::vector<GpuHealth> gpu_problems;
   std::string node_problem;
   bool auto_resume = false;            // return GPUs (and a health drain) once checks pass
+  bool operator==(const HeartbeatRequest&) const = default;
+};
 
 struct HeartbeatResponse {
   bool reregister = false;             // the controller does not know this agent: register again
   std::vector<RunningJobRef> kill;
+  std::vector<uint32_t> clear_gpus;    // an operator resumed these GPUs: drop latched problems
   bool operator==(const HeartbeatResponse&) const = default;
 };
-  std::vector<uint32_t> clear_gpus;    // an operator resumed these GPUs: drop latched problems
 
 // kTaskExited / kTaskLaunchFailed are about task `task` of step `step` (`corral run`), from any
 // node of the allocation; the others are about the batch script, from the batch host.
@@ -155,11 +157,11 @@ struct JobEvent {
   uint32_t step = 0;                   // kTask*: the step
   uint32_t task = 0;                   // kTask*: the task's rank
   uint32_t master_port = 0;            // kStarted: the job's MASTER_PORT (0 = none)
-  bool operator==(const JobEvent&) const = default;
-};
   // kExited: one of the job's GPUs on the node was failing its health checks when it ended
   // ("gpu 3: XID 79 (...)"); the controller requeues it or ends it NODE_FAIL.
   std::string gpu_failure;
+  bool operator==(const JobEvent&) const = default;
+};
 
 struct JobEventsRequest {
   std::string node;

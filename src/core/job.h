@@ -109,6 +109,11 @@ struct JobSpec {
   std::string submit_dir;
   // Array jobs: the submitted spec carries `array`; each task's own record carries its index.
   std::string array;                    // "0-99%10"; empty = not an array
+  // The batch script's path as submitted (absolute; scontrol's Command=); "" for a script read
+  // from stdin or made by --wrap.
+  std::string command;
+  std::vector<std::string> script_args;  // arguments after the script (`sbatch job.sh a b`)
+  std::string stdin_path;               // the batch step's stdin; "" = /dev/null
   bool operator==(const JobSpec&) const = default;
 };
 

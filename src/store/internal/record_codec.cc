@@ -612,7 +612,8 @@ Status Finish(const std::string& error) {
 // (repeated {1 key, 2 value}, in key order), 10 stdout_path, 11 stderr_path, 12 append_output,
 // 13 requeue, 14 nice, 15 hold, 16 begin_time, 17 dependencies (repeated), 18 dependency_any,
 // 19 signal, 20 container, 21 comment, 22 reservation, 23 mail_type, 24 mail_user,
-// 25 submit_host, 26 submit_dir, 27 array.
+// 25 submit_host, 26 submit_dir, 27 array, 28 command, 29 stdin_path, 30 script_args
+// (repeated).
 void EncodeJobSpec(const JobSpec& s, std::string* out) {
   out->clear();
   out->push_back(static_cast<char>(kEncodingVersion));
@@ -649,6 +650,9 @@ void EncodeJobSpec(const JobSpec& s, std::string* out) {
   w.Str(25, s.submit_host);
   w.Str(26, s.submit_dir);
   w.Str(27, s.array);
+  w.Str(28, s.command);
+  w.Str(29, s.stdin_path);
+  for (const auto& a : s.script_args) w.StrAlways(30, a);
 }
 
 Status DecodeJobSpec(std::string_view data, JobSpec* spec) {
@@ -739,6 +743,15 @@ Status DecodeJobSpec(std::string_view data, JobSpec* spec) {
         break;
       case 27:
         s.array = r.Bytes(w);
+        break;
+      case 28:
+        s.command = r.Bytes(w);
+        break;
+      case 29:
+        s.stdin_path = r.Bytes(w);
+        break;
+      case 30:
+        s.script_args.emplace_back(r.Bytes(w));
         break;
       default:
         r.Skip(w);

@@ -72,6 +72,9 @@ Job PopulatedJob(uint64_t id, uint32_t v) {
   s.submit_host = "login1";
   s.submit_dir = "/home/alice";
   s.array = "0-99%10";
+  s.command = S("/home/alice/train.sh", v);
+  s.stdin_path = "/home/alice/input.txt";
+  s.script_args = {S("--seed=", v), ""};
 
   j.state = static_cast<JobState>(1 + v % 8);  // never the default kPending
   j.reason = S("NonZeroExitCode", v);

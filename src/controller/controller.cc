@@ -462,6 +462,36 @@ Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
   return {};
 }
 
+Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration limit) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return NotFound("job " + id.ToString() + ": no such job");
+  JobEntry& e = it->second;
+  CORRAL_RETURN_IF_ERROR(CheckOwner(who, e.job));
+  if (limit.count() <= 0) return InvalidArgument("job " + id.ToString() + ": time limit must be positive");
+  if (e.job.state != JobState::kPending) {
+    return FailedPrecondition("job " + id.ToString() + ": " + std::string(JobStateName(e.job.state)) +
+                              ": a time limit can only be changed while the job is pending");
+  }
+  if (!IsAdmin(who)) {
+    if (limit > e.job.time_limit) {
+      return MakeError(ErrorCode::kPermissionDenied,
+                       "job " + id.ToString() + ": only an administrator may raise a time limit (from " +
+                           FormatSlurmDuration(e.job.time_limit) + " to " + FormatSlurmDuration(limit) + ")");
+    }
+    const Partition* p = FindPartition(e.job.partition);
+    if (p != nullptr && p->max_time != kUnlimited && limit > p->max_time) {
+      return InvalidArgument("job " + id.ToString() + ": time limit " + FormatSlurmDuration(limit) +
+                             " exceeds the maximum " + FormatSlurmDuration(p->max_time) + " of partition \"" +
+                             p->name + "\"");
+    }
+  }
+  e.job.time_limit = limit;
+  e.job.spec.time_limit = limit;
+  PutJob(e);
+  MarkDirty();
+  return {};
+}
+
 // ---------------------------------------------------------------------------------------------
 // State changes of running jobs
 
@@ -620,6 +650,7 @@ Result<api::RegisterResponse> Controller::Register(const api::RegisterRequest& r
   api::RegisterResponse response;
   response.node_id = n->node.id;
   response.heartbeat_interval = config_.heartbeat_interval;
+  response.cluster_name = config_.cluster_name;
   std::set<std::pair<uint64_t, uint64_t>> reported;
   for (const auto& ref : request.running) {
     reported.insert({ref.job.value, ref.generation.value});
@@ -685,6 +716,7 @@ Result<api::HeartbeatResponse> Controller::Heartbeat(const api::HeartbeatRequest
       FailLostJob(e, "no longer reported by node " + request.node);
     }
   }
+  ApplyHealth(*n, request, &response);
   return response;
 }
 
@@ -717,12 +749,12 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
       case api::JobEventType::kLaunchFailed:
         e.job.exit_code = 1;
         FinishJob(e, JobState::kFailed, "launch failed: " + ev.message);
-  ApplyHealth(*n, request, &response);
         break;
       case api::JobEventType::kExited: {
         e.job.exit_code = ev.exit_code;
         e.job.exit_signal = ev.signal;
         e.job.usage = ev.usage;
+        if (HandleGpuFailedExit(e, ev, request.node)) break;
         JobState state = JobState::kCompleted;
         std::string reason = "None";
         if (e.cancel_requested || ev.cancelled) {
@@ -755,7 +787,6 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
   }
   return {};
 }
-        if (HandleGpuFailedExit(e, ev, request.node)) break;
 
 void Controller::OnLaunchAccepted(JobId job, Generation generation) {
   auto it = jobs_.find(job);
@@ -807,6 +838,7 @@ Status Controller::Resume(const api::Identity& who, const std::string& node) {
   n->node.drain = false;
   n->node.reason.clear();
   n->node.reason_time = {};
+  ResumeGpus(*n);
   PutNode(*n);
   MarkDirty();
   return {};
@@ -820,6 +852,7 @@ api::JobInfo Controller::MakeJobInfo(const JobEntry& e) const {
   info.job = e.job;
   info.reason_detail = e.reason_detail;
   info.estimated_start = e.estimated_start;
+  info.priority = e.job.state == JobState::kPending ? e.priority : 0;
   return info;
 }
 
@@ -839,20 +872,29 @@ std::vector<api::JobInfo> Controller::ListJobs(const JobFilter& f) const {
     if (!f.partitions.empty() && !Contains(f.partitions, j.partition) &&
         std::none_of(j.spec.partitions.begin(), j.spec.partitions.end(),
                      [&](const std::string& p) { return Contains(f.partitions, p); })) {
-  ResumeGpus(*n);
       return;
     }
+    if (f.active_until != Timestamp{} && j.submit_time > f.active_until) return;
+    if (f.active_from != Timestamp{} && IsTerminal(j.state) && j.end_time < f.active_from) return;
+    bool windowed = f.active_from != Timestamp{} || f.active_until != Timestamp{};
     if (!f.states.empty()) {
       if (!Contains(f.states, j.state)) return;
-    } else if (!f.all && IsTerminal(j.state) && j.end_time < recent && f.ids.empty()) {
+    } else if (!f.all && !windowed && IsTerminal(j.state) && j.end_time < recent && f.ids.empty()) {
       return;
     }
     out.push_back(MakeJobInfo(e));
   };
   if (!f.ids.empty()) {
+    std::set<JobId> seen;
     for (JobId id : f.ids) {
       auto it = jobs_.find(id);
-      if (it != jobs_.end()) visit(it->second);
+      if (it == jobs_.end()) continue;
+      if (seen.insert(id).second) visit(it->second);
+      // An array's tasks have consecutive ids from the array's job id on (Submit).
+      if (!f.expand_arrays || it->second.job.array_job_id != id) continue;
+      for (++it; it != jobs_.end() && it->second.job.array_job_id == id; ++it) {
+        if (seen.insert(it->first).second) visit(it->second);
+      }
     }
   } else if (!f.all && f.states.size() == 1 && f.states[0] == JobState::kPending) {
     for (JobId id : pending_) visit(jobs_.at(id));
@@ -871,6 +913,8 @@ api::NodeInfo Controller::MakeNodeInfo(const NodeEntry& n) const {
   info.alloc_gpus = n.usage.gpus;
   info.jobs.assign(n.jobs.begin(), n.jobs.end());
   info.partitions = PartitionsOfNode(n.node.inventory.name);
+  info.gpu_problems = n.gpu_problems;
+  info.node_problem = n.node_problem;
   return info;
 }
 
@@ -914,8 +958,6 @@ std::vector<api::PartitionInfo> Controller::ListPartitions() const {
 sched::ClusterSnapshot Controller::BuildSnapshot() const {
   sched::ClusterSnapshot s;
   s.nodes.reserve(nodes_.size());
-  info.gpu_problems = n.gpu_problems;
-  info.node_problem = n.node_problem;
   for (const auto& [id, name] : node_names_) {
     const NodeEntry& n = nodes_.at(name);
     sched::NodeView v;
@@ -976,6 +1018,7 @@ void Controller::Schedule() {
     it->second.job.reason = reason.code;  // shown, not persisted until the next state change
     it->second.reason_detail = reason.detail;
     it->second.estimated_start = reason.estimated_start;
+    it->second.priority = reason.priority;
   }
 }
 
@@ -994,6 +1037,7 @@ void Controller::Tick() {
     FailJobsOnNode(n, "stopped responding");
     MarkDirty();
   }
+  RunGpuFailureDeadlines(now);
   bool due = sched_dirty_ && now - last_pass_ >= config_.sched_min_interval;
   if (due || now - last_pass_ >= config_.sched_periodic_interval) Schedule();
 }
@@ -1007,6 +1051,7 @@ MonoTime Controller::NextTickDeadline() const {
       next = std::min(next, n.last_heartbeat + config_.node_timeout + Millis(1));
     }
   }
+  next = std::min(next, NextGpuFailureDeadline());
   return next;
 }
 
@@ -1029,5 +1074,3 @@ std::vector<JobId> Controller::TakeFinished() {
 }
 
 }  // namespace corral::controller
-  RunGpuFailureDeadlines(now);
-  next = std::min(next, NextGpuFailureDeadline());

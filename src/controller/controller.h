@@ -38,7 +38,13 @@ struct JobFilter {
   std::vector<std::string> partitions;
   std::vector<std::string> accounts;
   std::vector<JobId> ids;
+  bool expand_arrays = false;            // an array's job id in `ids` selects all its tasks
   bool all = false;                      // every job ever, whatever its age
+  // Jobs active at some time in [active_from, active_until] (sacct -S/-E): submitted by
+  // `active_until` and not ended before `active_from`. The epoch = no bound. Either bound
+  // implies `all`.
+  Timestamp active_from{};
+  Timestamp active_until{};
 };
 
 // A command for an agent, released after the batch that caused it is durable.
@@ -94,6 +100,14 @@ class Controller {
   // Holds / releases a pending job. Returns kNotFound, kPermissionDenied, kFailedPrecondition.
   Status Hold(const api::Identity& who, JobId id, bool hold);
 
+  // Sets a pending job's time limit (`scontrol update JobId=.. TimeLimit=..`). As in Slurm, only
+  // an admin may raise it (or go beyond the partition's maximum). Returns kNotFound,
+  // kPermissionDenied (not the owner nor an admin, or a user raising the limit),
+  // kFailedPrecondition when the job is not pending (a running job's limit is enforced by its
+  // agent from the launch on), kInvalidArgument for a limit that is not positive or over the
+  // partition's maximum.
+  Status UpdateTimeLimit(const api::Identity& who, JobId id, Duration limit);
+
   Result<api::JobInfo> GetJob(JobId id) const;
   std::vector<api::JobInfo> ListJobs(const JobFilter& filter) const;
 
@@ -104,7 +118,19 @@ class Controller {
   // Admin only (kPermissionDenied otherwise). Drain: no new jobs; running ones finish.
   // Returns kNotFound for an unknown node, kInvalidArgument for an empty reason.
   Status Drain(const api::Identity& who, const std::string& node, const std::string& reason);
+  // Resume also returns the node's failed GPUs to service, except those whose checks still
+  // fail (they stay out; `corral nodes` shows why).
   Status Resume(const api::Identity& who, const std::string& node);
+
+  // --- GPU health (gpu_health.cc, docs/agent.md) ---
+
+  // Admin only: returns failed GPU `gpu` of `node` to service (its latched problems, such as
+  // an XID, are dropped by the agent). Returns kPermissionDenied, kNotFound for an unknown
+  // node or GPU, kFailedPrecondition when the GPU is in service or still fails a check.
+  Status ResumeGpu(const api::Identity& who, const std::string& node, uint32_t gpu);
+  // Admin only: where to forward a fault injection for `node`. Returns kPermissionDenied,
+  // kNotFound, kUnavailable when the node does not respond.
+  Result<AgentAddress> InjectTarget(const api::Identity& who, const std::string& node) const;
 
   // --- Requests from agents ---
 
@@ -118,20 +144,8 @@ class Controller {
   // Applies job events. Each stale event (old generation, job not running there) is
   // rejected and named in the returned kAborted error; the others are applied.
   Status HandleEvents(const api::JobEventsRequest& request);
-  // Resume also returns the node's failed GPUs to service, except those whose checks still
-  // fail (they stay out; `corral nodes` shows why).
 
   // --- From the agent transport ---
-  // --- GPU health (gpu_health.cc, docs/agent.md) ---
-
-  // Admin only: returns failed GPU `gpu` of `node` to service (its latched problems, such as
-  // an XID, are dropped by the agent). Returns kPermissionDenied, kNotFound for an unknown
-  // node or GPU, kFailedPrecondition when the GPU is in service or still fails a check.
-  Status ResumeGpu(const api::Identity& who, const std::string& node, uint32_t gpu);
-  // Admin only: where to forward a fault injection for `node`. Returns kPermissionDenied,
-  // kNotFound, kUnavailable when the node does not respond.
-  Result<AgentAddress> InjectTarget(const api::Identity& who, const std::string& node) const;
-
   void OnLaunchAccepted(JobId job, Generation generation);
   void OnLaunchFailed(JobId job, Generation generation, const Error& error);
   // A step's launch on `node` was refused or could not be delivered: its tasks there fail.
@@ -199,10 +213,17 @@ class Controller {
     Job job;
     std::string reason_detail;
     Timestamp estimated_start{};
+    int64_t priority = 0;       // from the last scheduling pass, while pending
     bool cancel_requested = false;
     bool launch_accepted = false;
     MonoTime launch_sent{};
     uint32_t master_port = 0;   // reported by the batch host when the job started
+    // A GPU of this run failed (gpu_health.cc): valid while `gpu_failure_generation` is the
+    // allocation's; its exit requeues it or ends it NODE_FAIL. Not stored: Recover marks the
+    // jobs on failed GPUs again.
+    std::string gpu_failure;
+    Generation gpu_failure_generation;
+    MonoTime gpu_kill_at = MonoTime::max();  // after the checkpoint signal's grace
   };
   // A step of `corral run` (controller_steps.cc).
   struct StepEntry {
@@ -218,18 +239,16 @@ class Controller {
     MonoTime deadline{};
     StopAction action = StopAction::kRequeue;
     std::string reason;
-    // A GPU of this run failed (gpu_health.cc): valid while `gpu_failure_generation` is the
-    // allocation's; its exit requeues it or ends it NODE_FAIL. Not stored: Recover marks the
-    // jobs on failed GPUs again.
-    std::string gpu_failure;
-    Generation gpu_failure_generation;
-    MonoTime gpu_kill_at = MonoTime::max();  // after the checkpoint signal's grace
   };
   struct NodeEntry {
     Node node;
     MonoTime last_heartbeat{};
     NodeUsage usage;
     std::set<JobId> jobs;             // running jobs holding part of this node
+    // Health as the agent last reported it (gpu_health.cc).
+    std::vector<api::GpuHealth> gpu_problems;
+    std::string node_problem;
+    GpuSet clearing;                  // resumed GPUs whose latched problems the agent drops
   };
 
   Status ValidateSpec(const api::Identity& who, JobSpec& spec, std::vector<const Partition*>* parts) const;
@@ -245,10 +264,6 @@ class Controller {
   // Ends a running job: releases its nodes and records the final state.
   void FinishJob(JobEntry& e, JobState state, const std::string& reason);
   // Takes a running job back to PENDING (node failure with --requeue, or an explicit requeue).
-    // Health as the agent last reported it (gpu_health.cc).
-    std::vector<api::GpuHealth> gpu_problems;
-    std::string node_problem;
-    GpuSet clearing;                  // resumed GPUs whose latched problems the agent drops
   void RequeueJob(JobEntry& e, const std::string& reason);
   void ReleaseAllocation(JobEntry& e);
   // A node stopped responding (or re-registered without the job): end or requeue its jobs.
@@ -263,6 +278,16 @@ class Controller {
   bool IsAdmin(const api::Identity& who) const;
   Status CheckOwner(const api::Identity& who, const Job& job) const;
   void MarkDirty() { sched_dirty_ = true; }
+  // GPU health (gpu_health.cc).
+  void ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request, api::HeartbeatResponse* response);
+  void FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems);
+  void RunGpuFailureDeadlines(MonoTime now);
+  MonoTime NextGpuFailureDeadline() const;
+  // An exit of a job whose GPU failed: requeues it or ends it NODE_FAIL; returns false when
+  // the exit is not about a GPU failure.
+  bool HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node);
+  void RemarkGpuFailures();
+  void ResumeGpus(NodeEntry& n);
   // Steps and checkpoints (controller_steps.cc).
   bool IsTaskEvent(const api::JobEvent& ev) const;
   // Applies a task's exit or launch failure; returns false for a stale one.
@@ -278,16 +303,6 @@ class Controller {
   void RunPendingStops();
   MonoTime NextStopDeadline() const;
 
-  // GPU health (gpu_health.cc).
-  void ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request, api::HeartbeatResponse* response);
-  void FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems);
-  void RunGpuFailureDeadlines(MonoTime now);
-  MonoTime NextGpuFailureDeadline() const;
-  // An exit of a job whose GPU failed: requeues it or ends it NODE_FAIL; returns false when
-  // the exit is not about a GPU failure.
-  bool HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node);
-  void RemarkGpuFailures();
-  void ResumeGpus(NodeEntry& n);
   ControllerConfig config_;
   std::vector<Partition> partitions_;
   std::unique_ptr<sched::Policy> policy_;

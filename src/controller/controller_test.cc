@@ -20,14 +20,15 @@ class ControllerTest : public ::testing::Test {
  protected:
   ControllerTest() { Reset(); }
 
-  void Reset() {
+  void Reset(std::unique_ptr<sched::Policy> policy = nullptr) {
+    if (policy == nullptr) policy = std::make_unique<sched::FirstFitPolicy>();
     ControllerConfig config;
     config.heartbeat_interval = Seconds(1);
     config.node_timeout = Seconds(5);
     config.sched_min_interval = Millis(0);
     std::vector<Partition> parts = {Partition{.name = "main", .is_default = true},
                                     Partition{.name = "short", .max_time = Minutes(30)}};
-    controller_ = std::make_unique<Controller>(config, parts, std::make_unique<sched::FirstFitPolicy>(), clock_);
+    controller_ = std::make_unique<Controller>(config, parts, std::move(policy), clock_);
     ASSERT_TRUE(controller_->Recover(*store_.Load()).has_value());
   }
 
@@ -383,6 +384,117 @@ TEST_F(ControllerTest, ListFiltersByUserStateAndPartition) {
   EXPECT_EQ(ids(controller_->ListJobs({.states = {JobState::kRunning}})), (std::vector<JobId>{a}));
   EXPECT_EQ(ids(controller_->ListJobs({.partitions = {"short"}})), (std::vector<JobId>{c}));
   EXPECT_EQ(ids(controller_->ListJobs({})), (std::vector<JobId>{a, b, c}));
+}
+
+TEST_F(ControllerTest, ListSelectsArraysAndTimeWindows) {
+  RegisterNode("node01", 1);
+  JobSpec s = Spec(1);
+  s.array = "1-3";
+  auto arr = controller_->Submit(kAlice, s);
+  ASSERT_TRUE(arr.has_value()) << arr.error().message;
+  JobId after = Submit(Spec(1));
+  auto ids = [](const std::vector<api::JobInfo>& v) {
+    std::vector<JobId> out;
+    for (const auto& j : v) out.push_back(j.job.id);
+    return out;
+  };
+  JobId first = arr->job_id;
+  EXPECT_EQ(ids(controller_->ListJobs({.ids = {first}})), (std::vector<JobId>{first}));
+  EXPECT_EQ(ids(controller_->ListJobs({.ids = {first}, .expand_arrays = true})), arr->task_ids);
+  // A task's own id selects only that task.
+  EXPECT_EQ(ids(controller_->ListJobs({.ids = {arr->task_ids[1]}, .expand_arrays = true})),
+            (std::vector<JobId>{arr->task_ids[1]}));
+
+  // Windows: the first task runs and ends; the others are still pending.
+  controller_->Tick();
+  Job running = Get(first);
+  ASSERT_EQ(running.state, JobState::kRunning);
+  clock_.Advance(Seconds(60));
+  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", running, 0)).has_value());
+  Timestamp ended = clock_.Now();
+  clock_.Advance(Seconds(3600));
+  clock_.Advance(Seconds(24 * 3600));  // long after: gone from the default list
+  JobId late = Submit(Spec(1));
+  auto window = [&](Timestamp from, Timestamp until) {
+    return ids(controller_->ListJobs({.active_from = from, .active_until = until}));
+  };
+  // A window around the finished job's run shows it and the jobs pending then.
+  EXPECT_EQ(window(ended - Seconds(30), ended - Seconds(10)),
+            (std::vector<JobId>{first, arr->task_ids[1], arr->task_ids[2], after}));
+  // A window after its end leaves it out; the late job is in a window that reaches it.
+  EXPECT_EQ(window(ended + Seconds(10), ended + Seconds(20)),
+            (std::vector<JobId>{arr->task_ids[1], arr->task_ids[2], after}));
+  EXPECT_EQ(window(clock_.Now(), Timestamp{}),
+            (std::vector<JobId>{arr->task_ids[1], arr->task_ids[2], after, late}));
+}
+
+TEST_F(ControllerTest, UpdateTimeLimitOfPendingJobs) {
+  RegisterNode("node01", 1);
+  JobId busy = Submit(Spec(1));
+  controller_->Tick();
+  ASSERT_EQ(Get(busy).state, JobState::kRunning);
+  JobSpec s = Spec(1);
+  s.time_limit = Minutes(60);
+  JobId a = Submit(s);
+  // The owner may lower it; the record and the spec change, durably.
+  ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, a, Minutes(30)).has_value());
+  EXPECT_EQ(Get(a).time_limit, Minutes(30));
+  EXPECT_EQ(Get(a).spec.time_limit, Minutes(30));
+  Flush();
+  bool found = false;
+  auto stored = store_.Load();
+  ASSERT_TRUE(stored.has_value());
+  for (const Job& j : stored->jobs) {
+    if (j.id == a) {
+      found = true;
+      EXPECT_EQ(j.time_limit, Minutes(30));
+    }
+  }
+  EXPECT_TRUE(found);
+  // Raising it needs an admin; so does another user's job.
+  auto raise = controller_->UpdateTimeLimit(kAlice, a, Minutes(90));
+  ASSERT_FALSE(raise.has_value());
+  EXPECT_EQ(raise.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(raise.error().message,
+            "job " + a.ToString() + ": only an administrator may raise a time limit (from 30:00 to 1:30:00)");
+  EXPECT_EQ(controller_->UpdateTimeLimit(kBob, a, Minutes(10)).error().code, ErrorCode::kPermissionDenied);
+  ASSERT_TRUE(controller_->UpdateTimeLimit(kAdmin, a, kUnlimited).has_value());
+  EXPECT_EQ(Get(a).time_limit, kUnlimited);
+  // Not positive; unknown job; not pending.
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, a, Seconds(0)).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, JobId(999), Minutes(1)).error().code, ErrorCode::kNotFound);
+  auto running = controller_->UpdateTimeLimit(kAlice, busy, Minutes(1));
+  ASSERT_FALSE(running.has_value());
+  EXPECT_EQ(running.error().code, ErrorCode::kFailedPrecondition);
+  // A user may not go over the partition's maximum (30 minutes in "short").
+  JobSpec in_short = Spec(1);
+  in_short.partitions = {"short"};
+  in_short.time_limit = Minutes(20);
+  JobId b = Submit(in_short);
+  ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, b, Minutes(10)).has_value());
+}
+
+// Reports the queue's order as priorities: the earlier the job, the higher.
+class PriorityPolicy : public sched::Policy {
+ public:
+  sched::Plan Decide(const sched::ClusterSnapshot& snapshot, Timestamp now) override {
+    sched::Plan plan = inner_.Decide(snapshot, now);
+    for (auto& r : plan.pending) r.priority = 1000 - static_cast<int64_t>(r.job.value);
+    return plan;
+  }
+
+ private:
+  sched::FirstFitPolicy inner_;
+};
+
+TEST_F(ControllerTest, JobInfoCarriesThePendingPriority) {
+  Reset(std::make_unique<PriorityPolicy>());
+  RegisterNode("node01", 1);
+  JobId a = Submit(Spec(1));
+  JobId b = Submit(Spec(1));
+  controller_->Tick();
+  EXPECT_EQ(controller_->GetJob(a)->priority, 0);  // running
+  EXPECT_EQ(controller_->GetJob(b)->priority, 1000 - static_cast<int64_t>(b.value));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "api/http.h"
@@ -13,6 +14,7 @@
 #include "controller/controller.h"
 #include "controller/http_agent_transport.h"
 #include "core/check.h"
+#include "core/duration.h"
 #include "core/log.h"
 
 namespace corral::controller {
@@ -346,6 +348,21 @@ Status ControllerService::Start() {
     }
     std::string all = q("all");
     if (all == "1" || all == "true") f.all = true;
+    std::string arrays = q("arrays");
+    if (arrays == "1" || arrays == "true") f.expand_arrays = true;
+    // start/end: Unix seconds (sacct -S/-E): jobs active at some time in that window.
+    for (auto [key, out] : {std::pair<const char*, Timestamp*>{"start", &f.active_from},
+                            std::pair<const char*, Timestamp*>{"end", &f.active_until}}) {
+      std::string v = q(key);
+      if (v.empty()) continue;
+      int64_t secs = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+      if (ec != std::errc() || p != v.data() + v.size() || secs < 0 || secs > (int64_t{1} << 40)) {
+        return api::ErrorResponse(
+            {ErrorCode::kInvalidArgument, std::string(key) + ": expected Unix seconds, got \"" + v + "\""});
+      }
+      *out = Timestamp(Seconds(secs));
+    }
     auto r = self->Call<std::vector<api::JobInfo>>(
         [f](Controller& c) -> Result<std::vector<api::JobInfo>> { return c.ListJobs(f); });
     if (!r) return api::ErrorResponse(r.error());
@@ -421,6 +438,22 @@ Status ControllerService::Start() {
                    }
                  }
                  return c.SignalJob(who, id, sig);
+               }));
+  // {"time_limit": "1:00:00"}: a Slurm time or "UNLIMITED" (`scontrol update TimeLimit=`).
+  server.Route("POST", "/api/v1/jobs/{id}/time_limit",
+               job_action([](Controller& c, const api::Identity& who, JobId id,
+                             const api::HttpRequest& req) -> Status {
+                 auto kv = api::DecodeStringMap(req.body);
+                 if (!kv) return tl::unexpected<Error>(kv.error());
+                 std::optional<Duration> limit;
+                 for (const auto& [k, v] : *kv) {
+                   if (k != "time_limit") return InvalidArgument("unknown field \"" + k + "\"");
+                   auto d = ParseSlurmDuration(v);
+                   if (!d) return InvalidArgument("time_limit: " + d.error().message);
+                   limit = *d;
+                 }
+                 if (!limit) return InvalidArgument("time_limit: missing");
+                 return c.UpdateTimeLimit(who, id, *limit);
                }));
 
   // Steps (`corral run`) and checkpoints: docs/api.md, "Steps".
@@ -522,6 +555,35 @@ Status ControllerService::Start() {
     if (!s) return api::ErrorResponse(s.error());
     return Ok();
   }));
+  // GPU health (gpu_health.cc): an operator returns a failed GPU to service; fault injection
+  // is forwarded to the node's agent (simulated GPUs only).
+  server.Route("POST", "/api/v1/nodes/{name}/gpus/{index}/resume",
+               authed([self](const api::HttpRequest& req, const api::Identity& who) {
+                 std::string name = req.params.at("name"), text = req.params.at("index");
+                 uint32_t gpu = 0;
+                 auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), gpu);
+                 if (ec != std::errc() || p != text.data() + text.size()) {
+                   return api::ErrorResponse({ErrorCode::kInvalidArgument, "gpu \"" + text + "\": not a GPU index"});
+                 }
+                 Status s = self->CallStatus([&](Controller& c) { return c.ResumeGpu(who, name, gpu); });
+                 if (!s) return api::ErrorResponse(s.error());
+                 return Ok();
+               }));
+  server.Route("POST", "/api/v1/nodes/{name}/inject",
+               authed([self, impl](const api::HttpRequest& req, const api::Identity& who) {
+                 auto inject = api::DecodeInjectRequest(req.body);
+                 if (!inject) return api::ErrorResponse(inject.error());
+                 std::string name = req.params.at("name");
+                 auto to = self->Call<AgentAddress>([&](Controller& c) { return c.InjectTarget(who, name); });
+                 if (!to) return api::ErrorResponse(to.error());
+                 auto client = api::HttpClient::Create(to->url, {.connect_timeout = std::chrono::milliseconds(2000),
+                                                                 .request_timeout = std::chrono::milliseconds(10000)});
+                 if (!client) return api::ErrorResponse(client.error());
+                 auto answer = api::CheckResponse((*client)->Send("POST", "/api/v1/inject", api::EncodeInjectRequest(*inject),
+                                                                  {{"authorization", impl->AgentAuthorization()}}, false));
+                 if (!answer) return api::ErrorResponse({answer.error().code, "node " + name + ": " + answer.error().message});
+                 return Ok();
+               }));
   server.Route("GET", "/api/v1/partitions", authed([self](const api::HttpRequest&, const api::Identity&) {
     auto r = self->Call<std::vector<api::PartitionInfo>>(
         [](Controller& c) -> Result<std::vector<api::PartitionInfo>> { return c.ListPartitions(); });
@@ -555,35 +617,6 @@ Status ControllerService::Start() {
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;
   Status listening = im.server.Start(im.config.listen_host, im.config.listen_port);
-  // GPU health (gpu_health.cc): an operator returns a failed GPU to service; fault injection
-  // is forwarded to the node's agent (simulated GPUs only).
-  server.Route("POST", "/api/v1/nodes/{name}/gpus/{index}/resume",
-               authed([self](const api::HttpRequest& req, const api::Identity& who) {
-                 std::string name = req.params.at("name"), text = req.params.at("index");
-                 uint32_t gpu = 0;
-                 auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), gpu);
-                 if (ec != std::errc() || p != text.data() + text.size()) {
-                   return api::ErrorResponse({ErrorCode::kInvalidArgument, "gpu \"" + text + "\": not a GPU index"});
-                 }
-                 Status s = self->CallStatus([&](Controller& c) { return c.ResumeGpu(who, name, gpu); });
-                 if (!s) return api::ErrorResponse(s.error());
-                 return Ok();
-               }));
-  server.Route("POST", "/api/v1/nodes/{name}/inject",
-               authed([self, impl](const api::HttpRequest& req, const api::Identity& who) {
-                 auto inject = api::DecodeInjectRequest(req.body);
-                 if (!inject) return api::ErrorResponse(inject.error());
-                 std::string name = req.params.at("name");
-                 auto to = self->Call<AgentAddress>([&](Controller& c) { return c.InjectTarget(who, name); });
-                 if (!to) return api::ErrorResponse(to.error());
-                 auto client = api::HttpClient::Create(to->url, {.connect_timeout = std::chrono::milliseconds(2000),
-                                                                 .request_timeout = std::chrono::milliseconds(10000)});
-                 if (!client) return api::ErrorResponse(client.error());
-                 auto answer = api::CheckResponse((*client)->Send("POST", "/api/v1/inject", api::EncodeInjectRequest(*inject),
-                                                                  {{"authorization", impl->AgentAuthorization()}}, false));
-                 if (!answer) return api::ErrorResponse({answer.error().code, "node " + name + ": " + answer.error().message});
-                 return Ok();
-               }));
   if (!listening) {
     Stop();
     return listening;

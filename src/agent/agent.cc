@@ -89,6 +89,7 @@ struct Agent::Impl {
   bool registered = false;
   NodeInventory inventory;
   Duration heartbeat_interval = Seconds(2);
+  std::string cluster_name;               // from the registration (SLURM_CLUSTER_NAME)
   std::deque<api::JobEvent> events;
   std::map<JobId, Generation> known;      // running, or exit not yet acknowledged
   std::map<JobId, Generation> seen;       // highest generation launched per job
@@ -130,6 +131,11 @@ struct Agent::Impl {
       token_time = now;
     }
     return {{"authorization", token}};
+  }
+
+  std::string ClusterName() {
+    std::lock_guard<std::mutex> lock(mu);
+    return cluster_name;
   }
 
   std::vector<api::RunningJobRef> KnownRefs() {
@@ -203,6 +209,7 @@ struct Agent::Impl {
     {
       std::lock_guard<std::mutex> lock(mu);
       if (r->heartbeat_interval > Duration(0)) heartbeat_interval = r->heartbeat_interval;
+      cluster_name = r->cluster_name;
     }
     CORRAL_LOG(Info) << "registered as node " << inventory.name << " (id " << r->node_id.ToString()
                      << ") with " << config.controller_url;
@@ -344,6 +351,7 @@ struct Agent::Impl {
     spec.job = job.id;
     spec.generation = job.allocation.generation;
     spec.argv = {script};
+    spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
     // Distributed training's rendezvous on this, the first node, and the checkpoint directory.
     uint32_t candidate = MasterPortCandidate(job.id, config.master_port_min, config.master_port_max);
     auto port = PickFreePort(candidate, config.master_port_min, config.master_port_max);
@@ -354,7 +362,8 @@ struct Agent::Impl {
                                          .controller_url = config.controller_url,
                                          .master_addr = RendezvousHost(config.advertise_host, config.name),
                                          .master_port = *master_port,
-                                         .checkpoint_dir = checkpoint_dir});
+                                         .checkpoint_dir = checkpoint_dir,
+                                         .cluster_name = ClusterName()});
     spec.cwd = job.spec.working_dir;
     OutputPatternValues values{.job_id = job.id.value,
                                .array_job_id = job.array_job_id.value,
@@ -581,7 +590,8 @@ struct Agent::Impl {
                       .controller_url = config.controller_url,
                       .master_addr = launch->master_addr,
                       .master_port = launch->master_port,
-                      .checkpoint_dir = CheckpointDirectory(job, config.checkpoint_root)};
+                      .checkpoint_dir = CheckpointDirectory(job, config.checkpoint_root),
+                      .cluster_name = ClusterName()};
     std::optional<uint32_t> uid, gid;
     if (geteuid() == 0 && job.spec.uid != 0) {
       uid = job.spec.uid;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/hostlist.h"
+#include "core/slurm_env.h"
 
 namespace corral::agent {
 
@@ -38,6 +39,12 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
     env["MASTER_PORT"] = env["CORRAL_MASTER_PORT"] = std::to_string(ctx.master_port);
   }
   if (!ctx.checkpoint_dir.empty()) env["CORRAL_CHECKPOINT_DIR"] = ctx.checkpoint_dir;
+  // Slurm's variables (the GPUs keep the node's own indices, as CUDA_VISIBLE_DEVICES above).
+  SlurmNodeContext slurm{.cluster_name = ctx.cluster_name};
+  for (size_t i = 0; i < job.allocation.nodes.size(); ++i) {
+    if (&job.allocation.nodes[i] == here) slurm.node_index = i;
+  }
+  for (auto& [k, v] : SlurmBatchEnvironment(job, slurm)) env[k] = std::move(v);
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

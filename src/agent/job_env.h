@@ -14,6 +14,9 @@
 //   MASTER_ADDR, MASTER_PORT (and CORRAL_MASTER_ADDR, CORRAL_MASTER_PORT): the rendezvous of
 //                          distributed training: the first node's address and the job's port
 //   CORRAL_CHECKPOINT_DIR  the job's checkpoint directory, the same across restarts
+//   SLURM_*                what Slurm's slurmd sets for a batch step (core/slurm_env.h:
+//                          SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE, ...), so
+//                          that Slurm scripts run unchanged; they win over submitted ones
 //
 // Pure function; thread-safe.
 #pragma once
@@ -32,6 +35,7 @@ struct JobEnvContext {
   std::string master_addr;            // with `master_port` != 0: MASTER_ADDR/MASTER_PORT
   uint32_t master_port = 0;
   std::string checkpoint_dir;         // "" = no CORRAL_CHECKPOINT_DIR
+  std::string cluster_name;           // SLURM_CLUSTER_NAME ("" = not set)
 };
 
 // Returns "NAME=value" strings, sorted by name. Requires: `node_name` is one of the job's

@@ -59,5 +59,48 @@ TEST(JobEnvTest, NoGpusMeansNoneVisible) {
   EXPECT_EQ(Get(env, "CORRAL_CONTROLLER"), "<unset>");
 }
 
+TEST(JobEnvTest, SetsSlurmVariablesOfTheBatchStep) {
+  Job j = TwoNodeJob();
+  j.spec.environment["SLURM_JOB_ID"] = "7";  // submitted from inside another job
+  j.spec.submit_dir = "/home/alice/llama";
+  j.spec.submit_host = "login1";
+  j.spec.account = "nlp";
+  auto env = BuildJobEnvironment(j, {.node_name = "node02", .cluster_name = "selene"});
+  EXPECT_EQ(Get(env, "SLURM_JOB_ID"), "42");
+  EXPECT_EQ(Get(env, "SLURM_JOBID"), "42");
+  EXPECT_EQ(Get(env, "SLURM_JOB_NAME"), "train");
+  EXPECT_EQ(Get(env, "SLURM_JOB_NODELIST"), "node[01-02]");
+  EXPECT_EQ(Get(env, "SLURM_NODELIST"), "node[01-02]");
+  EXPECT_EQ(Get(env, "SLURM_NNODES"), "2");
+  EXPECT_EQ(Get(env, "SLURM_JOB_NUM_NODES"), "2");
+  EXPECT_EQ(Get(env, "SLURM_NODEID"), "1");  // node02 is the second node
+  EXPECT_EQ(Get(env, "SLURMD_NODENAME"), "node02");
+  EXPECT_EQ(Get(env, "SLURM_CPUS_ON_NODE"), "4");
+  EXPECT_EQ(Get(env, "SLURM_GPUS_ON_NODE"), "2");
+  EXPECT_EQ(Get(env, "SLURM_JOB_GPUS"), "0,1");
+  EXPECT_EQ(Get(env, "CUDA_VISIBLE_DEVICES"), "0,1");
+  EXPECT_EQ(Get(env, "SLURM_JOB_PARTITION"), "gpu");
+  EXPECT_EQ(Get(env, "SLURM_JOB_ACCOUNT"), "nlp");
+  EXPECT_EQ(Get(env, "SLURM_JOB_USER"), "alice");
+  EXPECT_EQ(Get(env, "SLURM_SUBMIT_DIR"), "/home/alice/llama");
+  EXPECT_EQ(Get(env, "SLURM_SUBMIT_HOST"), "login1");
+  EXPECT_EQ(Get(env, "SLURM_RESTART_COUNT"), "2");
+  EXPECT_EQ(Get(env, "SLURM_CLUSTER_NAME"), "selene");
+  EXPECT_EQ(Get(env, "SLURM_ARRAY_TASK_ID"), "<unset>");
+  EXPECT_EQ(Get(env, "CORRAL_JOB_ID"), "42");
+
+  j.array_job_id = JobId(40);
+  j.array_task_id = 2;
+  j.spec.array = "0-6:2%2";
+  env = BuildJobEnvironment(j, {.node_name = "node01"});
+  EXPECT_EQ(Get(env, "SLURM_ARRAY_JOB_ID"), "40");
+  EXPECT_EQ(Get(env, "SLURM_ARRAY_TASK_ID"), "2");
+  EXPECT_EQ(Get(env, "SLURM_ARRAY_TASK_COUNT"), "4");
+  EXPECT_EQ(Get(env, "SLURM_ARRAY_TASK_MAX"), "6");
+  EXPECT_EQ(Get(env, "SLURM_ARRAY_TASK_STEP"), "2");
+  EXPECT_EQ(Get(env, "SLURM_CLUSTER_NAME"), "<unset>");
+  EXPECT_EQ(Get(env, "SLURM_NODEID"), "0");
+}
+
 }  // namespace
 }  // namespace corral::agent

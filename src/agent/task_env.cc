@@ -61,7 +61,7 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
   }
   slurm.tasks_per_node = layout.tasks_per_node;
   if (slurm.nodes.size() == layout.nodes.size()) {
-    for (auto& [k, v] : SlurmTaskEnvironment(base, slurm, task.rank, SlurmNodeContext{})) {
+    for (auto& [k, v] : SlurmTaskEnvironment(base, slurm, task.rank, SlurmNodeContext{.cluster_name = ctx.cluster_name})) {
       if (k.rfind("SLURM_", 0) == 0) env[k] = std::move(v);
     }
   }

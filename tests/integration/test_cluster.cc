@@ -110,6 +110,7 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
                                         << "[gpu]\n"
                                         << "count = " << options_.gpus_per_node << "\n"
                                         << "model = \"h100\"\n"
+                                        << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
                                         << "[auth]\n"
                                         << "jwt_key_file = \"" << key_file_ << "\"\n"
                                         << PerNode(options_.extra_agent_toml, name) << "\n";
@@ -118,7 +119,6 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
 
 TestCluster::~TestCluster() {
   for (auto& [i, pid] : agents_) {
-                                        << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
     if (pid > 0) kill(pid, SIGKILL);
   }
   if (controller_pid_ > 0) kill(controller_pid_, SIGKILL);

@@ -73,11 +73,14 @@ bool ParseClock(std::string_view s, int64_t* out) {
   return true;
 }
 
-}  // namespace
-
-Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now, int64_t utc_offset_seconds) {
+// --begin (`past` false): times roll forward and past ones give the epoch. sacct -S/-E
+// (`past` true): times roll back and are returned as they are.
+Result<Timestamp> ParseTime(std::string_view text, Timestamp now, int64_t utc_offset_seconds,
+                            bool past) {
   auto bad = [&] {
-    return InvalidArgument("invalid --begin specification \"" + std::string(text) + "\"");
+    return InvalidArgument(std::string(past ? "invalid time specification \""
+                                            : "invalid --begin specification \"") +
+                           std::string(text) + "\"");
   };
   std::string s = Lower(text);
   while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -90,18 +93,19 @@ Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now, int64_t u
   auto local_midnight = std::chrono::floor<days>(local_now);
   auto from_local = [&](std::chrono::sys_seconds local) -> Timestamp {
     Timestamp t = std::chrono::time_point_cast<Duration>(local - offset);
-    return t <= now ? Timestamp{} : t;
+    return t <= now && !past ? Timestamp{} : t;
   };
-  // A time of day: today, or tomorrow once passed.
+  // A time of day: today, or tomorrow once passed (yesterday when still to come, in `past`).
   auto next_clock = [&](int64_t secs) {
     auto t = local_midnight + seconds(secs);
-    if (t <= local_now) t += days(1);
+    if (!past && t <= local_now) t += days(1);
+    if (past && t > local_now) t -= days(1);
     return from_local(t);
   };
 
   if (s.rfind("now", 0) == 0) {
     std::string_view rest = std::string_view(s).substr(3);
-    if (rest.empty()) return Timestamp{};
+    if (rest.empty()) return past ? now : Timestamp{};
     int sign = rest.front() == '-' ? -1 : (rest.front() == '+' ? 1 : 0);
     if (sign == 0) return bad();
     rest.remove_prefix(1);
@@ -132,9 +136,9 @@ Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now, int64_t u
     if (mult == 0) return bad();
     if (count * mult > int64_t{100} * 366 * 86400) return bad();  // beyond a century
     Timestamp t = now + std::chrono::duration_cast<Duration>(seconds(sign * count * mult));
-    return t <= now ? Timestamp{} : t;
+    return t <= now && !past ? Timestamp{} : t;
   }
-  if (s == "today") return Timestamp{};
+  if (s == "today") return past ? from_local(local_midnight) : Timestamp{};
   if (s == "tomorrow" || s == "midnight") return from_local(local_midnight + days(1));
   if (s == "noon") return next_clock(12 * 3600);
   if (s == "elevenses") return next_clock(11 * 3600);
@@ -206,8 +210,8 @@ Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now, int64_t u
     auto ymd = make(year);
     if (!ymd.ok()) return bad();
     auto t = std::chrono::sys_days(ymd) + seconds(clock);
-    if (yy.empty() && t <= local_now) {
-      ymd = make(year + 1);
+    if (yy.empty() && (past ? t > local_now : t <= local_now)) {
+      ymd = make(past ? year - 1 : year + 1);
       if (!ymd.ok()) return bad();
       t = std::chrono::sys_days(ymd) + seconds(clock);
     }
@@ -217,6 +221,16 @@ Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now, int64_t u
   int64_t clock = 0;
   if (ParseClock(s, &clock)) return next_clock(clock);
   return bad();
+}
+
+}  // namespace
+
+Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now, int64_t utc_offset_seconds) {
+  return ParseTime(text, now, utc_offset_seconds, /*past=*/false);
+}
+
+Result<Timestamp> ParsePastTime(std::string_view text, Timestamp now, int64_t utc_offset_seconds) {
+  return ParseTime(text, now, utc_offset_seconds, /*past=*/true);
 }
 
 }  // namespace corral::slurm

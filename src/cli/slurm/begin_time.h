@@ -26,4 +26,11 @@ namespace corral::slurm {
 Result<Timestamp> ParseBeginTime(std::string_view text, Timestamp now,
                                  int64_t utc_offset_seconds = 0);
 
+// sacct's -S/-E times: the same forms, read as Slurm reads them for the past: a time of day is
+// today's, or yesterday's while still to come; MMDD is this year's, or last year's while still
+// to come; "today" is today's midnight, "now-2days" two days ago. The time is returned as is,
+// past or not. Returns kInvalidArgument ("invalid time specification ...") otherwise.
+Result<Timestamp> ParsePastTime(std::string_view text, Timestamp now,
+                                int64_t utc_offset_seconds = 0);
+
 }  // namespace corral::slurm

@@ -59,3 +59,33 @@ TEST(BeginTimeTest, UsesTheLocalZone) {
 
 }  // namespace
 }  // namespace corral::slurm
+
+namespace corral::slurm {
+namespace {
+
+std::string Past(std::string_view text, int64_t offset = 0) {
+  auto r = ParsePastTime(text, Now(), offset);
+  if (!r.has_value()) return "error";
+  return FormatTimestamp(*r);
+}
+
+// sacct -S/-E: the same forms, rolled back instead of forward, and never "Unknown".
+TEST(PastTimeTest, RollsBackLikeSacct) {
+  EXPECT_EQ(Past("now"), "2026-11-29T17:19:43");
+  EXPECT_EQ(Past("now-1hour"), "2026-11-29T16:19:43");
+  EXPECT_EQ(Past("now-2days"), "2026-11-27T17:19:43");
+  EXPECT_EQ(Past("16:00"), "2026-11-29T16:00:00");   // passed today
+  EXPECT_EQ(Past("18:00"), "2026-11-28T18:00:00");   // still to come: yesterday's
+  EXPECT_EQ(Past("today"), "2026-11-29T00:00:00");
+  EXPECT_EQ(Past("midnight"), "2026-11-30T00:00:00");
+  EXPECT_EQ(Past("2026-01-02T03:04"), "2026-01-02T03:04:00");
+  EXPECT_EQ(Past("1102"), "2026-11-02T00:00:00");
+  EXPECT_EQ(Past("12/24"), "2025-12-24T00:00:00");   // still to come this year: last year's
+  EXPECT_EQ(Past("16:00", 3600), "2026-11-29T15:00:00");  // local 16:00 at UTC+1
+  auto bad = ParsePastTime("yesterdayish", Now());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "invalid time specification \"yesterdayish\"");
+}
+
+}  // namespace
+}  // namespace corral::slurm

@@ -352,6 +352,22 @@ TEST(ScontrolRenderTest, JobBlocksMatchSlurm) {
   }
 }
 
+TEST(ScontrolRenderTest, CommandStdinAndPriority) {
+  api::JobInfo j = MakeJob(230, "train", JobState::kPending);
+  j.job.spec.command = "/home/alice/train.sh";
+  j.job.spec.stdin_path = "/home/alice/in.txt";
+  j.priority = 4294901639;
+  ScontrolOptions o;
+  std::string text = RenderScontrolJobs({j}, o);
+  EXPECT_NE(text.find("   Priority=4294901639 Nice=0 "), std::string::npos) << text;
+  EXPECT_NE(text.find("   Command=/home/alice/train.sh\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("   StdIn=/home/alice/in.txt\n"), std::string::npos) << text;
+  SqueueOptions q;
+  q.format = "%Q|%p|%o";
+  q.no_header = true;
+  EXPECT_EQ(RenderSqueue({j}, q).text, "4294901639|0.99998471327126|/home/alice/train.sh\n");
+}
+
 TEST(ScontrolRenderTest, OneLinerDependencyAndFinishedJobs) {
   api::JobInfo dep = MakeJob(229, "wrap", JobState::kPending);
   dep.job.reason = "Dependency";

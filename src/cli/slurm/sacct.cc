@@ -214,7 +214,9 @@ const Field kFields[] = {
     {8, "NTasks", Kind::kNumber,
      [](const Row& r, const Ctx&) -> std::string { return r.batch_step ? "1" : ""; }},
     {10, "Priority", Kind::kNumber,
-     [](const Row& r, const Ctx&) -> std::string { return r.batch_step ? "" : "0"; }},
+     [](const Row& r, const Ctx&) -> std::string {
+       return r.batch_step ? "" : std::to_string(r.info->priority);
+     }},
     {10, "Partition", Kind::kText,
      [](const Row& r, const Ctx&) -> std::string {
        return r.batch_step ? "" : internal::PartitionOf(J(r));

@@ -107,7 +107,7 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
   std::string group = o.group_name ? o.group_name(s.gid) : std::to_string(s.gid);
   L.push_back("UserId=" + s.user + "(" + std::to_string(s.uid) + ") GroupId=" + group + "(" +
               std::to_string(s.gid) + ") MCS_label=N/A");
-  L.push_back("Priority=0 Nice=" + std::to_string(s.nice) + " Account=" + OrNull(s.account) +
+  L.push_back("Priority=" + std::to_string(info.priority) + " Nice=" + std::to_string(s.nice) + " Account=" + OrNull(s.account) +
               " QOS=" + OrNull(s.qos));
   std::string reason = j.state == JobState::kRunning || j.state == JobState::kCompleted
                            ? "None"
@@ -163,12 +163,12 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
   L.push_back("Features=" + OrNull(r.constraint) + " DelayBoot=00:00:00");
   L.push_back("OverSubscribe=" + std::string(r.exclusive ? "NO" : "OK") +
               " Contiguous=0 Licenses=(null) Network=(null)");
-  L.push_back("Command=(null)");
+  L.push_back("Command=" + OrNull(s.command));
   L.push_back("WorkDir=" + s.working_dir);
   if (!s.comment.empty()) L.push_back("Comment=" + s.comment + " ");
   std::string out_path = Path(j, s.stdout_path);
   L.push_back("StdErr=" + (s.stderr_path.empty() ? out_path : Path(j, s.stderr_path)));
-  L.push_back("StdIn=/dev/null");
+  L.push_back("StdIn=" + (s.stdin_path.empty() ? std::string("/dev/null") : s.stdin_path));
   L.push_back("StdOut=" + out_path);
   L.push_back("Power=");
   if (r.gpus_per_node > 0)

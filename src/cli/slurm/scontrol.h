@@ -3,8 +3,8 @@
 // (JobState=, NodeList=, BatchHost=, RunTime=, TimeLimit=, StdOut=, ...), and `scontrol show
 // hostnames|hostlist|hostlistsorted`.
 //
-// Values Corral does not track print as Slurm prints them when unset or default: Priority=0,
-// MCS_label=N/A, Command=(null) (the job record keeps no script path), AllocNode:Sid=HOST:0,
+// Values Corral does not track print as Slurm prints them when unset or default:
+// MCS_label=N/A, Command=(null) for a script from stdin or --wrap, AllocNode:Sid=HOST:0,
 // "Reason=... [root@TIME]" for a node's reason. Output paths are shown expanded and absolute,
 // as Slurm shows them. Pending tasks of one array are one record ("ArrayTaskId=2-3%2").
 //

@@ -232,16 +232,22 @@ const Field kFields[] = {
     {'n', "ReqNodes", "REQ_NODES", true,
      [](const Row& r, const Ctx&) { return CompressHostList(J(r).spec.resources.nodelist); }},
     {'N', "NodeList", "NODELIST", false, [](const Row& r, const Ctx&) { return NodeList(J(r)); }},
-    {'o', "Command", "COMMAND", true, [](const Row&, const Ctx&) { return std::string("(null)"); }},
+    {'o', "Command", "COMMAND", true, [](const Row& r, const Ctx&) { return OrNull(J(r).spec.command); }},
     {'O', "Contiguous", "CONTIGUOUS", true,
      [](const Row&, const Ctx&) { return std::string("0"); }},
     {'p', "Priority", "PRIORITY", true,
-     [](const Row&, const Ctx&) { return std::string("0.00000000000000"); }},
+     [](const Row& r, const Ctx&) {
+       // Slurm's normalised priority: the integer one over 2^32 - 1.
+       char buf[64];
+       std::snprintf(buf, sizeof buf, "%.14f",
+                     static_cast<double>(std::max<int64_t>(r.info->priority, 0)) / 4294967295.0);
+       return std::string(buf);
+     }},
     {'P', "Partition", "PARTITION", true,
      [](const Row& r, const Ctx&) { return internal::PartitionOf(J(r)); }},
     {'q', "QOS", "QOS", true, [](const Row& r, const Ctx&) { return OrNull(J(r).spec.qos); }},
     {'Q', "PriorityLong", "PRIORITY", true,
-     [](const Row&, const Ctx&) { return std::string("0"); }},
+     [](const Row& r, const Ctx&) { return std::to_string(r.info->priority); }},
     {'r', "Reason", "REASON", true, [](const Row& r, const Ctx&) { return Reason(J(r)); }},
     {'R', "ReasonList", "NODELIST(REASON)", false,
      [](const Row& r, const Ctx&) {

@@ -12,7 +12,7 @@
 // Jobs are shown sorted as squeue sorts them (partition, then state, then submission order);
 // pending tasks of one array are combined into one line ("12_[2-5%2]") unless -r.
 //
-// Values Corral does not track print as Slurm prints unset ones: priority 0, "(null)",
+// Values Corral does not track print as Slurm prints unset ones: "(null)",
 // "*:*:*". Pure functions; thread-safe.
 #pragma once
 

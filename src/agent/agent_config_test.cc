@@ -52,7 +52,7 @@ TEST(AgentConfigTest, RejectsBadConfigsNamingTheKey) {
       {"[agent]\ncpus = \"many\"\n", "agent.toml: [agent] cpus: expected an integer"},
       {"[agent]\nlisten = \"nohostport\"\n", "agent.toml: [agent] listen: expected HOST:PORT, got \"nohostport\""},
       {"[agent]\ncontroller = \"ftp://x\"\n", "agent.toml: [agent] controller: \"ftp://x\" is not an http:// URL"},
-      {"[gpu]\nbackend = \"cuda\"\n", "agent.toml: [gpu] backend: \"cuda\" is not a known backend (simulated)"},
+      {"[gpu]\nbackend = \"cuda\"\n", "agent.toml: [gpu] backend: \"cuda\" is not a known backend (nvml, simulated, auto)"},
   };
   for (const auto& c : cases) {
     auto r = ParseAgentConfig(c.text, "agent.toml");

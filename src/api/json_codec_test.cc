@@ -228,7 +228,10 @@ NodeInfo FullNodeInfo() {
                   .alloc_mem_mb = 1'000'000,
                   .alloc_gpus = GpuSet(0b0111),
                   .jobs = {JobId(4242), JobId(4243)},
-                  .partitions = {"h100", "all"}};
+                  .partitions = {"h100", "all"},
+                  .gpu_problems = {{.gpu = 3, .reason = "XID 79 (GPU has fallen off the bus)", .latched = true},
+                                   {.gpu = 5, .reason = "temperature 97 C over 90 C"}},
+                  .node_problem = "health script: ERROR: nhc: /scratch is full"};
 }
 
 PartitionInfo FullPartitionInfo() {
@@ -254,11 +257,16 @@ RegisterResponse FullRegisterResponse() {
 }
 
 HeartbeatRequest FullHeartbeatRequest() {
-  return HeartbeatRequest{.node = "gpu01", .running = {FullRunningJobRef(0)}};
+  return HeartbeatRequest{.node = "gpu01",
+                          .running = {FullRunningJobRef(0)},
+                          .gpu_problems = {{.gpu = 2, .reason = "row remapping failed", .latched = false},
+                                           {.gpu = 7, .reason = "XID 48 (double-bit ECC error)", .latched = true}},
+                          .node_problem = "cannot read the GPUs",
+                          .auto_resume = true};
 }
 
 HeartbeatResponse FullHeartbeatResponse() {
-  return HeartbeatResponse{.reregister = true, .kill = {FullRunningJobRef(2)}};
+  return HeartbeatResponse{.reregister = true, .kill = {FullRunningJobRef(2)}, .clear_gpus = {1, 6}};
 }
 
 JobEvent FullJobEvent() {
@@ -275,7 +283,21 @@ JobEvent FullJobEvent() {
                   .usage = FullJobUsage(),
                   .step = 3,
                   .task = 5,
-                  .master_port = 29542};
+                  .master_port = 29542,
+                  .gpu_failure = "gpu 3: XID 79 (GPU has fallen off the bus)"};
+}
+
+InjectRequest FullInjectRequest() {
+  return InjectRequest{.gpu = 3,
+                       .xid = 79,
+                       .ecc_uncorrectable = 2,
+                       .temperature_c = 91.5,
+                       .power_watts = 650,
+                       .utilization = 87.5,
+                       .memory_used_mb = 40000,
+                       .row_remap_failure = true,
+                       .vanished = false,
+                       .clear = true};
 }
 
 JobEventsRequest FullJobEventsRequest() {
@@ -414,6 +436,8 @@ TEST(JsonCodecTest, AgentMessagesRoundTrip) {
   ExpectRoundTrip(FullRegisterResponse(), EncodeRegisterResponse, DecodeRegisterResponse);
   ExpectRoundTrip(FullHeartbeatRequest(), EncodeHeartbeatRequest, DecodeHeartbeatRequest);
   ExpectRoundTrip(FullHeartbeatResponse(), EncodeHeartbeatResponse, DecodeHeartbeatResponse);
+  ExpectRoundTrip(FullInjectRequest(), EncodeInjectRequest, DecodeInjectRequest);
+  ExpectRoundTrip(InjectRequest{.gpu = 1, .xid = 48}, EncodeInjectRequest, DecodeInjectRequest);
   ExpectRoundTrip(FullJobEventsRequest(), EncodeJobEventsRequest, DecodeJobEventsRequest);
   ExpectRoundTrip(FullLaunchRequest(), EncodeLaunchRequest, DecodeLaunchRequest);
   ExpectRoundTrip(FullSignalRequest(), EncodeSignalRequest, DecodeSignalRequest);
@@ -475,6 +499,7 @@ TEST(JsonCodecTest, EveryFieldIsWrittenAndRead) {
                           DecodeRegisterResponse);
   ExpectEveryFieldMatters(FullHeartbeatResponse(), EncodeHeartbeatResponse(FullHeartbeatResponse()),
                           DecodeHeartbeatResponse);
+  ExpectEveryFieldMatters(FullInjectRequest(), EncodeInjectRequest(FullInjectRequest()), DecodeInjectRequest);
   ExpectEveryFieldMatters(FullSignalRequest(), EncodeSignalRequest(FullSignalRequest()),
                           DecodeSignalRequest);
   ExpectEveryFieldMatters(FullSubmitResponse(), EncodeSubmitResponse(FullSubmitResponse()),
@@ -531,7 +556,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(SubmitResponse), 32u)
       << "SubmitResponse changed: update json_codec.cc and FullSubmitResponse";
   EXPECT_EQ(sizeof(JobInfo), 1376u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
-  EXPECT_EQ(sizeof(NodeInfo), 408u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
+  EXPECT_EQ(sizeof(NodeInfo), 464u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
   EXPECT_EQ(sizeof(PartitionInfo), 144u)
       << "PartitionInfo changed: update json_codec.cc and FullPartitionInfo";
   EXPECT_EQ(sizeof(DrainRequest), 32u)
@@ -542,9 +567,9 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "RegisterRequest changed: update json_codec.cc and FullRegisterRequest";
   EXPECT_EQ(sizeof(RegisterResponse), 72u)
       << "RegisterResponse changed: update json_codec.cc and FullRegisterResponse";
-  EXPECT_EQ(sizeof(HeartbeatRequest), 56u)
+  EXPECT_EQ(sizeof(HeartbeatRequest), 120u)
       << "HeartbeatRequest changed: update json_codec.cc and FullHeartbeatRequest";
-  EXPECT_EQ(sizeof(HeartbeatResponse), 32u)
+  EXPECT_EQ(sizeof(HeartbeatResponse), 56u)
       << "HeartbeatResponse changed: update json_codec.cc and FullHeartbeatResponse";
   EXPECT_EQ(sizeof(JobEvent), 184u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
   EXPECT_EQ(sizeof(JobEventsRequest), 56u)
@@ -553,6 +578,8 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "LaunchRequest changed: update json_codec.cc and FullLaunchRequest";
   EXPECT_EQ(sizeof(SignalRequest), 24u)
       << "SignalRequest changed: update json_codec.cc and FullSignalRequest";
+  EXPECT_EQ(sizeof(InjectRequest), 104u)
+      << "InjectRequest changed: update json_codec.cc and FullInjectRequest";
   EXPECT_EQ(sizeof(CancelRequest), 16u)
       << "CancelRequest changed: update json_codec.cc and FullCancelRequest";
   EXPECT_EQ(sizeof(StepSpec), 272u) << "StepSpec changed: update json_codec.cc and FullStepSpec";

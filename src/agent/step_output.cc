@@ -22,20 +22,21 @@ struct StepOutputForwarder::Impl {
   };
   std::string io_url;
   std::string token;
-  std::string what;                    // "job 42 step 0", for the log
+  std::string what;  // "job 42 step 0", for the log
   std::vector<Stream> streams;
-  int wake[2] = {-1, -1};              // closing the write end stops the thread
+  int wake[2] = {-1, -1};  // closing the write end stops the thread
   std::thread thread;
   std::unique_ptr<api::HttpClient> client;
-  bool dead = false;                   // the caller cannot be reached: drop output
+  bool dead = false;  // the caller cannot be reached: drop output
 
   void Send(const Stream& s, std::string_view body, bool eof) {
     if (dead) return;
     std::string path = "/io?task=" + std::to_string(s.rank) + "&stream=" + (s.err ? "err" : "out");
     if (eof) path += "&eof=1";
-    auto r = client->Send("POST", path, body,
-                          {{"x-corral-io-token", token}, {"content-type", "application/octet-stream"}},
-                          /*idempotent=*/false);
+    auto r =
+        client->Send("POST", path, body,
+                     {{"x-corral-io-token", token}, {"content-type", "application/octet-stream"}},
+                     /*idempotent=*/false);
     if (!r || r->status / 100 != 2) {
       CORRAL_LOG(Warn) << what << ": cannot forward task output to " << io_url << ": "
                        << (r ? "HTTP " + std::to_string(r->status) : r.error().message)
@@ -85,8 +86,9 @@ StepOutputForwarder::StepOutputForwarder(std::string io_url, std::string token, 
   impl_->io_url = std::move(io_url);
   impl_->token = std::move(token);
   impl_->what = std::move(what);
-  auto client = api::HttpClient::Create(impl_->io_url, {.connect_timeout = std::chrono::milliseconds(3000),
-                                                        .request_timeout = std::chrono::milliseconds(15000)});
+  auto client =
+      api::HttpClient::Create(impl_->io_url, {.connect_timeout = std::chrono::milliseconds(3000),
+                                              .request_timeout = std::chrono::milliseconds(15000)});
   if (client) {
     impl_->client = std::move(*client);
   } else {
@@ -108,7 +110,8 @@ StepOutputForwarder::~StepOutputForwarder() {
 Result<std::pair<int, int>> StepOutputForwarder::AddTask(uint32_t rank) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) != 0) {
-    return MakeError(ErrorCode::kResourceExhausted, impl_->what + ": pipe: " + std::strerror(errno));
+    return MakeError(ErrorCode::kResourceExhausted,
+                     impl_->what + ": pipe: " + std::strerror(errno));
   }
   if (pipe2(err, O_CLOEXEC) != 0) {
     int e = errno;

@@ -3,16 +3,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <vector>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 namespace corral::agent {
 namespace {
@@ -83,7 +84,8 @@ Status MakeDirectoriesAs(const std::string& path, std::optional<uint32_t> uid,
       if (!gid) g = pw.pw_gid;
       int n = 32;
       groups.resize(static_cast<size_t>(n));
-      while (getgrouplist(pw.pw_name, g, groups.data(), &n) < 0) groups.resize(static_cast<size_t>(n));
+      while (getgrouplist(pw.pw_name, g, groups.data(), &n) < 0)
+        groups.resize(static_cast<size_t>(n));
       groups.resize(static_cast<size_t>(n));
     }
   }

@@ -1,8 +1,8 @@
 #include "agent/task_env.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 namespace corral::agent {
 namespace {
@@ -34,7 +34,8 @@ TEST(TaskEnvTest, RankVariablesAndTheirCorralTwins) {
   spec.argv = {"python3", "train.py"};
   spec.ntasks_per_node = 2;
   spec.gpus_per_task = 2;
-  spec.environment = {{"FROM_CALLER", "yes"}, {"CORRAL_NODENAME", "node01"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}};
+  spec.environment = {
+      {"FROM_CALLER", "yes"}, {"CORRAL_NODENAME", "node01"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3"}};
   StepLayout layout = *PlanStep(j, spec);
   const StepTask& t = layout.tasks[3];  // node02, local rank 1
   auto env = BuildTaskEnvironment(j, 5, spec, layout, t,

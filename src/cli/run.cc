@@ -3,7 +3,6 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/random.h>
+
 #include "api/http.h"
 #include "api/json_codec.h"
 #include "cli/client.h"
@@ -33,7 +34,13 @@ namespace corral::cli {
 namespace {
 
 enum Opt {
-  kJobId = 1000, kNtasksPerNode, kGpusPerTask, kExport, kController, kJson, kHelp,
+  kJobId = 1000,
+  kNtasksPerNode,
+  kGpusPerTask,
+  kExport,
+  kController,
+  kJson,
+  kHelp,
 };
 
 const option kOptions[] = {
@@ -104,15 +111,26 @@ Status Apply(int opt, const std::string& v, Settings* s) {
       CORRAL_ASSIGN_OR_RETURN(spec.nodes, Count("nodes", v.substr(0, v.find('-'))));
       break;
     }
-    case 'n': { CORRAL_ASSIGN_OR_RETURN(spec.ntasks, Count("ntasks", v)); break; }
-    case kNtasksPerNode: { CORRAL_ASSIGN_OR_RETURN(spec.ntasks_per_node, Count("ntasks-per-node", v)); break; }
-    case 'c': { CORRAL_ASSIGN_OR_RETURN(spec.cpus_per_task, Count("cpus-per-task", v)); break; }
+    case 'n': {
+      CORRAL_ASSIGN_OR_RETURN(spec.ntasks, Count("ntasks", v));
+      break;
+    }
+    case kNtasksPerNode: {
+      CORRAL_ASSIGN_OR_RETURN(spec.ntasks_per_node, Count("ntasks-per-node", v));
+      break;
+    }
+    case 'c': {
+      CORRAL_ASSIGN_OR_RETURN(spec.cpus_per_task, Count("cpus-per-task", v));
+      break;
+    }
     case kGpusPerTask: {
       std::string count = v.substr(v.rfind(':') == std::string::npos ? 0 : v.rfind(':') + 1);
       CORRAL_ASSIGN_OR_RETURN(spec.gpus_per_task, Count("gpus-per-task", count));
       break;
     }
-    case 'O': spec.overcommit = true; break;
+    case 'O':
+      spec.overcommit = true;
+      break;
     case 'K':
       if (v.empty() || v == "1") {
         spec.kill_on_bad_exit = true;
@@ -122,17 +140,37 @@ Status Apply(int opt, const std::string& v, Settings* s) {
         return InvalidArgument("--kill-on-bad-exit: expected 0 or 1, got \"" + v + "\"");
       }
       break;
-    case 'l': s->label = true; break;
-    case 'u': break;
-    case kExport: s->export_mode = v; break;
-    case 'D': spec.working_dir = v; break;
-    case 'o': spec.stdout_path = v; break;
-    case 'e': spec.stderr_path = v; break;
-    case kJobId: s->job = v; break;
-    case kController: s->controller = v; break;
-    case kJson: s->json = true; break;
-    case kHelp: s->help = true; break;
-    default: return InvalidArgument("unsupported option");
+    case 'l':
+      s->label = true;
+      break;
+    case 'u':
+      break;
+    case kExport:
+      s->export_mode = v;
+      break;
+    case 'D':
+      spec.working_dir = v;
+      break;
+    case 'o':
+      spec.stdout_path = v;
+      break;
+    case 'e':
+      spec.stderr_path = v;
+      break;
+    case kJobId:
+      s->job = v;
+      break;
+    case kController:
+      s->controller = v;
+      break;
+    case kJson:
+      s->json = true;
+      break;
+    case kHelp:
+      s->help = true;
+      break;
+    default:
+      return InvalidArgument("unsupported option");
   }
   return {};
 }
@@ -297,11 +335,14 @@ int RunStepCommand(int argc, char** argv) {
     if (c == -1) break;
     if (c == '?') {
       std::string bad = optind > 0 && optind <= argc ? args[optind - 1] : "?";
-      std::fprintf(stderr, "corral run: error: unrecognized option \"%s\" (see `corral run --help`)\n", bad.c_str());
+      std::fprintf(stderr,
+                   "corral run: error: unrecognized option \"%s\" (see `corral run --help`)\n",
+                   bad.c_str());
       return 2;
     }
     if (c == ':') {
-      std::fprintf(stderr, "corral run: error: option \"%s\" needs a value\n", args[optind - 1].c_str());
+      std::fprintf(stderr, "corral run: error: option \"%s\" needs a value\n",
+                   args[optind - 1].c_str());
       return 2;
     }
     if (c == 'h') c = kHelp;
@@ -330,7 +371,8 @@ int RunStepCommand(int argc, char** argv) {
   if (!job) return Fail(job.error().message);
   char cwd[4096];
   if (s.spec.working_dir.empty() && getcwd(cwd, sizeof cwd) != nullptr) s.spec.working_dir = cwd;
-  if (!s.spec.working_dir.empty() && s.spec.working_dir[0] != '/' && getcwd(cwd, sizeof cwd) != nullptr) {
+  if (!s.spec.working_dir.empty() && s.spec.working_dir[0] != '/' &&
+      getcwd(cwd, sizeof cwd) != nullptr) {
     s.spec.working_dir = std::string(cwd) + "/" + s.spec.working_dir;
   }
   s.spec.environment = ExportedEnvironment(s.export_mode);
@@ -380,7 +422,8 @@ int RunStepCommand(int argc, char** argv) {
     while (sigwait(&stop_signals, &sig) == 0) {
       if (done.load()) return;  // the main thread is done (and sent SIGUSR2)
       if (sig == SIGUSR1 || sig == SIGUSR2) continue;
-      std::fprintf(stderr, "corral run: cancelling step %s.%u (signal %d)\n", id.ToString().c_str(), step_id, sig);
+      std::fprintf(stderr, "corral run: cancelling step %s.%u (signal %d)\n", id.ToString().c_str(),
+                   step_id, sig);
       auto other = Client::Connect(controller);
       if (other) (void)(*other)->CancelStep(id, step_id);
     }
@@ -419,7 +462,8 @@ int RunStepCommand(int argc, char** argv) {
       what = "Exited with exit code " + std::to_string(t.exit_code);
     }
     if (!what.empty()) {
-      std::fprintf(stderr, "corral run: error: %s: task %u: %s\n", t.task.node.c_str(), t.task.rank, what.c_str());
+      std::fprintf(stderr, "corral run: error: %s: task %u: %s\n", t.task.node.c_str(), t.task.rank,
+                   what.c_str());
     }
   }
   if (s.json) std::printf("%s\n", api::EncodeStepInfo(final_info).c_str());

@@ -42,8 +42,10 @@ Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id,
   // Where output goes: the caller's node, which must be one of the job's.
   std::string io_url;
   if (spec.io_port != 0) {
-    if (spec.io_port > 65535) return InvalidArgument("io_port: " + std::to_string(spec.io_port) + " is not a port");
-    std::string io_node = spec.io_node.empty() ? e.job.allocation.nodes.front().node_name : spec.io_node;
+    if (spec.io_port > 65535)
+      return InvalidArgument("io_port: " + std::to_string(spec.io_port) + " is not a port");
+    std::string io_node =
+        spec.io_node.empty() ? e.job.allocation.nodes.front().node_name : spec.io_node;
     const NodeEntry* n = FindNode(io_node);
     std::vector<std::string> names = e.job.allocation.NodeNames();
     if (n == nullptr || std::find(names.begin(), names.end(), io_node) == names.end()) {
@@ -79,8 +81,9 @@ Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id,
   info.argv = spec.argv;
   info.master_addr = RendezvousHost(first->node.inventory.address, first->node.inventory.name);
   info.master_port = spec.master_port != 0 ? spec.master_port
-                     : e.master_port != 0  ? e.master_port
-                                           : MasterPortCandidate(id, kDefaultMasterPortMin, kDefaultMasterPortMax);
+                     : e.master_port != 0
+                         ? e.master_port
+                         : MasterPortCandidate(id, kDefaultMasterPortMin, kDefaultMasterPortMax);
   info.nodes = layout.nodes;
   info.tasks_per_node = layout.tasks_per_node;
   info.cpus_per_task = layout.cpus_per_task;
@@ -137,7 +140,8 @@ Status Controller::CancelStep(const api::Identity& who, JobId id, uint32_t step)
   if (it == steps_.end()) return NotFound(StepName(id, step) + ": no such step");
   StepEntry& s = it->second;
   if (s.info.state != JobState::kRunning) {
-    return FailedPrecondition(StepName(id, step) + ": already " + std::string(JobStateName(s.info.state)));
+    return FailedPrecondition(StepName(id, step) + ": already " +
+                              std::string(JobStateName(s.info.state)));
   }
   if (!s.cancel_requested) {
     s.cancel_requested = true;
@@ -153,7 +157,8 @@ std::vector<std::pair<JobId, uint32_t>> Controller::TakeFinishedSteps() {
 }
 
 bool Controller::IsTaskEvent(const api::JobEvent& ev) const {
-  return ev.type == api::JobEventType::kTaskExited || ev.type == api::JobEventType::kTaskLaunchFailed;
+  return ev.type == api::JobEventType::kTaskExited ||
+         ev.type == api::JobEventType::kTaskLaunchFailed;
 }
 
 bool Controller::ApplyTaskEvent(const std::string& node, const api::JobEvent& ev) {
@@ -183,16 +188,16 @@ void Controller::EndTask(StepEntry& s, api::StepTaskInfo& t) {
   // Once --kill-on-bad-exit has fired, the tasks it ends do not change the step's exit code:
   // it is the failing task's.
   if (!s.bad_exit) s.info.exit_code = std::max(s.info.exit_code, TaskExitStatus(t));
-  bool node_done = std::none_of(s.info.tasks.begin(), s.info.tasks.end(), [&](const api::StepTaskInfo& o) {
-    return o.task.node == t.task.node && !o.ended;
-  });
+  bool node_done = std::none_of(
+      s.info.tasks.begin(), s.info.tasks.end(),
+      [&](const api::StepTaskInfo& o) { return o.task.node == t.task.node && !o.ended; });
   if (node_done) s.live_nodes.erase(t.task.node);
   bool failed = t.signal != 0 || t.exit_code != 0;
   if (failed && s.info.reason.empty()) {
     s.info.reason = "task " + std::to_string(t.task.rank) + " on " + t.task.node + ": " +
-                    (!t.message.empty()        ? t.message
-                     : t.signal != 0 ? "killed by signal " + std::to_string(t.signal)
-                                     : "exited with code " + std::to_string(t.exit_code));
+                    (!t.message.empty() ? t.message
+                     : t.signal != 0    ? "killed by signal " + std::to_string(t.signal)
+                                        : "exited with code " + std::to_string(t.exit_code));
   }
   if (failed && s.info.kill_on_bad_exit && !s.bad_exit && !s.cancel_requested) {
     s.bad_exit = true;  // the others are ended; the step is FAILED, not CANCELLED
@@ -203,8 +208,9 @@ void Controller::EndTask(StepEntry& s, api::StepTaskInfo& t) {
 
 void Controller::FinishStep(StepEntry& s) {
   if (s.info.state != JobState::kRunning) return;
-  bool failed = std::any_of(s.info.tasks.begin(), s.info.tasks.end(),
-                            [](const api::StepTaskInfo& t) { return t.signal != 0 || t.exit_code != 0; });
+  bool failed =
+      std::any_of(s.info.tasks.begin(), s.info.tasks.end(),
+                  [](const api::StepTaskInfo& t) { return t.signal != 0 || t.exit_code != 0; });
   if (s.bad_exit || (failed && !s.cancel_requested)) {
     s.info.state = JobState::kFailed;
   } else if (s.cancel_requested) {
@@ -355,8 +361,9 @@ void Controller::StopNow(JobEntry& e, StopAction action, const std::string& reas
   }
   // As a cancel by the controller itself (which a restarted controller recovers too).
   CORRAL_LOG(Info) << "job " << e.job.id.ToString() << ": cancelling: " << reason;
-  Status s = Cancel(api::Identity{.user = "corral", .uid = 0, .gid = 0, .role = api::Role::kController},
-                    e.job.id);
+  Status s =
+      Cancel(api::Identity{.user = "corral", .uid = 0, .gid = 0, .role = api::Role::kController},
+             e.job.id);
   if (!s) CORRAL_LOG(Error) << "job " << e.job.id.ToString() << ": " << s.error().message;
 }
 

@@ -39,13 +39,14 @@ class ControllerStepsTest : public ::testing::Test {
     config.heartbeat_interval = Seconds(1);
     config.node_timeout = Seconds(5);
     config.sched_min_interval = Millis(0);
-    controller_ = std::make_unique<Controller>(config, std::vector<Partition>{},
-                                               std::make_unique<RecordingPolicy>(&snapshot_), clock_);
+    controller_ = std::make_unique<Controller>(
+        config, std::vector<Partition>{}, std::make_unique<RecordingPolicy>(&snapshot_), clock_);
     EXPECT_TRUE(controller_->Recover(*store_.Load()).has_value());
     for (const char* name : {"node01", "node02"}) {
       api::RegisterRequest req;
       req.inventory.name = name;
-      req.inventory.address = std::string("http://10.0.0.") + (name[5] == '1' ? "1" : "2") + ":6901";
+      req.inventory.address =
+          std::string("http://10.0.0.") + (name[5] == '1' ? "1" : "2") + ":6901";
       req.inventory.cpus = 16;
       req.inventory.memory_mb = 64000;
       for (uint32_t i = 0; i < 4; ++i) req.inventory.gpus.push_back({.index = i, .model = "h100"});
@@ -81,11 +82,15 @@ class ControllerStepsTest : public ::testing::Test {
 
   Job Get(JobId id) { return controller_->GetJob(id)->job; }
 
-  api::JobEventsRequest TaskExit(const std::string& node, const Job& j, uint32_t step, uint32_t task,
-                                 int code, int signal = 0) {
-    api::JobEvent ev{.type = api::JobEventType::kTaskExited, .job = j.id,
-                     .generation = j.allocation.generation, .exit_code = code, .signal = signal,
-                     .step = step, .task = task};
+  api::JobEventsRequest TaskExit(const std::string& node, const Job& j, uint32_t step,
+                                 uint32_t task, int code, int signal = 0) {
+    api::JobEvent ev{.type = api::JobEventType::kTaskExited,
+                     .job = j.id,
+                     .generation = j.allocation.generation,
+                     .exit_code = code,
+                     .signal = signal,
+                     .step = step,
+                     .task = task};
     return {.node = node, .events = {ev}};
   }
 
@@ -103,8 +108,10 @@ class ControllerStepsTest : public ::testing::Test {
 
 TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksReport) {
   Job j = StartJob();
-  api::JobEvent started{.type = api::JobEventType::kStarted, .job = j.id,
-                        .generation = j.allocation.generation, .master_port = 29611};
+  api::JobEvent started{.type = api::JobEventType::kStarted,
+                        .job = j.id,
+                        .generation = j.allocation.generation,
+                        .master_port = 29611};
   ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {started}}).has_value());
   StepSpec spec = Run({"python3", "train.py"});
   spec.io_port = 40000;
@@ -134,7 +141,8 @@ TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksRepor
   EXPECT_EQ(controller_->CreateStep(kAlice, j.id, Run({"true"}))->step, 1u);
   Flush();
 
-  for (uint32_t task : {0u, 1u}) ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, task, 0)).has_value());
+  for (uint32_t task : {0u, 1u})
+    ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, task, 0)).has_value());
   ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 2, 0)).has_value());
   EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kRunning);
   EXPECT_TRUE(controller_->TakeFinishedSteps().empty());
@@ -216,7 +224,9 @@ TEST_F(ControllerStepsTest, CancelStepEndsItCancelled) {
   ASSERT_TRUE(controller_->CancelStep(kAlice, j.id, 0).has_value());  // again: nothing new
   EXPECT_TRUE(Flush().empty());
   for (uint32_t t = 0; t < 4; ++t) {
-    ASSERT_TRUE(controller_->HandleEvents(TaskExit(t < 2 ? "node01" : "node02", j, 0, t, 0, SIGTERM)).has_value());
+    ASSERT_TRUE(
+        controller_->HandleEvents(TaskExit(t < 2 ? "node01" : "node02", j, 0, t, 0, SIGTERM))
+            .has_value());
   }
   EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kCancelled);
   EXPECT_EQ(controller_->CancelStep(kAlice, j.id, 0).error().code, ErrorCode::kFailedPrecondition);
@@ -228,7 +238,8 @@ TEST_F(ControllerStepsTest, JobEndEndsItsStepsOnEveryNode) {
   Flush();
   ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 2, 0)).has_value());
   ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, 3, 0)).has_value());
-  api::JobEvent exit{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
+  api::JobEvent exit{
+      .type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
   ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {exit}}).has_value());
   EXPECT_EQ(Get(j.id).state, JobState::kCompleted);
   auto s = controller_->GetStep(j.id, 0);
@@ -243,7 +254,8 @@ TEST_F(ControllerStepsTest, JobEndEndsItsStepsOnEveryNode) {
   // Late reports of the ended run are stale.
   EXPECT_FALSE(controller_->HandleEvents(TaskExit("node01", j, 0, 0, 0)).has_value());
   // And no step can start in an ended job.
-  EXPECT_EQ(controller_->CreateStep(kAlice, j.id, Run({"true"})).error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(controller_->CreateStep(kAlice, j.id, Run({"true"})).error().code,
+            ErrorCode::kFailedPrecondition);
 }
 
 TEST_F(ControllerStepsTest, StepLaunchFailureOnANodeFailsItsTasks) {
@@ -257,14 +269,17 @@ TEST_F(ControllerStepsTest, StepLaunchFailureOnANodeFailsItsTasks) {
   EXPECT_EQ(s->tasks[3].exit_code, 1);
   EXPECT_EQ(s->tasks[3].message, "launch on node02 failed: stale launch");
   EXPECT_EQ(s->state, JobState::kRunning);
-  for (uint32_t t : {0u, 1u}) ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, t, 0)).has_value());
+  for (uint32_t t : {0u, 1u})
+    ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, t, 0)).has_value());
   EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kFailed);
 }
 
 TEST_F(ControllerStepsTest, CreateStepErrors) {
   Job j = StartJob();
-  EXPECT_EQ(controller_->CreateStep(kBob, j.id, Run({"true"})).error().code, ErrorCode::kPermissionDenied);
-  EXPECT_EQ(controller_->CreateStep(kAlice, JobId(999), Run({"true"})).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(controller_->CreateStep(kBob, j.id, Run({"true"})).error().code,
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->CreateStep(kAlice, JobId(999), Run({"true"})).error().code,
+            ErrorCode::kNotFound);
   StepSpec big = Run({"true"});
   big.nodes = 3;
   auto r = controller_->CreateStep(kAlice, j.id, big);
@@ -283,7 +298,8 @@ TEST_F(ControllerStepsTest, CreateStepErrors) {
 TEST_F(ControllerStepsTest, CheckpointAcknowledgementIsDurableAndReachesTheScheduler) {
   Job j = StartJob();
   clock_.Advance(Seconds(30));
-  EXPECT_EQ(controller_->AcknowledgeCheckpoint(kBob, j.id).error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->AcknowledgeCheckpoint(kBob, j.id).error().code,
+            ErrorCode::kPermissionDenied);
   auto info = controller_->AcknowledgeCheckpoint(kAlice, j.id);
   ASSERT_TRUE(info.has_value()) << info.error().message;
   EXPECT_EQ(info->job.last_checkpoint, clock_.Now());
@@ -300,9 +316,11 @@ TEST_F(ControllerStepsTest, CheckpointAcknowledgementIsDurableAndReachesTheSched
   ASSERT_EQ(snapshot_.running.size(), 1u);
   EXPECT_EQ(snapshot_.running[0].last_checkpoint, clock_.Now());
   // Not running: refused.
-  api::JobEvent exit{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
+  api::JobEvent exit{
+      .type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
   ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {exit}}).has_value());
-  EXPECT_EQ(controller_->AcknowledgeCheckpoint(kAlice, j.id).error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(controller_->AcknowledgeCheckpoint(kAlice, j.id).error().code,
+            ErrorCode::kFailedPrecondition);
 }
 
 TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
@@ -310,7 +328,9 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
   ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"train"})).has_value());
   Flush();
   // (The grace stays under the node timeout: these nodes never heartbeat.)
-  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Seconds(3), StopAction::kRequeue, "preempted").has_value());
+  ASSERT_TRUE(
+      controller_->SignalCheckpointAndStop(j.id, Seconds(3), StopAction::kRequeue, "preempted")
+          .has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kSignal);
@@ -322,7 +342,9 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
   EXPECT_EQ(out[1].step_signal.step, kAllSteps);
   EXPECT_EQ(out[1].step_signal.signal, SIGUSR1);
   // A second order keeps the first deadline.
-  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Seconds(300), StopAction::kRequeue, "again").has_value());
+  ASSERT_TRUE(
+      controller_->SignalCheckpointAndStop(j.id, Seconds(300), StopAction::kRequeue, "again")
+          .has_value());
   EXPECT_TRUE(Flush().empty());
   EXPECT_LE(controller_->NextTickDeadline(), clock_.MonotonicNow() + Seconds(3));
   clock_.Advance(Seconds(2));
@@ -338,7 +360,8 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
   EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kCancelled);
   bool cancel_sent = false;
   for (const auto& c : Flush()) {
-    cancel_sent |= c.kind == OutgoingCommand::Kind::kCancel && c.cancel.generation == j.allocation.generation;
+    cancel_sent |=
+        c.kind == OutgoingCommand::Kind::kCancel && c.cancel.generation == j.allocation.generation;
   }
   EXPECT_TRUE(cancel_sent);
   EXPECT_EQ(store_.Load()->jobs.front().restart_count, 1u);
@@ -346,7 +369,9 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
 
 TEST_F(ControllerStepsTest, AcknowledgedCheckpointStopsAtOnce) {
   Job j = StartJob({.signal = SIGUSR1, .before = Seconds(60), .batch_only = true});
-  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Minutes(5), StopAction::kCancel, "preempted").has_value());
+  ASSERT_TRUE(
+      controller_->SignalCheckpointAndStop(j.id, Minutes(5), StopAction::kCancel, "preempted")
+          .has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(out[0].signal.batch_only);
@@ -354,8 +379,11 @@ TEST_F(ControllerStepsTest, AcknowledgedCheckpointStopsAtOnce) {
   out = Flush();
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kCancel);
-  api::JobEvent exit{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation,
-                     .signal = SIGTERM, .cancelled = true};
+  api::JobEvent exit{.type = api::JobEventType::kExited,
+                     .job = j.id,
+                     .generation = j.allocation.generation,
+                     .signal = SIGTERM,
+                     .cancelled = true};
   ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {exit}}).has_value());
   EXPECT_EQ(Get(j.id).state, JobState::kCancelled);
   EXPECT_NE(Get(j.id).last_checkpoint, Timestamp{});
@@ -363,9 +391,13 @@ TEST_F(ControllerStepsTest, AcknowledgedCheckpointStopsAtOnce) {
 
 TEST_F(ControllerStepsTest, JobWithoutACheckpointSignalIsStoppedAtOnce) {
   Job j = StartJob();
-  EXPECT_EQ(controller_->SignalCheckpointAndStop(JobId(999), Seconds(30), StopAction::kRequeue, "x").error().code,
+  EXPECT_EQ(controller_->SignalCheckpointAndStop(JobId(999), Seconds(30), StopAction::kRequeue, "x")
+                .error()
+                .code,
             ErrorCode::kNotFound);
-  ASSERT_TRUE(controller_->SignalCheckpointAndStop(j.id, Seconds(30), StopAction::kRequeue, "preempted").has_value());
+  ASSERT_TRUE(
+      controller_->SignalCheckpointAndStop(j.id, Seconds(30), StopAction::kRequeue, "preempted")
+          .has_value());
   Job requeued = Get(j.id);
   EXPECT_EQ(requeued.state, JobState::kPending);
   EXPECT_EQ(requeued.restart_count, 1u);

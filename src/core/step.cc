@@ -52,7 +52,8 @@ Result<StepLayout> PlanStep(const Job& job, const StepSpec& spec) {
 
   // 3. Block distribution.
   StepLayout layout;
-  layout.cpus_per_task = spec.cpus_per_task > 0 ? spec.cpus_per_task : std::max(1u, jr.cpus_per_task);
+  layout.cpus_per_task =
+      spec.cpus_per_task > 0 ? spec.cpus_per_task : std::max(1u, jr.cpus_per_task);
   uint32_t left = ntasks;
   for (uint32_t i = 0; i < nodes; ++i) {
     uint32_t count;
@@ -71,8 +72,7 @@ Result<StepLayout> PlanStep(const Job& job, const StepSpec& spec) {
                              " holds on node " + na.node_name);
     }
     std::vector<uint32_t> gpus = na.gpus.ToVector();
-    if (spec.gpus_per_task > 0 &&
-        static_cast<uint64_t>(count) * spec.gpus_per_task > gpus.size()) {
+    if (spec.gpus_per_task > 0 && static_cast<uint64_t>(count) * spec.gpus_per_task > gpus.size()) {
       return InvalidArgument("gpus_per_task: " + std::to_string(count) + " tasks x " +
                              std::to_string(spec.gpus_per_task) + " GPUs exceed the " +
                              std::to_string(gpus.size()) + " GPUs job " + job.id.ToString() +
@@ -88,7 +88,8 @@ Result<StepLayout> PlanStep(const Job& job, const StepSpec& spec) {
       t.node = na.node_name;
       // 4. GPU binding.
       if (spec.gpus_per_task > 0) {
-        for (uint32_t g = 0; g < spec.gpus_per_task; ++g) t.gpus.insert(gpus[l * spec.gpus_per_task + g]);
+        for (uint32_t g = 0; g < spec.gpus_per_task; ++g)
+          t.gpus.insert(gpus[l * spec.gpus_per_task + g]);
       } else {
         t.gpus = na.gpus;
       }

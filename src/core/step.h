@@ -30,39 +30,39 @@ inline constexpr uint32_t kDefaultMasterPortMax = 30499;
 
 // What `corral run` asks for (POST /api/v1/jobs/{id}/steps). Zero means "not given".
 struct StepSpec {
-  std::vector<std::string> argv;      // argv[0]: a path, or a name looked up in the task's PATH
-  std::string working_dir;            // "" = the job's working directory
+  std::vector<std::string> argv;  // argv[0]: a path, or a name looked up in the task's PATH
+  std::string working_dir;        // "" = the job's working directory
   // The tasks' base environment (the caller's exported environment); empty = the job's
   // submitted one. Corral's own variables are set over it on each node.
   std::map<std::string, std::string> environment;
-  uint32_t nodes = 0;                 // -N: the first N nodes of the allocation; 0 = see PlanStep
-  uint32_t ntasks = 0;                // -n
-  uint32_t ntasks_per_node = 0;       // --ntasks-per-node
-  uint32_t cpus_per_task = 0;         // -c; 0 = the job's
-  uint32_t gpus_per_task = 0;         // --gpus-per-task: bind each task to this many GPUs
-  bool overcommit = false;            // -O: allow more CPUs than the node's share of the job
-  bool kill_on_bad_exit = false;      // -K: a task that fails ends the whole step
+  uint32_t nodes = 0;             // -N: the first N nodes of the allocation; 0 = see PlanStep
+  uint32_t ntasks = 0;            // -n
+  uint32_t ntasks_per_node = 0;   // --ntasks-per-node
+  uint32_t cpus_per_task = 0;     // -c; 0 = the job's
+  uint32_t gpus_per_task = 0;     // --gpus-per-task: bind each task to this many GPUs
+  bool overcommit = false;        // -O: allow more CPUs than the node's share of the job
+  bool kill_on_bad_exit = false;  // -K: a task that fails ends the whole step
   // Where tasks write when their output is not forwarded to the caller: a Slurm file-name
   // pattern (core/output_pattern.h: %j %s %t %n %N ...), relative to the working directory;
   // "" = append to the job's own output file.
   std::string stdout_path;
-  std::string stderr_path;            // "" = with stdout
+  std::string stderr_path;  // "" = with stdout
   // Output forwarding: the caller (`corral run`) listens on `io_port` of node `io_node` and
   // takes chunks that present `io_token`. `io_port` 0 = no forwarding.
   std::string io_node;
   uint32_t io_port = 0;
   std::string io_token;
-  uint32_t master_port = 0;           // 0 = the job's (see MasterPortCandidate)
+  uint32_t master_port = 0;  // 0 = the job's (see MasterPortCandidate)
   bool operator==(const StepSpec&) const = default;
 };
 
 // One task of a step.
 struct StepTask {
-  uint32_t rank = 0;                  // RANK / CORRAL_PROCID: 0 .. ntasks-1
-  uint32_t node_rank = 0;             // NODE_RANK / CORRAL_NODEID: its node's index in the step
-  uint32_t local_rank = 0;            // LOCAL_RANK / CORRAL_LOCALID: among its node's tasks
+  uint32_t rank = 0;        // RANK / CORRAL_PROCID: 0 .. ntasks-1
+  uint32_t node_rank = 0;   // NODE_RANK / CORRAL_NODEID: its node's index in the step
+  uint32_t local_rank = 0;  // LOCAL_RANK / CORRAL_LOCALID: among its node's tasks
   std::string node;
-  GpuSet gpus;                        // its CUDA_VISIBLE_DEVICES
+  GpuSet gpus;  // its CUDA_VISIBLE_DEVICES
   bool operator==(const StepTask&) const = default;
 };
 

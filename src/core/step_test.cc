@@ -82,7 +82,8 @@ TEST(PlanStepTest, FewerTasksThanNodesUsesFewerNodes) {
   auto bad = PlanStep(RunningJob(3, 8, 0), s);
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(bad.error().message, "ntasks: 1 tasks cannot run on 2 nodes (each node runs at least one)");
+  EXPECT_EQ(bad.error().message,
+            "ntasks: 1 tasks cannot run on 2 nodes (each node runs at least one)");
 }
 
 TEST(PlanStepTest, NtasksPerNodeChoosesTheNodeCount) {

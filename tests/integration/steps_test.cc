@@ -4,13 +4,13 @@
 // resumes from its checkpoint with its output appended.
 #include <signal.h>
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/integration/test_cluster.h"
 
@@ -50,7 +50,9 @@ class StepsTest : public ::testing::Test {
     s << in.rdbuf();
     return s.str();
   }
-  static std::string Output(JobId id) { return Read(cluster_->work_dir() + "/out-" + id.ToString() + ".log"); }
+  static std::string Output(JobId id) {
+    return Read(cluster_->work_dir() + "/out-" + id.ToString() + ".log");
+  }
 
   static std::vector<std::string> Lines(const std::string& text, const std::string& prefix) {
     std::vector<std::string> out;
@@ -74,7 +76,8 @@ class StepsTest : public ::testing::Test {
 
   static Job Finished(JobId id) {
     auto info = cluster_->WaitJob(id, std::chrono::seconds(90));
-    EXPECT_TRUE(info.has_value()) << (info ? "" : info.error().message) << cluster_->ControllerLog();
+    EXPECT_TRUE(info.has_value()) << (info ? "" : info.error().message)
+                                  << cluster_->ControllerLog();
     return info ? info->job : Job{};
   }
 
@@ -129,42 +132,51 @@ TEST_F(StepsTest, EveryTaskOnEveryNodeGetsItsRankAndTheRendezvous) {
 }
 
 TEST_F(StepsTest, LabelledOutputAndGpusPerTask) {
-  JobId id = SubmitScript(
-      "label.sh",
-      kCorral + " run -l --gpus-per-task 1 sh -c 'echo \"gpus=$CUDA_VISIBLE_DEVICES\"; "
-                "echo \"err of $RANK\" >&2; printf partial'\n"
-                "echo \"run exit=$?\"\n",
-      {"--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", "--output=out-%j.log", "--error=err-%j.log"});
+  JobId id =
+      SubmitScript("label.sh",
+                   kCorral +
+                       " run -l --gpus-per-task 1 sh -c 'echo \"gpus=$CUDA_VISIBLE_DEVICES\"; "
+                       "echo \"err of $RANK\" >&2; printf partial'\n"
+                       "echo \"run exit=$?\"\n",
+                   {"--nodes=2", "--ntasks-per-node=2", "--gpus-per-node=2", "--output=out-%j.log",
+                    "--error=err-%j.log"});
   Job j = Finished(id);
   ASSERT_EQ(j.state, JobState::kCompleted) << j.reason;
   std::string out = Output(id);
   std::string err = Read(cluster_->work_dir() + "/err-" + id.ToString() + ".log");
   for (int rank = 0; rank < 4; ++rank) {
     std::vector<uint32_t> node_gpus = j.allocation.nodes[rank / 2].gpus.ToVector();
-    std::string expect = std::to_string(rank) + ": gpus=" + std::to_string(node_gpus[rank % 2]) + "\n";
+    std::string expect =
+        std::to_string(rank) + ": gpus=" + std::to_string(node_gpus[rank % 2]) + "\n";
     EXPECT_NE(out.find(expect), std::string::npos) << expect << " in\n" << out;
     EXPECT_NE(out.find(std::to_string(rank) + ": partial"), std::string::npos) << out;
-    EXPECT_NE(err.find(std::to_string(rank) + ": err of " + std::to_string(rank) + "\n"), std::string::npos) << err;
+    EXPECT_NE(err.find(std::to_string(rank) + ": err of " + std::to_string(rank) + "\n"),
+              std::string::npos)
+        << err;
   }
   EXPECT_NE(out.find("run exit=0"), std::string::npos) << out;
 }
 
 TEST_F(StepsTest, FailingTaskGivesItsExitCodeAndKillOnBadExitEndsTheOthers) {
-  JobId id = SubmitScript(
-      "fail.sh",
-      kCorral + " run sh -c 'exit $(( RANK == 2 ? 3 : 0 ))'\n"
-                "echo \"plain exit=$?\"\n"
-                "start=$(date +%s)\n" +
-          kCorral + " run -K sh -c 'if [ $RANK = 1 ]; then exit 4; fi; exec sleep 120'\n"
-                    "echo \"kill exit=$? after=$(( $(date +%s) - start ))\"\n" +
-          kCorral + " run no-such-program-xyz\n"
-                    "echo \"missing exit=$?\"\n",
-      {"--nodes=2", "--ntasks-per-node=2", "--output=out-%j.log"});
+  JobId id = SubmitScript("fail.sh",
+                          kCorral +
+                              " run sh -c 'exit $(( RANK == 2 ? 3 : 0 ))'\n"
+                              "echo \"plain exit=$?\"\n"
+                              "start=$(date +%s)\n" +
+                              kCorral +
+                              " run -K sh -c 'if [ $RANK = 1 ]; then exit 4; fi; exec sleep 120'\n"
+                              "echo \"kill exit=$? after=$(( $(date +%s) - start ))\"\n" +
+                              kCorral +
+                              " run no-such-program-xyz\n"
+                              "echo \"missing exit=$?\"\n",
+                          {"--nodes=2", "--ntasks-per-node=2", "--output=out-%j.log"});
   Job j = Finished(id);
   EXPECT_EQ(j.state, JobState::kCompleted) << j.reason;
   std::string out = Output(id);
   EXPECT_NE(out.find("plain exit=3"), std::string::npos) << out;
-  EXPECT_NE(out.find("corral run: error: node02: task 2: Exited with exit code 3"), std::string::npos) << out;
+  EXPECT_NE(out.find("corral run: error: node02: task 2: Exited with exit code 3"),
+            std::string::npos)
+      << out;
   auto kill = Fields(Lines(out, "kill ").at(0));
   EXPECT_EQ(kill["exit"], "4") << out;
   EXPECT_LT(std::stoi(kill["after"]), 60) << "the other tasks were not ended";
@@ -178,15 +190,16 @@ TEST_F(StepsTest, FailingTaskGivesItsExitCodeAndKillOnBadExitEndsTheOthers) {
 }
 
 TEST_F(StepsTest, CancellingTheJobEndsItsStepsOnEveryNode) {
-  JobId id = SubmitScript("cancel.sh",
-                          kCorral + " run sh -c 'echo $$ > pid.$CORRAL_JOB_ID.$RANK; exec sleep 300'\n",
-                          {"--nodes=2", "--output=out-%j.log"});
+  JobId id = SubmitScript(
+      "cancel.sh", kCorral + " run sh -c 'echo $$ > pid.$CORRAL_JOB_ID.$RANK; exec sleep 300'\n",
+      {"--nodes=2", "--output=out-%j.log"});
   std::vector<int> pids;
   ASSERT_TRUE(WaitFor(
       [&] {
         pids.clear();
         for (int rank = 0; rank < 2; ++rank) {
-          std::string text = Read(cluster_->work_dir() + "/pid." + id.ToString() + "." + std::to_string(rank));
+          std::string text =
+              Read(cluster_->work_dir() + "/pid." + id.ToString() + "." + std::to_string(rank));
           if (text.empty()) return false;
           pids.push_back(std::stoi(text));
         }
@@ -213,16 +226,17 @@ TEST_F(StepsTest, CancellingTheJobEndsItsStepsOnEveryNode) {
 TEST_F(StepsTest, CheckpointOnSignalRequeueAndResume) {
   // USR1 5 s after the start (55 s before a 1-minute limit): the job writes its state into its
   // checkpoint directory and acknowledges; requeued, it resumes from there.
-  JobId id = SubmitScript(
-      "ckpt.sh",
-      "echo \"start restart=$CORRAL_RESTART_COUNT dir=$CORRAL_CHECKPOINT_DIR\"\n"
-      "if [ -f \"$CORRAL_CHECKPOINT_DIR/state\" ]; then\n"
-      "  echo \"resumed from $(cat \"$CORRAL_CHECKPOINT_DIR/state\")\"; exit 0\n"
-      "fi\n"
-      "trap 'echo step-7 > \"$CORRAL_CHECKPOINT_DIR/state\"; " +
-          kCorral + " checkpoint-done; echo checkpointed' USR1\n"
-                    "while :; do sleep 1; done\n",
-      {"--requeue", "--signal=USR1@55", "--time=1", "--output=out-%j.log"});
+  JobId id =
+      SubmitScript("ckpt.sh",
+                   "echo \"start restart=$CORRAL_RESTART_COUNT dir=$CORRAL_CHECKPOINT_DIR\"\n"
+                   "if [ -f \"$CORRAL_CHECKPOINT_DIR/state\" ]; then\n"
+                   "  echo \"resumed from $(cat \"$CORRAL_CHECKPOINT_DIR/state\")\"; exit 0\n"
+                   "fi\n"
+                   "trap 'echo step-7 > \"$CORRAL_CHECKPOINT_DIR/state\"; " +
+                       kCorral +
+                       " checkpoint-done; echo checkpointed' USR1\n"
+                       "while :; do sleep 1; done\n",
+                   {"--requeue", "--signal=USR1@55", "--time=1", "--output=out-%j.log"});
   ASSERT_TRUE(WaitFor([&] { return Output(id).find("checkpointed") != std::string::npos; },
                       std::chrono::seconds(40)))
       << Output(id) << cluster_->ControllerLog();
@@ -257,7 +271,8 @@ TEST_F(StepsTest, CheckpointApiErrors) {
   EXPECT_EQ(bad->status, 404);
   auto outside = cluster_->Cli({"run", "true"});
   EXPECT_EQ(outside.status, 1);
-  EXPECT_EQ(outside.err, "corral run: error: not inside a job (CORRAL_JOB_ID is not set); give --jobid JOB\n");
+  EXPECT_EQ(outside.err,
+            "corral run: error: not inside a job (CORRAL_JOB_ID is not set); give --jobid JOB\n");
   auto done = cluster_->Cli({"checkpoint-done"});
   EXPECT_EQ(done.status, 2);
   EXPECT_NE(done.err.find("CORRAL_JOB_ID is not set"), std::string::npos) << done.err;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end throughput of trivial jobs on `corral dev` (issue 2's benchmark; not a test).
-#   bench/e2e_throughput.sh [N] [api|cli|both]     (default: N=1000, both)
+#   bench/e2e_throughput.sh [N] [api|cli|sbatch|both]     (default: N=1000, both = api and cli)
 # api: N submissions through the HTTP API from 8 keep-alive connections (bench/submit_load);
 # cli: one `corral submit --wrap true` process per job, in a loop, as users and scripts do.
+# sbatch: the same through the `sbatch` link (the Slurm front end), as Slurm users do.
 # Prints submissions per second, the time until all N ended, and submit-to-start latency.
 set -euo pipefail
 N=${1:-1000}
@@ -28,8 +29,10 @@ run_one() {
   else
     local t0 t1
     t0=$(date +%s.%N)
+    local submit=("$corral" submit)
+    [ "$mode" = sbatch ] && submit=("$build/src/main/sbatch")
     for _ in $(seq 1 "$N"); do
-      HOME=$dir "$corral" submit --output=/dev/null --chdir=/tmp --parsable --wrap true > /dev/null
+      HOME=$dir "${submit[@]}" --output=/dev/null --chdir=/tmp --parsable --wrap true > /dev/null
     done
     t1=$(date +%s.%N)
     awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { printf "submitted %d jobs with one CLI call each in %.2f s: %.0f submissions/s\n", n, b - a, n / (b - a) }'
@@ -44,5 +47,6 @@ run_one() {
 case "$MODE" in
   api) run_one api ;;
   cli) run_one cli ;;
+  sbatch) run_one sbatch ;;
   both) run_one api; run_one cli ;;
 esac

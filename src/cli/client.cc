@@ -141,6 +141,12 @@ Result<std::vector<api::JobInfo>> Client::ListJobs(const JobListQuery& q) {
   add("account", q.accounts);
   add("id", q.ids);
   if (q.all) query += query.empty() ? "?all=1" : "&all=1";
+  if (q.expand_arrays) query += query.empty() ? "?arrays=1" : "&arrays=1";
+  auto seconds = [](Timestamp t) {
+    return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+  };
+  if (q.active_from != Timestamp{}) query += (query.empty() ? "?start=" : "&start=") + seconds(q.active_from);
+  if (q.active_until != Timestamp{}) query += (query.empty() ? "?end=" : "&end=") + seconds(q.active_until);
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs" + query, "", true));
   return api::DecodeJobInfoList(r.body);
 }
@@ -169,6 +175,12 @@ Status Client::Hold(JobId id, bool hold) {
 Status Client::Signal(JobId id, int signal) {
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/signal",
                                        api::EncodeStringMap({{"signal", std::to_string(signal)}}), false));
+  return {};
+}
+
+Status Client::UpdateTimeLimit(JobId id, const std::string& limit) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/time_limit",
+                                       api::EncodeStringMap({{"time_limit", limit}}), true));
   return {};
 }
 

@@ -18,6 +18,7 @@
 #include "api/http.h"
 #include "api/messages.h"
 #include "core/result.h"
+#include "core/time.h"
 
 namespace corral::cli {
 
@@ -40,7 +41,11 @@ struct JobListQuery {
   std::vector<std::string> partitions;
   std::vector<std::string> accounts;
   std::vector<std::string> ids;
+  bool expand_arrays = false;  // an array's job id in `ids` selects all its tasks
   bool all = false;
+  // Jobs active at some time in [active_from, active_until] (sacct -S/-E); epoch = no bound.
+  Timestamp active_from{};
+  Timestamp active_until{};
 };
 
 class Client {
@@ -57,6 +62,8 @@ class Client {
   Status Requeue(JobId id);
   Status Hold(JobId id, bool hold);
   Status Signal(JobId id, int signal);
+  // Sets a pending job's time limit (`limit`: a Slurm time or "UNLIMITED").
+  Status UpdateTimeLimit(JobId id, const std::string& limit);
   // Long-polls until the job ends or `timeout_s` passes; returns the job's record then.
   Result<api::JobInfo> WaitJob(JobId id, int timeout_s);
   Result<std::vector<api::NodeInfo>> ListNodes();

@@ -8,12 +8,15 @@
 
 #include "agent/main.h"
 #include "cli/commands.h"
+#include "cli/slurm_front.h"
 #include "controller/main.h"
 
 int main(int argc, char** argv) {
   try {
     std::string self = argv[0];
     self = self.substr(self.rfind('/') + 1);
+    // Called through a link named sbatch, squeue, ...: the Slurm front end.
+    if (corral::cli::IsSlurmCommand(self)) return corral::cli::RunSlurmCommand(self, argc, argv);
     if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0 ||
         std::strcmp(argv[1], "help") == 0) {
       corral::cli::PrintUsage();

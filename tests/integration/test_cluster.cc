@@ -80,6 +80,13 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
   dir_ = mkdtemp(tmpl);
   work_dir_ = dir_ + "/work";
   fs::create_directories(work_dir_);
+  bin_dir_ = dir_ + "/bin";
+  fs::create_directories(bin_dir_);
+  for (const char* name : {"corral", "sbatch", "srun", "salloc", "squeue", "sinfo", "sacct", "scontrol",
+                           "scancel"}) {
+    std::error_code ec;
+    fs::create_symlink(CORRAL_BINARY, bin_dir_ + "/" + name, ec);
+  }
   fs::create_directories(dir_ + "/logs");
   key_file_ = dir_ + "/jwt.key";
   key_ = std::make_unique<api::JwtKey>(*api::JwtKey::CreateFile(key_file_));
@@ -274,26 +281,43 @@ Result<api::JobInfo> TestCluster::WaitJob(JobId id, std::chrono::seconds timeout
 }
 
 CliResult TestCluster::Cli(const std::vector<std::string>& args, const std::string& cwd) {
-  std::string out_path = dir_ + "/cli.out", err_path = dir_ + "/cli.err";
+  return CliAs("corral", args, cwd);
+}
+
+CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::string>& args,
+                             const std::string& cwd, const std::map<std::string, std::string>& env,
+                             const std::string& input) {
+  std::string out_path = dir_ + "/cli.out", err_path = dir_ + "/cli.err", in_path = dir_ + "/cli.in";
+  std::ofstream(in_path, std::ios::trunc) << input;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 0, in_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addchdir_np(&fa, cwd.empty() ? work_dir_.c_str() : cwd.c_str());
   std::vector<std::string> env_store;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
-    if (kv.rfind("CORRAL_", 0) == 0 || kv.rfind("HOME=", 0) == 0) continue;
+    if (kv.rfind("CORRAL_", 0) == 0 || kv.rfind("HOME=", 0) == 0 || kv.rfind("PATH=", 0) == 0 ||
+        kv.rfind("SLURM_", 0) == 0 || kv.rfind("SBATCH_", 0) == 0) {
+      continue;
+    }
+    std::string name = kv.substr(0, kv.find('='));
+    if (env.contains(name)) continue;
     env_store.push_back(kv);
   }
-  env_store.push_back("HOME=" + dir_);
-  env_store.push_back("CORRAL_CONTROLLER=" + url_);
-  env_store.push_back("CORRAL_KEY_FILE=" + key_file_);
+  const char* path = std::getenv("PATH");
+  std::map<std::string, std::string> own = {
+      {"PATH", bin_dir_ + ":" + (path != nullptr ? path : "/usr/bin:/bin")},
+      {"HOME", dir_},
+      {"CORRAL_CONTROLLER", url_},
+      {"CORRAL_KEY_FILE", key_file_}};
+  for (const auto& [k, v] : env) own[k] = v;
+  for (const auto& [k, v] : own) env_store.push_back(k + "=" + v);
   std::vector<char*> envp;
   for (auto& kv : env_store) envp.push_back(kv.data());
   envp.push_back(nullptr);
-  std::vector<std::string> full = {"corral"};
+  std::vector<std::string> full = {program};
   full.insert(full.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : full) argv.push_back(a.data());

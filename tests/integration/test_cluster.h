@@ -78,6 +78,15 @@ class TestCluster {
   // Runs `corral ARGS...` with the cluster in its environment.
   CliResult Cli(const std::vector<std::string>& args, const std::string& cwd = "");
 
+  // Runs the binary under another name (argv[0] = `program`: "sbatch", "squeue", ...), as
+  // through the links the build makes, with the cluster in its environment plus `env`, and
+  // `input` on its stdin. PATH starts with `bin_dir()`, which holds such links (and `corral`),
+  // so that jobs submitted this way find sbatch, srun, scontrol, ... as on a Slurm cluster.
+  CliResult CliAs(const std::string& program, const std::vector<std::string>& args,
+                  const std::string& cwd = "", const std::map<std::string, std::string>& env = {},
+                  const std::string& input = "");
+  const std::string& bin_dir() const { return bin_dir_; }
+
   // A JobSpec running `body` under /bin/sh in the work directory.
   JobSpec ShellJob(const std::string& body) const;
 
@@ -94,6 +103,7 @@ class TestCluster {
   ClusterOptions options_;
   std::string dir_;
   std::string work_dir_;
+  std::string bin_dir_;
   std::string key_file_;
   std::string url_;
   uint16_t port_ = 0;

@@ -1,0 +1,350 @@
+// `srun` and `salloc`.
+//
+// srun inside an allocation (SLURM_JOB_ID or --jobid) is `corral run`: a step of that job over
+// its nodes. Outside one, srun first makes an allocation for the command's duration, runs the
+// step in it and gives the allocation back, as Slurm's srun does.
+//
+// An allocation (salloc, srun outside a job) is a job whose batch script only holds the nodes:
+// it waits until it is told to end (SIGTERM, which it answers by exiting 0, so the job ends
+// COMPLETED) or its time limit. The command or shell runs here, on the submitting host, with
+// the job's SLURM_* variables, so that srun inside it finds the allocation. When it ends the
+// allocation is released. A client that dies leaves the allocation to its time limit (or
+// `scancel`), as an orphaned Slurm allocation is.
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/wait.h>
+
+#include "cli/internal/slurm_cli.h"
+#include "cli/run.h"
+#include "cli/slurm/options.h"
+#include "cli/slurm/submit.h"
+#include "core/hostlist.h"
+#include "core/slurm_env.h"
+
+extern char** environ;
+
+namespace corral::cli::internal {
+namespace {
+
+// The script of an allocation: hold the nodes until SIGTERM (exit 0) or the time limit.
+constexpr const char* kHolderScript =
+    "#!/bin/sh\n"
+    "# An allocation made by salloc or srun (Corral): the command runs on the submitting host.\n"
+    "trap 'kill $! 2>/dev/null; exit 0' TERM INT HUP\n"
+    "while :; do sleep 3600 & wait $!; done\n";
+
+volatile sig_atomic_t g_interrupted = 0;
+
+void OnInterrupt(int) { g_interrupted = 1; }
+
+// Which options were given on the command line or through srun's input variables (as opposed
+// to the parser's defaults).
+struct GivenOptions {
+  std::vector<std::string> names;
+  std::string export_value;  // the last --export (or SLURM_EXPORT_ENV / SRUN_EXPORT_ENV)
+  bool Has(const std::string& name) const {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  }
+};
+
+GivenOptions FindGiven(const std::vector<std::string>& args, const slurm::SubmitContext& ctx) {
+  GivenOptions g;
+  auto env = [&](const char* name, const char* option) {
+    auto it = ctx.environment.find(name);
+    if (it == ctx.environment.end()) return;
+    g.names.push_back(option);
+    if (std::string(option) == "export") g.export_value = it->second;
+  };
+  env("SLURM_NNODES", "nodes");
+  env("SLURM_JOB_NUM_NODES", "nodes");
+  env("SLURM_NTASKS", "ntasks");
+  env("SLURM_NPROCS", "ntasks");
+  env("SLURM_NTASKS_PER_NODE", "ntasks-per-node");
+  env("SRUN_CPUS_PER_TASK", "cpus-per-task");
+  env("SLURM_GPUS_PER_TASK", "gpus-per-task");
+  env("SLURM_EXPORT_ENV", "export");
+  env("SRUN_EXPORT_ENV", "export");
+  if (auto scan = slurm::ScanOptions(slurm::Command::kSrun, args); scan.has_value()) {
+    for (const auto& o : scan->options) {
+      g.names.push_back(o.name);
+      if (o.name == "export") g.export_value = o.value;
+    }
+  }
+  return g;
+}
+
+// `corral run`'s command line for the step `req` describes, in job `job`. With `whole_job`
+// (srun's own allocation) the step takes every node and task of it.
+std::vector<std::string> StepCommandLine(const slurm::SubmitRequest& req, const GivenOptions& given,
+                                         uint64_t job, bool whole_job) {
+  const ResourceRequest& r = req.spec.resources;
+  std::vector<std::string> out = {"run", "--jobid=" + std::to_string(job)};
+  if (whole_job || given.Has("nodes")) out.push_back("--nodes=" + std::to_string(r.nodes));
+  if (whole_job || given.Has("ntasks") || given.Has("nodes") || given.Has("ntasks-per-node")) {
+    out.push_back("--ntasks=" + std::to_string(r.ntasks));
+  }
+  if (r.ntasks_per_node > 0)
+    out.push_back("--ntasks-per-node=" + std::to_string(r.ntasks_per_node));
+  if (given.Has("cpus-per-task"))
+    out.push_back("--cpus-per-task=" + std::to_string(r.cpus_per_task));
+  if (r.gpus_per_task > 0) out.push_back("--gpus-per-task=" + std::to_string(r.gpus_per_task));
+  if (req.client.kill_on_bad_exit.has_value()) {
+    out.push_back(*req.client.kill_on_bad_exit ? "--kill-on-bad-exit=1" : "--kill-on-bad-exit=0");
+  }
+  if (req.client.label) out.push_back("--label");
+  if (!given.export_value.empty()) out.push_back("--export=" + given.export_value);
+  if (!req.spec.working_dir.empty()) out.push_back("--chdir=" + req.spec.working_dir);
+  if (!req.spec.stdout_path.empty()) out.push_back("--output=" + req.spec.stdout_path);
+  if (!req.spec.stderr_path.empty()) out.push_back("--error=" + req.spec.stderr_path);
+  out.push_back("--");
+  out.insert(out.end(), req.client.command.begin(), req.client.command.end());
+  return out;
+}
+
+int RunStep(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return RunStepCommand(static_cast<int>(args.size()), argv.data());
+}
+
+// Submits the allocation and waits until it runs. Prints Slurm's messages as `prog` does.
+// Returns the running job, or null after printing why.
+std::optional<api::JobInfo> Allocate(Client& client, JobSpec spec, const std::string& prog,
+                                     const slurm::ClientOptions& opts) {
+  spec.script = kHolderScript;
+  spec.command.clear();
+  spec.script_args.clear();
+  spec.stdout_path = "/dev/null";
+  spec.stderr_path.clear();
+  spec.requeue = false;
+  spec.array.clear();
+  auto submitted = client.Submit(spec);
+  if (!submitted) {
+    PrintError(prog, "Job submit/allocate failed: " + submitted.error().message);
+    return std::nullopt;
+  }
+  JobId id = submitted->job_id;
+  struct sigaction sa {};
+  sa.sa_handler = OnInterrupt;
+  sigemptyset(&sa.sa_mask);
+  struct sigaction old_int {
+  }, old_term{};
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  auto restore = [&] {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGTERM, &old_term, nullptr);
+  };
+  bool announced = false;
+  auto started = std::chrono::steady_clock::now();
+  auto pause = std::chrono::milliseconds(5);
+  while (true) {
+    auto info = client.GetJob(id);
+    if (!info) {
+      PrintError(prog, info.error().message);
+      restore();
+      return std::nullopt;
+    }
+    if (info->job.state == JobState::kRunning) {
+      if (announced)
+        std::fprintf(stderr, "%s: job %s has been allocated resources\n", prog.c_str(),
+                     id.ToString().c_str());
+      restore();
+      return *info;
+    }
+    if (IsTerminal(info->job.state)) {
+      std::fprintf(stderr, "%s: error: Job allocation %s has been revoked.\n", prog.c_str(),
+                   id.ToString().c_str());
+      restore();
+      return std::nullopt;
+    }
+    auto waited = std::chrono::steady_clock::now() - started;
+    if (opts.immediate.has_value() &&
+        waited >= std::chrono::seconds(std::max<uint32_t>(*opts.immediate, 1))) {
+      (void)client.Cancel(id);
+      std::fprintf(stderr, "%s: error: Unable to allocate resources: Requested nodes are busy\n",
+                   prog.c_str());
+      restore();
+      return std::nullopt;
+    }
+    if (g_interrupted) {
+      (void)client.Cancel(id);
+      std::fprintf(stderr, "%s: Job allocation %s has been revoked.\n", prog.c_str(),
+                   id.ToString().c_str());
+      restore();
+      return std::nullopt;
+    }
+    if (!announced && waited > std::chrono::milliseconds(500) && !opts.quiet) {
+      if (prog == "salloc")
+        std::fprintf(stderr, "salloc: Pending job allocation %s\n", id.ToString().c_str());
+      std::fprintf(stderr, "%s: job %s queued and waiting for resources\n", prog.c_str(),
+                   id.ToString().c_str());
+      announced = true;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(250));
+  }
+}
+
+// Ends the allocation: its holder exits 0 on SIGTERM (the job ends COMPLETED); if that does
+// not happen within a few seconds (its launch still in flight, say), it is cancelled.
+void Release(Client& client, JobId id) {
+  if (client.Signal(id, SIGTERM)) {
+    auto info = client.WaitJob(id, 5);
+    if (info && IsTerminal(info->job.state)) return;
+  }
+  (void)client.Cancel(id);
+}
+
+// The variables a command run in allocation `job` on the submitting host gets, as salloc sets
+// them: the job's, without those of a particular node.
+std::map<std::string, std::string> AllocationEnvironment(const Job& job) {
+  SlurmNodeContext ctx;
+  ctx.node_index = job.allocation.nodes.size();  // no node: the submitting host is none of them
+  EnvMap env = SlurmBatchEnvironment(job, ctx);
+  for (const char* k : {"SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_GTIDS"})
+    env.erase(k);
+  env["CORRAL_JOB_ID"] = job.id.ToString();
+  return env;
+}
+
+}  // namespace
+
+int RunSrun(int argc, char** argv) {
+  const std::string prog = "srun";
+  std::vector<std::string> args(argv + 1, argv + argc);
+  slurm::SubmitContext ctx = ProcessContext();
+  auto req = slurm::ParseSrun(args, ctx);
+  if (!req) {
+    PrintError(prog, req.error().message);
+    return 1;
+  }
+  if (req->client.help || req->client.usage) {
+    std::printf(
+        "Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]]\n"
+        "Inside an allocation: -N, -n, --ntasks-per-node, -c, --gpus-per-task, -l, -K, --export,\n"
+        "-D, -o, -e (a step of the job, `corral run`); outside one, also the job's options (an\n"
+        "allocation for the command's duration). Details: docs/slurm.md\n");
+    return 0;
+  }
+  if (req->client.version) {
+    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    return 0;
+  }
+  for (const auto& w : req->warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  if (!req->spec.container.image.empty()) {
+    PrintError(
+        prog,
+        "option --container-image is not supported by Corral for srun steps (use it on sbatch)");
+    return 1;
+  }
+  GivenOptions given = FindGiven(args, ctx);
+  if (req->client.jobid.has_value()) {
+    return RunStep(StepCommandLine(*req, given, *req->client.jobid, /*whole_job=*/false));
+  }
+  auto client = ConnectOrReport(prog);
+  if (client == nullptr) return 1;
+  auto job = Allocate(*client, req->spec, prog, req->client);
+  if (!job) return 1;
+  int status = RunStep(StepCommandLine(*req, given, job->job.id.value, /*whole_job=*/true));
+  Release(*client, job->job.id);
+  return status;
+}
+
+int RunSalloc(int argc, char** argv) {
+  const std::string prog = "salloc";
+  std::vector<std::string> args(argv + 1, argv + argc);
+  slurm::SubmitContext ctx = ProcessContext();
+  auto req = slurm::ParseSalloc(args, ctx);
+  if (!req) {
+    PrintError(prog, req.error().message);
+    return 1;
+  }
+  if (req->client.help || req->client.usage) {
+    std::printf(
+        "Usage: salloc [OPTIONS(0)...] [command(0) [args(0)...]]\n"
+        "An allocation with the job options of sbatch; the command (default: your shell) runs "
+        "here\n"
+        "with SLURM_JOB_ID, SLURM_JOB_NODELIST, ... so that srun runs steps in it. Details:\n"
+        "docs/slurm.md\n");
+    return 0;
+  }
+  if (req->client.version) {
+    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    return 0;
+  }
+  for (const auto& w : req->warnings) std::fprintf(stderr, "%s\n", w.c_str());
+  auto client = ConnectOrReport(prog);
+  if (client == nullptr) return 1;
+  auto job = Allocate(*client, req->spec, prog, req->client);
+  if (!job) return 1;
+  const Job& j = job->job;
+  std::string id = j.id.ToString();
+  if (!req->client.quiet) {
+    std::fprintf(stderr, "salloc: Granted job allocation %s\n", id.c_str());
+    std::fprintf(stderr, "salloc: Nodes %s are ready for job\n",
+                 CompressHostList(j.allocation.NodeNames()).c_str());
+  }
+  if (req->client.no_shell) return 0;
+
+  std::vector<std::string> command = req->client.command;
+  if (command.empty()) {
+    const char* shell = std::getenv("SHELL");
+    command = {shell != nullptr && *shell != '\0' ? shell : "/bin/sh"};
+  }
+  std::map<std::string, std::string> env = ProcessEnvironment();
+  for (auto& [k, v] : AllocationEnvironment(j)) env[k] = v;
+  std::vector<std::string> env_store;
+  for (const auto& [k, v] : env) env_store.push_back(k + "=" + v);
+  std::vector<char*> envp, cargv;
+  for (auto& kv : env_store) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  for (auto& a : command) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+
+  // The command gets the terminal's signals; salloc waits for it.
+  struct sigaction ignore {
+  }, old_int{}, old_quit{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  int status = 1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    execvpe(cargv[0], cargv.data(), envp.data());
+    std::fprintf(stderr, "salloc: error: %s: %s\n", command[0].c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  if (pid < 0) {
+    PrintError(prog, std::string("fork: ") + std::strerror(errno));
+  } else {
+    int ws = 0;
+    while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {
+    }
+    status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  if (!req->client.quiet)
+    std::fprintf(stderr, "salloc: Relinquishing job allocation %s\n", id.c_str());
+  Release(*client, j.id);
+  return status;
+}
+
+}  // namespace corral::cli::internal

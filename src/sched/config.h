@@ -132,7 +132,8 @@ struct SchedulerConfig {
   std::string policy = "default";  // the factory name (policy_factory.h)
   uint64_t seed = 0;               // for policies that randomise (never the engine's ties)
   std::string default_qos = "normal";
-  uint32_t max_jobs_per_pass = 0;  // pending jobs examined per pass, in priority order; 0 = all
+  uint32_t max_jobs_per_pass = 10000;  // pending jobs examined per pass, in priority order;
+                                       // 0 = all (Slurm: default_queue_depth)
   PriorityConfig priority;
   FairShareConfig fairshare;
   BackfillConfig backfill;

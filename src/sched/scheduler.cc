@@ -843,6 +843,18 @@ void Pass::IndexNodes() {
 void Pass::IndexJobs() {
   // Running jobs: use per node, per account/user/QOS, arrays.
   jobs_.reserve(snap_.running.size() + snap_.pending.size() / 4);
+  // One allocation per busy node, with room for a few starts of this pass.
+  {
+    std::vector<uint32_t> count(nodes_.size(), 0);
+    for (const RunningJobView& r : snap_.running) {
+      for (const NodeAllocation& a : r.allocation.nodes) {
+        if (int64_t n = NodeIndexOf(a); n >= 0) ++count[n];
+      }
+    }
+    for (size_t n = 0; n < nodes_.size(); ++n) {
+      if (count[n] > 0) node_uses_[n].reserve(count[n] + 2);
+    }
+  }
   std::map<int, std::vector<uint32_t>> by_guarantee;  // holder -> its running jobs
   for (const RunningJobView& r : snap_.running) {
     if (snap_.nodes.empty()) break;

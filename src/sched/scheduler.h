@@ -41,10 +41,11 @@
 //      cover nodes of its partition. A (partition, shape) that failed is not searched again in
 //      the pass: resources only shrink during a pass.
 //   5. A blocked job whose QOS may preempt, or whose account is under its guarantee while others
-//      borrow, searches for victims (at most `max_preemptors_per_pass` jobs per pass): on each
-//      candidate node the cheapest set of eligible running jobs whose release makes it fit,
-//      cheapest meaning least lost work (GPUs x time since the last checkpoint or start), then
-//      fewest GPUs, then NodeId; nodes are taken greedily, cheapest first. Victims get a
+//      borrow, searches for victims (at most `max_preemptors_per_pass` searches per pass; a
+//      shape whose search failed is remembered and not searched again): on each candidate node
+//      the cheapest set of eligible running jobs whose release makes it fit, cheapest meaning
+//      least lost work (GPUs x time since the last checkpoint or start), then fewest GPUs; the
+//      job's nodes are the cheapest such nodes (ties by NodeId). Victims (in JobId order) get a
 //      `PreemptionOrder` (their QOS's mode; cancel when requeue is not allowed; its grace time)
 //      and the job a reservation at now + grace on those resources. A job for which victims are
 //      already being preempted (`preempted_for`) searches no more and keeps its reservation.

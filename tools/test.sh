@@ -8,5 +8,6 @@ build="${CORRAL_BUILD_DIR:-build}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 ninja -C "$build"
 ./tools/check_layering.sh
-cd "$build"
-ctest --output-on-failure -j2 --timeout 600 "$@"
+(cd "$build" && ctest --output-on-failure -j2 --timeout 600 "$@")
+# The parsers of the Slurm front end under libFuzzer with ASan/UBSan, briefly (fuzz/).
+CORRAL_FUZZ_SECONDS="${CORRAL_FUZZ_SECONDS:-10}" ./tools/fuzz_smoke.sh

@@ -244,6 +244,7 @@ constexpr std::string_view kJobsList = "jobs";
 constexpr std::string_view kNodesList = "nodes";
 constexpr std::string_view kPartitionsList = "partitions";
 constexpr std::string_view kStepsList = "steps";
+constexpr std::string_view kPrioritiesList = "priorities";
 
 // ---------------------------------------------------------------------------------------------
 // The fields of each message, in the order they are written. `v(name, field)` is called once
@@ -645,6 +646,51 @@ void Fields(V& v, S& s) {
   v("end_time", s.end_time);
   v("exit_code", s.exit_code);
   v("tasks", s.tasks);
+}
+
+template <typename V, Is<BlockerInfo> S>
+void Fields(V& v, S& s) {
+  v("code", s.code);
+  v("detail", s.detail);
+  v("scope", s.scope);
+  v("entity", s.entity);
+  v("resource", s.resource);
+  v("used", s.used);
+  v("limit", s.limit);
+  v("requested", s.requested);
+  v("jobs", s.jobs);
+}
+
+template <typename V, Is<WhyInfo> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("state", s.state);
+  v("reason", s.reason);
+  v("detail", s.detail);
+  v("estimated_start", s.estimated_start);
+  v("priority", s.priority);
+  v("blockers", s.blockers);
+}
+
+template <typename V, Is<PriorityInfo> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("user", s.user);
+  v("account", s.account);
+  v("qos", s.qos);
+  v("age", s.age);
+  v("fairshare", s.fairshare);
+  v("job_size", s.job_size);
+  v("partition", s.partition);
+  v("qos_factor", s.qos_factor);
+  v("age_points", s.age_points);
+  v("fairshare_points", s.fairshare_points);
+  v("job_size_points", s.job_size_points);
+  v("partition_points", s.partition_points);
+  v("qos_points", s.qos_points);
+  v("nice", s.nice);
+  v("priority_tier", s.priority_tier);
+  v("priority", s.priority);
 }
 
 template <typename V, Is<StepLaunchRequest> S>
@@ -1643,6 +1689,15 @@ Result<StepLaunchRequest> DecodeStepLaunchRequest(std::string_view json) {
 std::string EncodeStepSignalRequest(const StepSignalRequest& r) { return Encode(r); }
 Result<StepSignalRequest> DecodeStepSignalRequest(std::string_view json) {
   return Decode<StepSignalRequest>(json, kStrict);
+}
+
+std::string EncodeWhyInfo(const WhyInfo& w) { return Encode(w, 512 + w.blockers.size() * 256); }
+Result<WhyInfo> DecodeWhyInfo(std::string_view json) { return Decode<WhyInfo>(json, kLenient); }
+std::string EncodePriorityList(const std::vector<PriorityInfo>& list) {
+  return EncodeList(kPrioritiesList, list, 384);
+}
+Result<std::vector<PriorityInfo>> DecodePriorityList(std::string_view json) {
+  return DecodeList<PriorityInfo>(kPrioritiesList, json);
 }
 
 std::string EncodeStringMap(const std::vector<std::pair<std::string, std::string>>& kv) {

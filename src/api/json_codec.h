@@ -90,4 +90,11 @@ Result<StepSignalRequest> DecodeStepSignalRequest(std::string_view json);
 std::string EncodeStringMap(const std::vector<std::pair<std::string, std::string>>& kv);
 Result<std::vector<std::pair<std::string, std::string>>> DecodeStringMap(std::string_view json);
 
+// `corral why` and `corral priority` (answers: lenient).
+std::string EncodeWhyInfo(const WhyInfo& w);
+Result<WhyInfo> DecodeWhyInfo(std::string_view json);
+// {"priorities": [...]}
+std::string EncodePriorityList(const std::vector<PriorityInfo>& list);
+Result<std::vector<PriorityInfo>> DecodePriorityList(std::string_view json);
+
 }  // namespace corral::api

@@ -1070,5 +1070,29 @@ TEST(JsonCodecTest, StringMapRejectsNonStrings) {
   EXPECT_EQ(r.error().message, "top level: expected an object, got an array");
 }
 
+TEST(JsonCodecTest, WhyAndPriorityRoundTrip) {
+  WhyInfo w{.job = JobId(7),
+            .state = JobState::kPending,
+            .reason = "AssocGrpGRES",
+            .detail = "account nlp at its GPU limit 64/64",
+            .estimated_start = FromMicros(1'800'000'000'000'001),
+            .priority = 4242,
+            .blockers = {{.code = "AssocGrpGRES", .detail = "d", .scope = "account", .entity = "nlp",
+                          .resource = "gpu", .used = 64, .limit = 64, .requested = 8,
+                          .jobs = {JobId(3), JobId(4)}},
+                         {.code = "Dependency", .jobs = {JobId(2)}}}};
+  auto w2 = DecodeWhyInfo(EncodeWhyInfo(w));
+  ASSERT_TRUE(w2.has_value()) << w2.error().message;
+  EXPECT_EQ(*w2, w);
+  std::vector<PriorityInfo> list = {
+      {.job = JobId(1), .user = "u", .account = "a", .qos = "q", .age = 0.25, .fairshare = 0.5,
+       .job_size = 0.125, .partition = 1, .qos_factor = 0.75, .age_points = 1, .fairshare_points = 2,
+       .job_size_points = 3, .partition_points = 4, .qos_points = 5, .nice = -3, .priority_tier = 2,
+       .priority = 18}};
+  auto l2 = DecodePriorityList(EncodePriorityList(list));
+  ASSERT_TRUE(l2.has_value()) << l2.error().message;
+  EXPECT_EQ(*l2, list);
+}
+
 }  // namespace
 }  // namespace corral::api

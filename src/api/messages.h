@@ -249,4 +249,55 @@ struct StepSignalRequest {
   bool operator==(const StepSignalRequest&) const = default;
 };
 
+// One thing that holds a pending job back, as data (GET /api/v1/jobs/{id}/why). The fields
+// are sched::Blocker's: `code` is Slurm's reason name; `scope`/`entity` say which account,
+// user, QOS, partition, ... ; `resource`, `used`, `limit` and `requested` give the numbers.
+struct BlockerInfo {
+  std::string code;
+  std::string detail;
+  std::string scope;
+  std::string entity;
+  std::string resource;
+  int64_t used = 0;
+  int64_t limit = 0;
+  int64_t requested = 0;
+  std::vector<JobId> jobs;            // dependencies not met, reservation holders, victims
+  bool operator==(const BlockerInfo&) const = default;
+};
+
+// Why a job waits (`corral why JOB`): every blocker from the last scheduling pass.
+struct WhyInfo {
+  JobId job;
+  JobState state = JobState::kPending;
+  std::string reason;                 // the first blocker's code (or the job's state reason)
+  std::string detail;
+  Timestamp estimated_start{};        // epoch when unknown
+  int64_t priority = 0;
+  std::vector<BlockerInfo> blockers;
+  bool operator==(const WhyInfo&) const = default;
+};
+
+// A pending job's priority and its factors (GET /api/v1/priorities, `corral priority`):
+// each factor in [0, 1] and its points (weight x factor); `priority` = the sum - nice.
+struct PriorityInfo {
+  JobId job;
+  std::string user;
+  std::string account;
+  std::string qos;
+  double age = 0;
+  double fairshare = 0;
+  double job_size = 0;
+  double partition = 0;
+  double qos_factor = 0;
+  int64_t age_points = 0;
+  int64_t fairshare_points = 0;
+  int64_t job_size_points = 0;
+  int64_t partition_points = 0;
+  int64_t qos_points = 0;
+  int32_t nice = 0;
+  uint32_t priority_tier = 0;
+  int64_t priority = 0;
+  bool operator==(const PriorityInfo&) const = default;
+};
+
 }  // namespace corral::api

@@ -257,4 +257,16 @@ Result<std::vector<api::PartitionInfo>> Client::ListPartitions() {
   return api::DecodePartitionInfoList(r.body);
 }
 
+Result<std::vector<api::PriorityInfo>> Client::Priorities(JobId job) {
+  std::string path = "/api/v1/priorities";
+  if (job.value != 0) path += "?job=" + job.ToString();
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", path, "", true));
+  return api::DecodePriorityList(r.body);
+}
+
+Result<api::WhyInfo> Client::Why(JobId job) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + job.ToString() + "/why", "", true));
+  return api::DecodeWhyInfo(r.body);
+}
+
 }  // namespace corral::cli

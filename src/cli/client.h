@@ -70,17 +70,20 @@ class Client {
   Result<api::NodeInfo> GetNode(const std::string& name);
   Status Drain(const std::string& node, const std::string& reason);
   Status Resume(const std::string& node);
+  // GPU health (admins): return failed GPU `gpu` of `node` to service; inject a fault into a
+  // node's simulated GPUs.
+  Status ResumeGpu(const std::string& node, uint32_t gpu);
+  Status Inject(const std::string& node, const api::InjectRequest& request);
   Result<std::vector<api::PartitionInfo>> ListPartitions();
+  // `job` = 0: every pending job.
+  Result<std::vector<api::PriorityInfo>> Priorities(JobId job);
+  Result<api::WhyInfo> Why(JobId job);
   // Steps (`corral run`) and checkpoints.
   Result<api::StepInfo> CreateStep(JobId id, const StepSpec& spec);
   Result<api::StepInfo> GetStep(JobId id, uint32_t step);
   // Long-polls until the step ends or `timeout_s` passes; returns the step then.
   Result<api::StepInfo> WaitStep(JobId id, uint32_t step, int timeout_s);
   Status CancelStep(JobId id, uint32_t step);
-  // GPU health (admins): return failed GPU `gpu` of `node` to service; inject a fault into a
-  // node's simulated GPUs.
-  Status ResumeGpu(const std::string& node, uint32_t gpu);
-  Status Inject(const std::string& node, const api::InjectRequest& request);
   Result<api::JobInfo> CheckpointDone(JobId id);
 
   const std::string& url() const { return url_; }

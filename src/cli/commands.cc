@@ -318,6 +318,69 @@ int Nodes(Client& c, const Args& a) {
   return 0;
 }
 
+int Priority(Client& c, const Args& a) {
+  JobId job;
+  if (a.positional.size() > 1) return UsageError(a.command, "give at most one job id");
+  if (!a.positional.empty()) {
+    auto id = ParseJobIdArg(a.positional[0]);
+    if (!id) return UsageError(a.command, id.error().message);
+    job = *id;
+  }
+  auto list = c.Priorities(job);
+  if (!list) return Error(list.error().message);
+  if (a.json) {
+    std::printf("%s\n", api::EncodePriorityList(*list).c_str());
+    return 0;
+  }
+  // Like sprio: each factor's points, then the total.
+  Table t({"JOBID", "USER", "ACCOUNT", "QOS", "PRIORITY", "AGE", "FAIRSHARE", "JOBSIZE", "PARTITION",
+           "QOS_PTS", "NICE", "TIER"});
+  for (const auto& p : *list) {
+    t.Add({p.job.ToString(), p.user, p.account.empty() ? "-" : p.account, p.qos, std::to_string(p.priority),
+           std::to_string(p.age_points), std::to_string(p.fairshare_points), std::to_string(p.job_size_points),
+           std::to_string(p.partition_points), std::to_string(p.qos_points), std::to_string(p.nice),
+           std::to_string(p.priority_tier)});
+  }
+  std::fputs(t.Render().c_str(), stdout);
+  return 0;
+}
+
+int Why(Client& c, const Args& a) {
+  if (a.positional.size() != 1) return UsageError(a.command, "give one job id");
+  auto id = ParseJobIdArg(a.positional[0]);
+  if (!id) return UsageError(a.command, id.error().message);
+  auto why = c.Why(*id);
+  if (!why) return Error(why.error().message);
+  if (a.json) {
+    std::printf("%s\n", api::EncodeWhyInfo(*why).c_str());
+    return 0;
+  }
+  const api::WhyInfo& w = *why;
+  if (w.state != JobState::kPending) {
+    std::printf("job %s is %s (%s)\n", w.job.ToString().c_str(), std::string(JobStateName(w.state)).c_str(),
+                w.reason.c_str());
+    return 0;
+  }
+  std::printf("job %s is pending: %s%s\n", w.job.ToString().c_str(), w.reason.c_str(),
+              w.detail.empty() ? "" : (" (" + w.detail + ")").c_str());
+  std::printf("  priority %lld\n", static_cast<long long>(w.priority));
+  if (w.estimated_start.time_since_epoch().count() != 0) {
+    std::printf("  expected to start at %s (reserved)\n", FormatTimestamp(w.estimated_start).c_str());
+  }
+  for (size_t i = 0; i < w.blockers.size(); ++i) {
+    const api::BlockerInfo& b = w.blockers[i];
+    std::string line = "  " + std::to_string(i + 1) + ". " + b.code + ": " + b.detail;
+    if (!b.jobs.empty()) {
+      line += " [jobs";
+      for (JobId j : b.jobs) line += " " + j.ToString();
+      line += "]";
+    }
+    std::printf("%s\n", line.c_str());
+  }
+  if (w.blockers.empty()) std::printf("  (not examined by a scheduling pass yet)\n");
+  return 0;
+}
+
 int Partitions(Client& c, const Args& a) {
   auto parts = c.ListPartitions();
   if (!parts) return Error(parts.error().message);
@@ -396,6 +459,8 @@ const std::vector<CommandInfo>& Commands() {
        CheckpointDone},
       {"nodes", "corral nodes", {}, {}, Nodes},
       {"partitions", "corral partitions", {}, {}, Partitions},
+      {"priority", "corral priority [JOB]   (each pending job's priority and its factors)", {}, {}, Priority},
+      {"why", "corral why JOB          (everything that holds a pending job back)", {}, {}, Why},
       {"drain", "corral drain NODE --reason TEXT", {"reason"}, {},
        [](Client& c, const Args& a) {
          if (a.positional.size() != 1) return UsageError(a.command, "give one node name");
@@ -422,7 +487,8 @@ void PrintUsage() {
       "Cluster:\n"
       "  dev          start a local cluster: a controller and N agents with simulated GPUs\n"
       "  controller   run the controller daemon (--config corral.toml)\n"
-      "  agent        run a node agent (--config agent.toml)\n\n"
+      "  agent        run a node agent (--config agent.toml)\n"
+      "  sim          replay a job trace through the scheduler (corral sim --help)\n\n"
       "Jobs:\n"
       "  submit       submit a batch script (Slurm's sbatch options; #CORRAL or #SBATCH lines)\n"
       "  run          inside a job: run a command on its nodes, one task per rank (like srun)\n");

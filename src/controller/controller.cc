@@ -38,17 +38,17 @@ bool Contains(const std::vector<T>& v, const T& x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-Timestamp ExpectedEnd(const Job& j) {
-  if (j.time_limit == kUnlimited) return Timestamp::max();
-  return j.start_time + j.time_limit;
-}
-
 }  // namespace
 
 Controller::Controller(ControllerConfig config, std::vector<Partition> partitions,
                        std::unique_ptr<sched::Policy> policy, const Clock& clock)
+    : Controller(std::move(config), SchedulerConfigWith(std::move(partitions)), std::move(policy),
+                 clock) {}
+
+Controller::Controller(ControllerConfig config, sched::SchedulerConfig sched_config,
+                       std::unique_ptr<sched::Policy> policy, const Clock& clock)
     : config_(std::move(config)),
-      partitions_(std::move(partitions)),
+      partitions_(sched_config.partitions),
       policy_(std::move(policy)),
       clock_(clock) {
   CORRAL_CHECK(policy_ != nullptr) << "a scheduling policy is required";
@@ -64,6 +64,8 @@ Controller::Controller(ControllerConfig config, std::vector<Partition> partition
     }
     p.nodes = std::move(names);
   }
+  sched_config.partitions = partitions_;
+  InitScheduling(std::move(sched_config));
   last_pass_ = clock_.MonotonicNow();
 }
 
@@ -131,6 +133,11 @@ Status Controller::Recover(const store::StoredState& state) {
   meta("next_node_id", &nid);
   next_node_id_ = static_cast<uint32_t>(nid);
   RemarkGpuFailures();  // jobs still running on GPUs taken out of service
+  RecoverUsage(state);
+  for (auto& [id, e] : jobs_) {
+    if (e.job.spec.array.empty()) continue;
+    if (auto a = ParseArraySpec(e.job.spec.array)) e.array_max_running = a->max_running;
+  }
   CORRAL_LOG(Info) << "recovered " << jobs_.size() << " jobs (" << pending_.size() << " pending, "
                    << running_.size() << " running) and " << nodes_.size() << " nodes";
   sched_dirty_ = true;
@@ -335,23 +342,38 @@ Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec
   CORRAL_RETURN_IF_ERROR(ValidateSpec(who, spec, &parts));
   // An array becomes one job per index, with consecutive ids; the first is the array job id.
   std::vector<std::optional<uint32_t>> tasks = {std::nullopt};
+  uint32_t array_max_running = 0;
   if (!spec.array.empty()) {
     tasks.clear();
     ArraySpec array = *ParseArraySpec(spec.array);  // validated above
     for (uint32_t index : array.indices) tasks.push_back(index);
+    array_max_running = array.max_running;
   }
   Timestamp now = clock_.Now();
+  auto make = [&](JobId id) {
+    Job job;
+    job.id = id;
+    job.state = JobState::kPending;
+    job.reason = "None";
+    job.submit_time = now;
+    job.eligible_time = std::max(now, spec.begin_time);
+    job.partition = parts.front()->name;
+    // As in Slurm: no --time gives the partition's DefaultTime, or its MaxTime when unset.
+    const Partition* p = parts.front();
+    job.time_limit = spec.time_limit ? *spec.time_limit
+                     : p->default_time != kUnlimited ? p->default_time
+                                                     : p->max_time;
+    job.spec = spec;
+    return job;
+  };
+  // The policy engine's rules: accounts, QOS, limits, partitions, whether any node could ever
+  // hold it. Checked before anything is recorded.
+  CORRAL_RETURN_IF_ERROR(ValidateWithScheduler(make(JobId(next_job_id_))));
   api::SubmitResponse response;
   for (const auto& task : tasks) {
     JobEntry e;
-    e.job.id = AllocateJobId();
-    e.job.state = JobState::kPending;
-    e.job.reason = "None";
-    e.job.submit_time = now;
-    e.job.eligible_time = std::max(now, spec.begin_time);
-    e.job.partition = parts.front()->name;
-    e.job.time_limit = spec.time_limit ? *spec.time_limit : parts.front()->default_time;
-    e.job.spec = spec;
+    e.job = make(AllocateJobId());
+    e.array_max_running = array_max_running;
     if (task) {
       e.job.array_task_id = task;
       e.job.array_job_id = response.task_ids.empty() ? e.job.id : response.task_ids.front();
@@ -455,8 +477,15 @@ Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
   if (e.job.state != JobState::kPending) {
     return FailedPrecondition("job " + id.ToString() + ": not pending");
   }
+  // As in Slurm: an admin's hold on someone else's job (JobHeldAdmin) is one its user cannot
+  // release. The reason is stored with the job, so the kind of hold survives a restart.
+  bool admin_hold = e.job.spec.hold && e.job.reason == "JobHeldAdmin";
+  if (!hold && admin_hold && !IsAdmin(who)) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "job " + id.ToString() + ": held by an administrator; only one may release it");
+  }
   e.job.spec.hold = hold;
-  e.job.reason = hold ? "JobHeldUser" : "None";
+  e.job.reason = !hold ? "None" : (IsAdmin(who) && who.user != e.job.spec.user ? "JobHeldAdmin" : "JobHeldUser");
   PutJob(e);
   MarkDirty();
   return {};
@@ -541,6 +570,7 @@ void Controller::StartJob(JobEntry& e, const sched::Placement& placement) {
 }
 
 void Controller::ReleaseAllocation(JobEntry& e) {
+  ChargeUsage(e);
   EndStepsOfJob(e, "job " + e.job.id.ToString() + " ended");
   for (const auto& na : e.job.allocation.nodes) {
     NodeEntry* n = FindNode(na.node_name);
@@ -952,78 +982,11 @@ std::vector<api::PartitionInfo> Controller::ListPartitions() const {
   return out;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Scheduling
-
-sched::ClusterSnapshot Controller::BuildSnapshot() const {
-  sched::ClusterSnapshot s;
-  s.nodes.reserve(nodes_.size());
-  for (const auto& [id, name] : node_names_) {
-    const NodeEntry& n = nodes_.at(name);
-    sched::NodeView v;
-    v.id = n.node.id;
-    v.name = name;
-    v.cpus = n.node.inventory.cpus;
-    v.mem_mb = n.node.inventory.memory_mb;
-    v.gpus = n.node.inventory.gpus;
-    for (const auto& g : v.gpus) v.usable_gpus.insert(g.index);
-    v.usable_gpus = v.usable_gpus - n.node.failed_gpus;
-    v.features = n.node.inventory.features;
-    std::sort(v.features.begin(), v.features.end());
-    v.schedulable = n.node.registered && n.node.responding && !n.node.drain && !n.node.powered_down;
-    v.used_cpus = n.usage.cpus;
-    v.used_mem_mb = n.usage.mem_mb;
-    v.used_gpus = n.usage.gpus;
-    v.running_jobs = n.usage.jobs;
-    v.exclusive = n.usage.exclusive;
-    s.nodes.push_back(std::move(v));
-  }
-  s.partitions = partitions_;
-  for (JobId id : running_) {
-    const Job& j = jobs_.at(id).job;
-    s.running.push_back({.id = j.id, .user = j.spec.user, .account = j.spec.account, .qos = j.spec.qos,
-                         .partition = j.partition, .start_time = j.start_time,
-                         .expected_end = ExpectedEnd(j), .allocation = j.allocation,
-                         .last_checkpoint = j.last_checkpoint});
-  }
-  Timestamp now = clock_.Now();
-  for (JobId id : pending_) {
-    const Job& j = jobs_.at(id).job;
-    if (j.eligible_time > now) continue;
-    s.pending.push_back({.id = j.id, .user = j.spec.user, .account = j.spec.account, .qos = j.spec.qos,
-                         .partitions = j.spec.partitions, .resources = j.spec.resources,
-                         .time_limit = j.time_limit, .submit_time = j.submit_time, .nice = j.spec.nice,
-                         .held = j.spec.hold});
-  }
-  return s;
-}
-
-void Controller::Schedule() {
-  sched_dirty_ = false;
-  last_pass_ = clock_.MonotonicNow();
-  if (pending_.empty()) return;
-  sched::ClusterSnapshot snapshot = BuildSnapshot();
-  sched::Plan plan = policy_->Decide(snapshot, clock_.Now());
-  for (const auto& placement : plan.starts) {
-    auto it = jobs_.find(placement.job);
-    if (it == jobs_.end() || it->second.job.state != JobState::kPending || placement.nodes.empty()) {
-      CORRAL_LOG(Error) << "policy placed job " << placement.job.ToString() << " which is not pending";
-      continue;
-    }
-    StartJob(it->second, placement);
-  }
-  for (const auto& reason : plan.pending) {
-    auto it = jobs_.find(reason.job);
-    if (it == jobs_.end() || it->second.job.state != JobState::kPending) continue;
-    it->second.job.reason = reason.code;  // shown, not persisted until the next state change
-    it->second.reason_detail = reason.detail;
-    it->second.estimated_start = reason.estimated_start;
-    it->second.priority = reason.priority;
-  }
-}
+// Scheduling: BuildSnapshot and Schedule are in controller_sched.cc.
 
 void Controller::Tick() {
   RunPendingStops();
+  PersistUsage(/*force=*/false);
   MonoTime now = clock_.MonotonicNow();
   for (auto& [name, n] : nodes_) {
     if (!n.node.registered || !n.node.responding) continue;

@@ -26,7 +26,10 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "core/partition.h"
+#include "sched/config.h"
 #include "sched/policy.h"
+#include "sched/scheduler.h"
+#include "sched/usage.h"
 #include "store/store.h"
 
 namespace corral::controller {
@@ -64,7 +67,12 @@ enum class StopAction { kRequeue, kCancel };
 
 class Controller {
  public:
-  // `policy` decides placements. `partitions` come from the scheduling configuration.
+  // `policy` decides placements; `sched_config` (the scheduling sections of corral.toml) gives
+  // the partitions, accounts, QOS and limits that submissions are checked against, and the
+  // fair-share settings of the usage ledger.
+  Controller(ControllerConfig config, sched::SchedulerConfig sched_config,
+             std::unique_ptr<sched::Policy> policy, const Clock& clock);
+  // The default scheduling configuration with these partitions (tests).
   Controller(ControllerConfig config, std::vector<Partition> partitions,
              std::unique_ptr<sched::Policy> policy, const Clock& clock);
   Controller(const Controller&) = delete;
@@ -188,6 +196,17 @@ class Controller {
   // Returns kNotFound, kFailedPrecondition when the job is not running.
   Status SignalCheckpointAndStop(JobId id, Duration grace, StopAction action, const std::string& reason);
 
+  // --- Scheduling (controller_sched.cc) ---
+
+  // Every pending job's priority and its factors as the policy engine computes them now
+  // (`corral priority`), in JobId order; only `job`'s when given. Returns kNotFound for an
+  // unknown job, kFailedPrecondition for a job that is not pending.
+  Result<std::vector<sched::PriorityFactors>> Priorities(std::optional<JobId> job) const;
+  // Everything that holds pending job `id` back, from the last scheduling pass (`corral why`).
+  // Returns kNotFound for an unknown job.
+  Result<std::vector<sched::Blocker>> Blockers(JobId id) const;
+  const sched::SchedulerConfig& sched_config() const { return sched_config_; }
+
   // --- Periodic work ---
 
   // Marks nodes without heartbeats DOWN (failing or requeueing their jobs) and runs a
@@ -224,6 +243,10 @@ class Controller {
     std::string gpu_failure;
     Generation gpu_failure_generation;
     MonoTime gpu_kill_at = MonoTime::max();  // after the checkpoint signal's grace
+    // Scheduling (controller_sched.cc): the array's "%N" throttle, and the last pass's
+    // blockers of a pending job.
+    uint32_t array_max_running = 0;
+    std::vector<sched::Blocker> blockers;
   };
   // A step of `corral run` (controller_steps.cc).
   struct StepEntry {
@@ -274,7 +297,19 @@ class Controller {
   const NodeEntry* FindNode(const std::string& name) const;
   api::JobInfo MakeJobInfo(const JobEntry& e) const;
   api::NodeInfo MakeNodeInfo(const NodeEntry& n) const;
+  // Scheduling (controller_sched.cc).
+  static sched::SchedulerConfig SchedulerConfigWith(std::vector<Partition> partitions);
+  void InitScheduling(sched::SchedulerConfig config);
   sched::ClusterSnapshot BuildSnapshot() const;
+  sched::RunningJobView MakeRunningView(const JobEntry& e) const;
+  sched::PendingJobView MakePendingView(const JobEntry& e) const;
+  // Checks a submission with the engine's rules (accounts, QOS, limits, partitions, nodes).
+  Status ValidateWithScheduler(const Job& job) const;
+  // A job stops holding its resources: charge its usage up to now.
+  void ChargeUsage(const JobEntry& e);
+  void RecoverUsage(const store::StoredState& state);
+  void PersistUsage(bool force);
+  void ApplyPreemptions(const sched::Plan& plan);
   bool IsAdmin(const api::Identity& who) const;
   Status CheckOwner(const api::Identity& who, const Job& job) const;
   void MarkDirty() { sched_dirty_ = true; }
@@ -328,6 +363,13 @@ class Controller {
   std::map<JobId, uint32_t> next_step_;
   std::vector<std::pair<JobId, uint32_t>> finished_steps_;
   std::map<JobId, PendingStop> stops_;
+  // Scheduling (controller_sched.cc).
+  sched::SchedulerConfig sched_config_;
+  std::unique_ptr<sched::Scheduler> engine_;     // submit checks and priorities
+  bool submit_limits_ = false;                   // some max_submitted_jobs limit is set
+  sched::UsageLedger ledger_;
+  MonoTime usage_persisted_{};
+  std::map<JobId, JobId> preempted_for_;         // victim -> the job it makes room for
 };
 
 }  // namespace corral::controller

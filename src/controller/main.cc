@@ -17,7 +17,7 @@
 #include "core/clock.h"
 #include "core/log.h"
 #include "sched/config.h"
-#include "sched/first_fit_policy.h"
+#include "sched/policy_factory.h"
 #include "store/store.h"
 
 namespace corral::controller {
@@ -100,8 +100,12 @@ int RunControllerCommand(int argc, char** argv) {
   }
   auto authenticator = api::MakeAuthenticator(*key, munge_socket, config->admins);
 
-  ControllerService service(*config, sched_config->partitions,
-                            std::make_unique<sched::FirstFitPolicy>(), std::move(*store),
+  auto policy = sched::MakePolicy(sched_config->policy, *sched_config);
+  if (!policy) return Fail(std::string(config_path) + ": [scheduler] policy: " + policy.error().message);
+  CORRAL_LOG(Info) << "scheduling policy \"" << sched_config->policy << "\" with "
+                   << sched_config->partitions.size() << " partitions, " << sched_config->accounts.size()
+                   << " accounts, " << sched_config->qos.size() << " QOS";
+  ControllerService service(*config, *sched_config, std::move(*policy), std::move(*store),
                             std::move(authenticator), *key, SystemClock::Get());
   if (Status s = service.Start(); !s) return Fail(s.error().message);
   std::printf("corral controller: listening on %s\n", service.url().c_str());

@@ -205,7 +205,7 @@ struct ControllerService::Impl {
   }
 };
 
-ControllerService::ControllerService(ControllerConfig config, std::vector<Partition> partitions,
+ControllerService::ControllerService(ControllerConfig config, sched::SchedulerConfig sched_config,
                                      std::unique_ptr<sched::Policy> policy,
                                      std::unique_ptr<store::Store> store,
                                      std::unique_ptr<api::Authenticator> authenticator,
@@ -213,7 +213,7 @@ ControllerService::ControllerService(ControllerConfig config, std::vector<Partit
     : impl_(std::make_unique<Impl>(config, clock, std::move(store), std::move(authenticator),
                                    std::move(key))) {
   impl_->controller =
-      std::make_unique<Controller>(std::move(config), std::move(partitions), std::move(policy), clock);
+      std::make_unique<Controller>(std::move(config), std::move(sched_config), std::move(policy), clock);
 }
 
 ControllerService::~ControllerService() { Stop(); }
@@ -584,6 +584,52 @@ Status ControllerService::Start() {
                  if (!answer) return api::ErrorResponse({answer.error().code, "node " + name + ": " + answer.error().message});
                  return Ok();
                }));
+  // `corral priority [JOB]`: every pending job's priority and its factors (or one job's).
+  server.Route("GET", "/api/v1/priorities", authed([self](const api::HttpRequest& req, const api::Identity&) {
+    std::optional<JobId> job;
+    if (auto it = req.query.find("job"); it != req.query.end()) {
+      auto id = ParseJobId(it->second);
+      if (!id) return api::ErrorResponse(id.error());
+      job = *id;
+    }
+    auto r = self->Call<std::vector<api::PriorityInfo>>(
+        [job](Controller& c) -> Result<std::vector<api::PriorityInfo>> {
+          CORRAL_ASSIGN_OR_RETURN(auto factors, c.Priorities(job));
+          std::vector<api::PriorityInfo> out;
+          for (const auto& f : factors) {
+            out.push_back({.job = f.job, .user = f.user, .account = f.account, .qos = f.qos,
+                           .age = f.age, .fairshare = f.fairshare, .job_size = f.job_size,
+                           .partition = f.partition, .qos_factor = f.qos_factor,
+                           .age_points = f.age_points, .fairshare_points = f.fairshare_points,
+                           .job_size_points = f.job_size_points, .partition_points = f.partition_points,
+                           .qos_points = f.qos_points, .nice = f.nice, .priority_tier = f.priority_tier,
+                           .priority = f.priority});
+          }
+          return out;
+        });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodePriorityList(*r));
+  }));
+  // `corral why JOB`: everything that holds a job back, as data.
+  server.Route("GET", "/api/v1/jobs/{id}/why", authed([self](const api::HttpRequest& req, const api::Identity&) {
+    auto id = ParseJobId(req.params.at("id"));
+    if (!id) return api::ErrorResponse(id.error());
+    auto r = self->Call<api::WhyInfo>([id = *id](Controller& c) -> Result<api::WhyInfo> {
+      CORRAL_ASSIGN_OR_RETURN(api::JobInfo info, c.GetJob(id));
+      CORRAL_ASSIGN_OR_RETURN(auto blockers, c.Blockers(id));
+      api::WhyInfo w{.job = id, .state = info.job.state, .reason = info.job.reason,
+                     .detail = info.reason_detail, .estimated_start = info.estimated_start,
+                     .priority = info.priority};
+      for (const auto& b : blockers) {
+        w.blockers.push_back({.code = b.code, .detail = b.detail, .scope = b.scope, .entity = b.entity,
+                              .resource = b.resource, .used = b.used, .limit = b.limit,
+                              .requested = b.requested, .jobs = b.jobs});
+      }
+      return w;
+    });
+    if (!r) return api::ErrorResponse(r.error());
+    return Json(200, api::EncodeWhyInfo(*r));
+  }));
   server.Route("GET", "/api/v1/partitions", authed([self](const api::HttpRequest&, const api::Identity&) {
     auto r = self->Call<std::vector<api::PartitionInfo>>(
         [](Controller& c) -> Result<std::vector<api::PartitionInfo>> { return c.ListPartitions(); });

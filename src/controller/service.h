@@ -20,6 +20,7 @@
 #include "core/clock.h"
 #include "core/partition.h"
 #include "core/result.h"
+#include "sched/config.h"
 #include "sched/policy.h"
 #include "store/store.h"
 
@@ -30,7 +31,7 @@ class AgentTransport;
 
 class ControllerService {
  public:
-  ControllerService(ControllerConfig config, std::vector<Partition> partitions,
+  ControllerService(ControllerConfig config, sched::SchedulerConfig sched_config,
                     std::unique_ptr<sched::Policy> policy, std::unique_ptr<store::Store> store,
                     std::unique_ptr<api::Authenticator> authenticator, api::JwtKey key,
                     const Clock& clock);

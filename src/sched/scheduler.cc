@@ -2673,9 +2673,15 @@ Status Scheduler::ValidateSubmission(const PendingJobView& job,
 
   // Partitions: the job is accepted if one of them could ever run it.
   if (job.partitions.empty()) return err(ErrorCode::kInvalidArgument, "no partition");
+  // Nodes by name, built only for partitions with node lists or jobs with -w.
   NameMap<const NodeView*> nodes;
-  nodes.reserve(snapshot.nodes.size() * 2);
-  for (const NodeView& n : snapshot.nodes) nodes.emplace(n.name, &n);
+  auto node_map = [&]() -> const NameMap<const NodeView*>& {
+    if (nodes.size() == 0) {
+      nodes.reserve(snapshot.nodes.size());
+      for (const NodeView& n : snapshot.nodes) nodes.emplace(n.name, &n);
+    }
+    return nodes;
+  };
   const Constraint c = ParseConstraint(r.constraint);
   std::optional<Error> first;
   for (const std::string& pname : job.partitions) {
@@ -2724,12 +2730,12 @@ Status Scheduler::ValidateSubmission(const PendingJobView& job,
       for (const NodeView& n : snapshot.nodes) members.push_back(&n);
     } else {
       for (const std::string& name : part->nodes) {
-        if (auto it = nodes.find(name); it != nodes.end()) members.push_back(it->second);
+        if (auto it = node_map().find(name); it != nodes.end()) members.push_back(it->second);
       }
     }
     bool nodelist_ok = true;
     for (const std::string& name : r.nodelist) {
-      auto it = nodes.find(name);
+      auto it = node_map().find(name);
       if (it == nodes.end() ||
           std::find(members.begin(), members.end(), it->second) == members.end()) {
         reject(ErrorCode::kInvalidArgument, "requested node \"" + name + "\" is not in it");
@@ -2740,15 +2746,17 @@ Status Scheduler::ValidateSubmission(const PendingJobView& job,
     if (!nodelist_ok) continue;
     if (members.empty()) return {};  // nodes not registered yet: cannot tell
     PerNodeDemand d = ComputePerNodeDemand(r, part->def_mem_per_cpu_mb);
+    const uint32_t need = std::max<uint32_t>(1, r.nodes);
     uint32_t capable = 0;
     for (const NodeView* n : members) {
+      if (capable >= need) break;  // enough: no need to look further
       if (!c.Matches(n->features)) continue;
       if (std::find(r.exclude.begin(), r.exclude.end(), n->name) != r.exclude.end()) continue;
       uint32_t typed = 0;
       for (const GpuInfo& g : n->gpus) typed += d.gpu_type.empty() || g.model == d.gpu_type;
       if (typed >= d.gpus && n->cpus >= d.cpus && n->mem_mb >= d.mem_mb) ++capable;
     }
-    if (capable < std::max<uint32_t>(1, r.nodes)) {
+    if (capable < need) {
       std::string unit = d.gpus > 0 ? std::to_string(d.gpus) + " GPUs" +
                                           (d.gpu_type.empty() ? "" : " of type " + d.gpu_type)
                                     : std::to_string(d.cpus) + " CPUs";

@@ -132,7 +132,9 @@ class Scheduler final : public Policy {
   // or QOS allows, or a request no node of any of its partitions can ever hold; kPermissionDenied
   // for an unknown account (when accounts are configured), a user not in the account, a QOS
   // the account may not use, or a partition or reservation the account or user may not use;
-  // kResourceExhausted when a submitted-jobs limit is reached. Messages name the job and entity:
+  // kResourceExhausted when a submitted-jobs limit is reached. Cost: a walk over the nodes of its
+  // partitions (stopping once enough could hold it), and over all jobs only when a
+  // submitted-jobs limit applies to it. Messages name the job and entity:
   // `job 42: partition "train": time limit 8-00:00:00 exceeds max_time 7-00:00:00`.
   Status ValidateSubmission(const PendingJobView& job, const ClusterSnapshot& snapshot) const;
 

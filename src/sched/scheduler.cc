@@ -2536,7 +2536,9 @@ void Pass::Run(Plan* plan) {
   for (JobInfo& j : pending_) {
     // Beyond the bound, a job is not examined: a cheap reason, and the caller keeps the
     // explanation of the last pass that examined it.
-    if (config_.max_jobs_per_pass > 0 && examined >= config_.max_jobs_per_pass) {
+    // (A job that jobs are being preempted for is always examined: it must keep its reservation.)
+    if (config_.max_jobs_per_pass > 0 && examined >= config_.max_jobs_per_pass &&
+        !inflight_for_[j.view - snap_.pending.data()]) {
       plan->pending.push_back(PendingReason{.job = j.view->id,
                                             .code = "Priority",
                                             .detail = "not examined",

@@ -778,6 +778,28 @@ TEST(SchedulerTest, MaxJobsPerPassBoundsTheWork) {
   EXPECT_TRUE(p.pending[0].blockers.empty());
 }
 
+TEST(SchedulerTest, JobsWaitingOnPreemptionAreExaminedBeyondTheBound) {
+  SchedulerConfig c = PreemptionConfig3Qos();
+  c.max_jobs_per_pass = 1;
+  c.backfill.enabled = false;
+  std::vector<NodeView> nodes = {MakeNode(1, "n1", 4)};
+  RunningJobView victim =
+      Occupy(&nodes[0], 900, GpuSet::FirstN(4), kNow - Minutes(60), kNow + Minutes(600));
+  victim.qos = "scavenger";
+  victim.preempt_deadline = kNow + Minutes(5);
+  victim.preempted_for = JobId(2);
+  ClusterSnapshot s = Snapshot(c, nodes);
+  s.running = {victim};
+  PendingJobView hi = MakeJob(2, 1, 4);
+  hi.qos = "high";
+  s.pending = {MakeJob(1, 1, 1), hi};
+  Plan p = Scheduler(c).Decide(s, kNow);
+  ASSERT_EQ(p.reservations.size(), 1u);
+  EXPECT_EQ(p.reservations[0].job, JobId(2));
+  EXPECT_EQ(p.reservations[0].start, kNow + Minutes(5));
+  EXPECT_TRUE(ReasonOf(p, 2)->examined);
+}
+
 TEST(SchedulerTest, SameInputSamePlan) {
   SchedulerConfig c = TwoLeaves();
   std::vector<NodeView> nodes = EightNodes();

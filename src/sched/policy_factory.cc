@@ -3,7 +3,9 @@
 #include <string>
 
 #include "sched/first_fit_policy.h"
+#include "sched/las_policy.h"
 #include "sched/scheduler.h"
+#include "sched/sjf_policy.h"
 
 namespace corral::sched {
 namespace {
@@ -57,6 +59,9 @@ constexpr Entry kPolicies[] = {
     {"default", "multifactor priority, fair share, limits, preemption, backfill, topology",
      &MakeDefault},
     {"first_fit", "the placeholder first-fit policy (nice, then JobId)", &MakeFirstFit},
+    {"las", "preemptive least attained GPU-service, multi-level queues (Tiresias-style)",
+     &MakeLasPolicy},
+    {"sjf", "oracle shortest-job-first on known run times (simulator bound)", &MakeSjfPolicy},
 };
 
 }  // namespace

@@ -1,0 +1,183 @@
+// The simulator's speed: whole-trace replays through each policy.
+//
+//   BM_Replay/<trace>/<cluster>/<policy>   the shared traces (../shared/traces, or
+//                                          $CORRAL_TRACES_DIR), skipped when absent:
+//                                          philly_pollux on 352 x 8 (2,816 GPUs, uncontended)
+//                                          and 48 x 8 (contended); alibaba_openb_2023 on
+//                                          1,213 x 8-ish (its 6,212 GPUs) and 64 x 8
+//   BM_ReplaySynthetic/<policy>            20,000 random jobs on 16 x 8 GPUs (always runs)
+//
+// One iteration is one whole replay; counters: passes (calls to Decide), pending jobs handed
+// to Decide per pass, jobs per second of replay. `corral sim --profile` prints the same.
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <benchmark/benchmark.h>
+
+#include "sched/las_policy.h"
+#include "sched/policy_factory.h"
+#include "sched/sjf_policy.h"
+#include "sim/cluster.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+#include "sim/workload.h"
+
+namespace corral::sim {
+namespace {
+
+const char* const kPolicies[] = {"fifo", "backfill", "default", "las", "sjf"};
+
+std::string TracesDir() {
+  const char* env = std::getenv("CORRAL_TRACES_DIR");
+  return env != nullptr ? env : CORRAL_SOURCE_DIR "/../shared/traces";
+}
+
+// The options `corral sim` uses for `name` (sim_command.cc).
+SimOptions OptionsFor(const std::string& name, const sched::Policy* policy,
+                      const sched::SchedulerConfig& config) {
+  SimOptions o;
+  o.policy_may_preempt = name == "default" || name == "las";
+  o.track_usage = name == "default";
+  const auto* las = dynamic_cast<const sched::LasPolicy*>(policy);
+  if (name == "sjf")
+    o.static_priority = [](const sched::PendingJobView& v) { return sched::SjfPriority(v, {}); };
+  if (las != nullptr) {
+    o.static_priority = [las](const sched::PendingJobView& v) {
+      return -static_cast<double>(las->Level(ToSecondsF(v.attained_service)));
+    };
+  }
+  if (name == "fifo") o.window = {.enabled = true, .strict = true};
+  if (name == "backfill") o.window = {.enabled = true, .reservations = 1};
+  if (name == "default") {
+    o.policy_may_preempt = false;  // no QOS preempt lists or guarantees in the config below
+    o.window = {.enabled = true, .reservations = config.backfill.reservations};
+  }
+  if (name == "sjf") {
+    o.window = {.enabled = true};
+  }
+  if (las != nullptr) {
+    o.may_preempt = [las](const sched::ClusterSnapshot& s, Timestamp now) {
+      return las->MayPreempt(s, now);
+    };
+    o.wakeup = [las](const sched::ClusterSnapshot& s, Timestamp now) {
+      return las->NextLevelChange(s, now);
+    };
+    o.window = {.enabled = true};
+  }
+  return o;
+}
+
+void Replay(benchmark::State& state, const Trace& trace, const std::string& cluster,
+            const std::string& name) {
+  auto spec = ParseClusterShortForm(cluster);
+  if (!spec) {
+    state.SkipWithError(spec.error().message.c_str());
+    return;
+  }
+  std::vector<sched::NodeView> nodes = BuildNodes(*spec);
+  sched::SchedulerConfig config = sched::DefaultSchedulerConfig();
+  config.priority.weight_fairshare = 10000;  // as `corral sim` without --config
+  auto workload = BuildWorkload(trace, nodes, config, {});
+  if (!workload) {
+    state.SkipWithError(workload.error().message.c_str());
+    return;
+  }
+  SimStats stats;
+  for (auto _ : state) {
+    auto policy = sched::MakePolicy(name, config);
+    SimOptions o = OptionsFor(name, policy->get(), config);
+    auto r = Simulate(*workload, nodes, config, **policy, o);
+    if (!r) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    stats = r->stats;
+  }
+  state.counters["passes"] = static_cast<double>(stats.passes);
+  state.counters["pending_per_pass"] =
+      stats.passes > 0 ? static_cast<double>(stats.pending_seen) / static_cast<double>(stats.passes)
+                       : 0;
+  state.counters["jobs_per_s"] = benchmark::Counter(static_cast<double>(trace.jobs.size()),
+                                                    benchmark::Counter::kIsIterationInvariantRate);
+}
+
+const Trace* LoadTrace(const std::string& file) {
+  std::ifstream in(TracesDir() + "/" + file);
+  if (!in) return nullptr;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto t = ParseTraceCsv(ss.str(), file);
+  return t ? new Trace(std::move(*t)) : nullptr;  // lives for the whole run
+}
+
+const Trace& SyntheticTrace() {
+  static const Trace* trace = [] {
+    std::mt19937_64 rng(42);
+    std::string csv = "job_id,submit_time_s,duration_s,num_gpus,user,queue\n";
+    int64_t t = 0;
+    const int gpus[] = {1, 1, 1, 1, 1, 2, 4, 8, 16};
+    for (int i = 0; i < 20000; ++i) {
+      t += static_cast<int64_t>(rng() % 120);
+      int64_t d = 1 + static_cast<int64_t>(std::exp(static_cast<double>(rng() % 1000) / 100.0));
+      csv += std::to_string(i) + "," + std::to_string(t) + "," + std::to_string(d) + "," +
+             std::to_string(gpus[rng() % 9]) + ",u" + std::to_string(rng() % 20) + ",q" +
+             std::to_string(rng() % 4) + "\n";
+    }
+    return new Trace(*ParseTraceCsv(csv));
+  }();
+  return *trace;
+}
+
+void Register() {
+  for (const char* policy : kPolicies) {
+    benchmark::RegisterBenchmark((std::string("BM_ReplaySynthetic/") + policy).c_str(),
+                                 [policy](benchmark::State& s) {
+                                   Replay(s, SyntheticTrace(), "nodes=16,gpus_per_node=8", policy);
+                                 })
+        ->Unit(benchmark::kSecond)
+        ->Iterations(1);
+  }
+  struct Case {
+    const char* trace;
+    const char* file;
+    const char* label;
+    const char* cluster;
+  };
+  const Case cases[] = {
+      {"philly", "philly_pollux.csv", "352x8", "nodes=352,gpus_per_node=8,model=v100"},
+      {"philly", "philly_pollux.csv", "48x8", "nodes=48,gpus_per_node=8,model=v100"},
+      {"alibaba", "alibaba_openb_2023.csv", "6212gpus", "nodes=777,gpus_per_node=8,model=g2"},
+      {"alibaba", "alibaba_openb_2023.csv", "64x8", "nodes=64,gpus_per_node=8,model=g2"},
+  };
+  for (const Case& c : cases) {
+    const Trace* trace = LoadTrace(c.file);
+    for (const char* policy : kPolicies) {
+      std::string name = std::string("BM_Replay/") + c.trace + "/" + c.label + "/" + policy;
+      std::string cluster = c.cluster;
+      benchmark::RegisterBenchmark(name.c_str(),
+                                   [trace, cluster, policy](benchmark::State& s) {
+                                     if (trace == nullptr) {
+                                       s.SkipWithError("trace not found (set CORRAL_TRACES_DIR)");
+                                       return;
+                                     }
+                                     Replay(s, *trace, cluster, policy);
+                                   })
+          ->Unit(benchmark::kSecond)
+          ->Iterations(1);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace corral::sim
+
+int main(int argc, char** argv) {
+  corral::sim::Register();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

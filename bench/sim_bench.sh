@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Replays the shared traces through `corral sim` with all five policies and prints the metrics
+# tables and timings (wall and CPU). Usage: bench/sim_bench.sh [BUILD_DIR] [TRACES_DIR]
+#   philly_pollux       on 352 x 8 (2,816 GPUs: uncontended), 48 x 8 (contended), and the 11 VCs
+#   alibaba_openb_2023  on its 1,213 heterogeneous nodes (6,212 GPUs) and on 64 x 8
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+traces=${2:-../shared/traces}
+corral="$build/src/main/corral"
+[ -x "$corral" ] || { echo "sim_bench: $corral not built (ninja -C $build corral)" >&2; exit 2; }
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+run() {
+  local name=$1; shift
+  echo "=== $name: corral sim $*"
+  /usr/bin/time -f "  time: %e s wall, %U s user, %M KB max RSS" "$corral" sim --profile --csv "$out/$name.csv" "$@"
+  echo
+}
+
+run philly-2816 --trace "$traces/philly_pollux.csv" --cluster nodes=352,gpus_per_node=8,model=v100
+run philly-384 --trace "$traces/philly_pollux.csv" --cluster nodes=48,gpus_per_node=8,model=v100
+run philly-vc --trace "$traces/philly_pollux.csv" --cluster bench/sim_bench_philly_vc.toml
+run alibaba-6212 --trace "$traces/alibaba_openb_2023.csv" --cluster bench/sim_bench_alibaba.toml
+run alibaba-512 --trace "$traces/alibaba_openb_2023.csv" --cluster nodes=64,gpus_per_node=8,model=g2

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/slurm_front.h"
 #include "controller/main.h"
+#include "sim/sim_command.h"
 
 int main(int argc, char** argv) {
   try {
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     if (command == "controller") return corral::controller::RunControllerCommand(argc - 1, argv + 1);
     if (command == "agent") return corral::agent::RunAgentCommand(argc - 1, argv + 1);
     if (command == "dev") return corral::cli::RunDevCommand(argc - 1, argv + 1);
+    if (command == "sim") return corral::sim::RunSimCommand(argc - 1, argv + 1);
     return corral::cli::RunClientCommand(argc - 1, argv + 1);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "corral: internal error: %s\n", e.what());

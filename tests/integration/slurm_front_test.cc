@@ -195,15 +195,22 @@ TEST_F(SlurmTest, ArraySweepWithOutputNamesPerTask) {
   EXPECT_EQ(acct.out, want);
 }
 
-// The throttle ("%2": at most two tasks at a time) is evaluated by the scheduler engine
-// (sched::Scheduler); the controller still runs FirstFitPolicy, which does not look at it.
-// TODO(#6): enable once the controller schedules with the engine.
-TEST_F(SlurmTest, DISABLED_ArrayThrottleLimitsRunningTasks) {
+// Array throttles ("%2": at most two tasks at a time) and dependencies are evaluated by the
+// scheduling engine (sched::Scheduler); the controller still runs FirstFitPolicy, which looks
+// at neither. TODO(#6): enable once the controller schedules with the engine.
+TEST_F(SlurmTest, DISABLED_ArrayThrottleAndDependenciesAreEnforced) {
   JobId array = Sbatch({"--array=1-4%2", "-o", "/dev/null", "--wrap", "sleep 5"});
   ASSERT_TRUE(WaitState(array, JobState::kRunning));
   auto q = cluster_->CliAs("squeue", {"-h", "-r", "-t", "R", "-o", "%i"});
   EXPECT_EQ(Lines(q.out).size(), 2u) << q.out;
   ASSERT_EQ(cluster_->CliAs("scancel", {array.ToString()}).status, 0);
+  // afterok: the second job starts only once the first has completed.
+  JobId first = Sbatch({"-o", "/dev/null", "--wrap", "sleep 1"});
+  JobId second =
+      Sbatch({"-o", "/dev/null", "--dependency=afterok:" + first.ToString(), "--wrap", "true"});
+  Job a = WaitEnded(first), b = WaitEnded(second);
+  EXPECT_EQ(b.state, JobState::kCompleted);
+  EXPECT_GE(b.start_time, a.end_time);
 }
 
 // A job that submits its successor: `sbatch --dependency=afterok:$SLURM_JOB_ID $0`.

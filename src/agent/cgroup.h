@@ -9,7 +9,7 @@
 // BPF_PROG_TYPE_CGROUP_DEVICE program attached to the job's cgroup that refuses the denied
 // character devices), kill (v2 cgroup.kill; v1: freeze, SIGKILL each member, thaw).
 // A job's cgroups live under the agent's own cgroup: OWN/<parent>/<node>/job_<id>, in every
-// hierarchy used. docs/agent.md describes what each host type gets.
+// hierarchy used (the agent names <node> after the node and a hash of its state directory). docs/agent.md describes what each host type gets.
 //
 // Thread-safety: CgroupManager is thread-safe (it holds no mutable state after Open);
 // a JobCgroup is used by one thread at a time.

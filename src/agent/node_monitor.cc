@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
@@ -165,7 +167,16 @@ NodeMonitor::~NodeMonitor() { Stop(); }
 
 void NodeMonitor::Start() {
   Impl& im = *impl_;
-  auto cg = CgroupManager::Open(im.config.cgroup, im.config.name, im.clock);
+  // The node's cgroup directory is named after the node and its state directory, so that two
+  // agents of one name on one machine (test clusters) never take each other's job cgroups for
+  // leftovers, while a restarted agent finds its own.
+  uint64_t h = 1469598103934665603ull;
+  for (char ch : std::filesystem::absolute(im.config.state_dir).string()) {
+    h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  }
+  char suffix[16];
+  std::snprintf(suffix, sizeof suffix, "-%08x", static_cast<unsigned>(h ^ (h >> 32)));
+  auto cg = CgroupManager::Open(im.config.cgroup, im.config.name + suffix, im.clock);
   if (cg) {
     im.cgroups = std::move(*cg);
     im.cgroup_summary = im.cgroups->Describe();

@@ -210,6 +210,14 @@ class JobCgroupImpl final : public JobCgroup {
 
 class CgroupManagerImpl final : public CgroupManager {
  public:
+  // Removes the node's directories when no job is left in them, and the parent directory when
+  // no other node uses it (rmdir refuses non-empty directories).
+  ~CgroupManagerImpl() override {
+    for (const auto& b : Bases()) {
+      if (rmdir(b.c_str()) == 0) rmdir(b.substr(0, b.rfind('/')).c_str());
+    }
+  }
+
   // The base directory (OWN/<parent>/<node>) of each hierarchy used, and which one serves
   // which function ("" = none).
   std::vector<Hierarchy> hierarchies;

@@ -31,6 +31,7 @@
 #include "cli/run.h"
 #include "cli/slurm/options.h"
 #include "cli/slurm/submit.h"
+#include "core/clock.h"
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
 
@@ -150,7 +151,7 @@ std::optional<api::JobInfo> Allocate(Client& client, JobSpec spec, const std::st
     sigaction(SIGTERM, &old_term, nullptr);
   };
   bool announced = false;
-  auto started = std::chrono::steady_clock::now();
+  const MonoTime started = SystemClock::Get().MonotonicNow();
   auto pause = std::chrono::milliseconds(5);
   while (true) {
     auto info = client.GetJob(id);
@@ -172,7 +173,7 @@ std::optional<api::JobInfo> Allocate(Client& client, JobSpec spec, const std::st
       restore();
       return std::nullopt;
     }
-    auto waited = std::chrono::steady_clock::now() - started;
+    Duration waited = SystemClock::Get().MonotonicNow() - started;
     if (opts.immediate.has_value() &&
         waited >= std::chrono::seconds(std::max<uint32_t>(*opts.immediate, 1))) {
       (void)client.Cancel(id);

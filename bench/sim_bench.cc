@@ -17,10 +17,9 @@
 
 #include <benchmark/benchmark.h>
 
-#include "sched/las_policy.h"
 #include "sched/policy_factory.h"
-#include "sched/sjf_policy.h"
 #include "sim/cluster.h"
+#include "sim/policy_options.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 #include "sim/workload.h"
@@ -33,41 +32,6 @@ const char* const kPolicies[] = {"fifo", "backfill", "default", "las", "sjf"};
 std::string TracesDir() {
   const char* env = std::getenv("CORRAL_TRACES_DIR");
   return env != nullptr ? env : CORRAL_SOURCE_DIR "/../shared/traces";
-}
-
-// The options `corral sim` uses for `name` (sim_command.cc).
-SimOptions OptionsFor(const std::string& name, const sched::Policy* policy,
-                      const sched::SchedulerConfig& config) {
-  SimOptions o;
-  o.policy_may_preempt = name == "default" || name == "las";
-  o.track_usage = name == "default";
-  const auto* las = dynamic_cast<const sched::LasPolicy*>(policy);
-  if (name == "sjf")
-    o.static_priority = [](const sched::PendingJobView& v) { return sched::SjfPriority(v, {}); };
-  if (las != nullptr) {
-    o.static_priority = [las](const sched::PendingJobView& v) {
-      return -static_cast<double>(las->Level(ToSecondsF(v.attained_service)));
-    };
-  }
-  if (name == "fifo") o.window = {.enabled = true, .strict = true};
-  if (name == "backfill") o.window = {.enabled = true, .reservations = 1};
-  if (name == "default") {
-    o.policy_may_preempt = false;  // no QOS preempt lists or guarantees in the config below
-    o.window = {.enabled = true, .reservations = config.backfill.reservations};
-  }
-  if (name == "sjf") {
-    o.window = {.enabled = true};
-  }
-  if (las != nullptr) {
-    o.may_preempt = [las](const sched::ClusterSnapshot& s, Timestamp now) {
-      return las->MayPreempt(s, now);
-    };
-    o.wakeup = [las](const sched::ClusterSnapshot& s, Timestamp now) {
-      return las->NextLevelChange(s, now);
-    };
-    o.window = {.enabled = true};
-  }
-  return o;
 }
 
 void Replay(benchmark::State& state, const Trace& trace, const std::string& cluster,
@@ -88,7 +52,7 @@ void Replay(benchmark::State& state, const Trace& trace, const std::string& clus
   SimStats stats;
   for (auto _ : state) {
     auto policy = sched::MakePolicy(name, config);
-    SimOptions o = OptionsFor(name, policy->get(), config);
+    SimOptions o = OptionsForPolicy(name, **policy, config);
     auto r = Simulate(*workload, nodes, config, **policy, o);
     if (!r) {
       state.SkipWithError(r.error().message.c_str());

@@ -19,11 +19,11 @@
 #include "sched/config.h"
 #include "sched/las_policy.h"
 #include "sched/policy_factory.h"
-#include "sched/sjf_policy.h"
 #include "sim/cluster.h"
 #include "sim/from_store.h"
 #include "sim/metrics.h"
 #include "sim/plots.h"
+#include "sim/policy_options.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 #include "sim/workload.h"
@@ -250,34 +250,6 @@ Result<Timestamp> ParseTime(const std::string& flag, const std::string& text) {
                    std::chrono::minutes(mi) + std::chrono::seconds(s));
 }
 
-bool UsesGpuMinuteLimits(const sched::SchedulerConfig& c) {
-  auto has = [](const sched::Limits& l) { return l.max_gpu_minutes.has_value(); };
-  for (const auto& a : c.accounts) {
-    if (has(a.limits)) return true;
-  }
-  for (const auto& u : c.users) {
-    if (has(u.limits)) return true;
-  }
-  for (const auto& q : c.qos) {
-    if (has(q.limits) || has(q.per_user)) return true;
-  }
-  return false;
-}
-
-// Whether the engine-based `default` policy may preempt under `c`.
-bool DefaultMayPreempt(const sched::SchedulerConfig& c) {
-  if (!c.preemption.enabled) return false;
-  for (const auto& q : c.qos) {
-    if (!q.preempt.empty()) return true;
-  }
-  if (c.preemption.reclaim) {
-    for (const auto& a : c.accounts) {
-      if (a.guaranteed_gpus > 0) return true;
-    }
-  }
-  return false;
-}
-
 class ProgressBar {
  public:
   explicit ProgressBar(bool enabled) : enabled_(enabled) {}
@@ -476,70 +448,25 @@ int RunSimCommand(int argc, char** argv) {
   ProgressBar bar(tty);
   for (const std::string& name : args.policies) {
     std::unique_ptr<sched::Policy> policy;
-    const sched::LasPolicy* las = nullptr;
     if (name == "las") {
       sched::LasOptions lo;
       if (args.las_thresholds) lo.thresholds_gpu_seconds = *args.las_thresholds;
       auto p = sched::LasPolicy::Create(config, lo);
       if (!p) return Fail("policy las: " + p.error().message);
-      las = p->get();
       policy = std::move(*p);
     } else {
       auto p = sched::MakePolicy(name, config);
       if (!p) return Fail("policy " + name + ": " + p.error().message);
       policy = std::move(*p);
     }
-    SimOptions opt;
+    SimOptions opt = OptionsForPolicy(name, *policy, config);
     opt.start = history ? history->origin : SimOptions().start;
     opt.checkpoint_interval = args.checkpoint;
     opt.periodic_pass = args.periodic;
     opt.skip_idle_passes = args.skip;
     opt.profile_clock = &clock;
-    if (name == "fifo" || name == "backfill" || name == "sjf" || name == "first_fit") {
-      opt.policy_may_preempt = false;
-    }
-    // These order jobs without fair share (GPU-minute limits still need the usage).
-    if (name == "fifo" || name == "backfill" || name == "sjf" || name == "las" ||
-        name == "first_fit") {
-      opt.track_usage = UsesGpuMinuteLimits(config);
-    }
-    if (name == "default") {
-      opt.policy_may_preempt = DefaultMayPreempt(config);
-    }
-    // Windowed passes (simulator.h): the order and reservations of each policy.
-    if (args.window) {
-      if (name == "fifo") {
-        opt.window = {.enabled = true, .strict = true};
-      } else if (name == "backfill") {
-        opt.window = {.enabled = true, .reservations = 1};  // EASY (policy_factory.h)
-      } else if (name == "default" && !opt.policy_may_preempt) {
-        opt.window = {.enabled = true,
-                      .reservations = config.backfill.enabled ? config.backfill.reservations : 0};
-      } else if (name == "sjf") {
-        opt.window = {.enabled = true};
-      } else if (las != nullptr) {
-        opt.window = {.enabled = true};
-      }
-    }
+    if (!args.window) opt.window.enabled = false;
     opt.verify_windows = args.verify_windows;
-    // The fixed priorities of the custom-priority policies (class order; simulator.h).
-    if (name == "sjf") {
-      opt.static_priority = [](const sched::PendingJobView& v) {
-        return sched::SjfPriority(v, {});
-      };
-    } else if (las != nullptr) {
-      opt.static_priority = [las](const sched::PendingJobView& v) {
-        return -static_cast<double>(las->Level(ToSecondsF(v.attained_service)));
-      };
-    }
-    if (las != nullptr) {
-      opt.may_preempt = [las](const sched::ClusterSnapshot& s, Timestamp now) {
-        return las->MayPreempt(s, now);
-      };
-      opt.wakeup = [las](const sched::ClusterSnapshot& s, Timestamp now) {
-        return las->NextLevelChange(s, now);
-      };
-    }
     bar.Start(name);
     opt.progress = [&bar](double f) { bar.Show(f); };
     MonoTime t0 = clock.MonotonicNow();

@@ -91,13 +91,20 @@ class Sim {
       if (n.schedulable) result_.capacity_gpus += n.usable_gpus.size();
     }
     result_.start = opt_.start;
-    window_ = opt_.window.enabled && config.max_jobs_per_pass == 0 && config.reservations.empty();
+    window_ = opt_.window.enabled && config.reservations.empty();
+    tier_.assign(w.jobs.size(), 0);
+    for (size_t i = 0; i < w.jobs.size(); ++i) {
+      for (const std::string& name : w.jobs[i].view.partitions) {
+        for (const Partition& p : config.partitions) {
+          if (p.name == name) tier_[i] = std::max(tier_[i], p.priority_tier);
+        }
+      }
+    }
     class_jobs_.resize(w.classes);
     views_.resize(w.jobs.size());
     stamp_of_.assign(w.jobs.size(), 0);
     static_priority_.assign(w.jobs.size(), 0.0);
-    use_ledger_ = options.track_usage &&
-                  (config.priority.weight_fairshare > 0 || UsesGpuMinuteLimits(config));
+    use_ledger_ = options.track_usage;
     BuildPools();
   }
 
@@ -111,7 +118,6 @@ class Sim {
       if (!first) result_.allocated_gpu_seconds += allocated_gpus_ * ToSecondsF(t - last);
       first = false;
       last = t;
-      if (use_ledger_) ledger_.Advance(t, snap_.running, config_);
       bool dirty = false;
       int rounds = 0;
       while (true) {
@@ -138,20 +144,6 @@ class Sim {
   }
 
  private:
-  static bool UsesGpuMinuteLimits(const sched::SchedulerConfig& c) {
-    auto has = [](const sched::Limits& l) { return l.max_gpu_minutes.has_value(); };
-    for (const auto& a : c.accounts) {
-      if (has(a.limits)) return true;
-    }
-    for (const auto& u : c.users) {
-      if (has(u.limits)) return true;
-    }
-    for (const auto& q : c.qos) {
-      if (has(q.limits) || has(q.per_user)) return true;
-    }
-    return false;
-  }
-
   void BuildPools() {
     node_pools_.resize(snap_.nodes.size());
     std::vector<std::pair<std::string, std::string>> keys;  // (partition, type) per pool
@@ -277,10 +269,12 @@ class Sim {
     sched::PendingJobView& v = views_[i];
     v = j.view;
     v.submit_time = opt_.start + j.submit;
+    v.eligible_time = v.submit_time;  // the controller's `Job::eligible_time` (no --begin)
     v.restart_count = r.restarts;
     v.attained_service = r.attained;
     v.known_duration = r.remaining;
-    if (opt_.static_priority) static_priority_[i] = opt_.static_priority(v);
+    static_priority_[i] =
+        opt_.static_priority ? opt_.static_priority(v) : -static_cast<double>(v.nice);
     pending_ids_.insert(std::lower_bound(pending_ids_.begin(), pending_ids_.end(), i), i);
     ++pending_by_shape_[j.shape];
     std::vector<uint32_t>& members = class_jobs_[j.klass];
@@ -298,6 +292,15 @@ class Sim {
       return a < b;
     }
   };
+
+  // The engine's order for a static-order policy: tier desc, priority desc, submit, JobId.
+  bool StaticLess(uint32_t a, uint32_t b) const {
+    if (tier_[a] != tier_[b]) return tier_[a] > tier_[b];
+    if (static_priority_[a] != static_priority_[b])
+      return static_priority_[a] > static_priority_[b];
+    if (w_.jobs[a].submit != w_.jobs[b].submit) return w_.jobs[a].submit < w_.jobs[b].submit;
+    return a < b;
+  }
 
   // Puts the pending jobs with indices `ids` (sorted) in the snapshot.
   void FillPending(const std::vector<uint32_t>& ids) {
@@ -328,17 +331,47 @@ class Sim {
 
   // Asks the policy for a plan, on a window of the pending jobs when allowed (see the header).
   Result<sched::Plan> Decide(Timestamp t) {
-    if (!window_) {
+    const uint32_t bound = config_.max_jobs_per_pass;
+    const bool capped = bound > 0 && pending_ids_.size() > bound;
+    if (!window_ || (capped && !opt_.window.static_order)) {
       FillPending(pending_ids_);
       return CallPolicy(t);
+    }
+    // The jobs the policy would examine: per class, a prefix (all of it when not capped).
+    class_limit_.resize(class_jobs_.size());
+    for (size_t c = 0; c < class_jobs_.size(); ++c) class_limit_[c] = class_jobs_[c].size();
+    if (capped) {
+      std::vector<uint32_t> order = pending_ids_;
+      std::nth_element(order.begin(), order.begin() + (bound - 1), order.end(),
+                       [this](uint32_t a, uint32_t b) { return StaticLess(a, b); });
+      const uint32_t last = order[bound - 1];
+      for (size_t c = 0; c < class_jobs_.size(); ++c) {
+        const std::vector<uint32_t>& members = class_jobs_[c];
+        class_limit_[c] = static_cast<size_t>(
+            std::partition_point(members.begin(), members.end(),
+                                 [&](uint32_t i) { return i == last || StaticLess(i, last); }) -
+            members.begin());
+      }
     }
     ++stamp_;
     std::vector<uint32_t> picked;
     const uint32_t k = std::max<uint32_t>(1, opt_.window.initial);
-    for (const std::vector<uint32_t>& members : class_jobs_) {
-      for (size_t m = 0; m < members.size() && m < k; ++m) {
+    for (size_t c = 0; c < class_jobs_.size(); ++c) {
+      const std::vector<uint32_t>& members = class_jobs_[c];
+      for (size_t m = 0; m < class_limit_[c] && m < k; ++m) {
         stamp_of_[members[m]] = stamp_;
         picked.push_back(members[m]);
+      }
+    }
+    if (capped) {
+      // Jobs victims are being preempted for are examined whatever their rank.
+      for (const sched::RunningJobView& r : snap_.running) {
+        if (r.preempted_for.value == 0) continue;
+        const uint32_t i = static_cast<uint32_t>(r.preempted_for.value - 1);
+        if (i < runs_.size() && runs_[i].state == State::kPending && stamp_of_[i] != stamp_) {
+          stamp_of_[i] = stamp_;
+          picked.push_back(i);
+        }
       }
     }
     while (true) {
@@ -394,10 +427,12 @@ class Sim {
     }
     std::sort(busy.begin(), busy.end());
     std::vector<uint32_t> more;
-    for (const std::vector<uint32_t>& members : class_jobs_) {
+    for (size_t c = 0; c < class_jobs_.size(); ++c) {
+      const std::vector<uint32_t>& members = class_jobs_[c];
       Duration blocks_from = kUnlimited;  // left-out jobs with a limit at least this are proven
       size_t included = 0, added = 0, cap = 0;
-      for (uint32_t i : members) {
+      for (size_t m = 0; m < class_limit_[c]; ++m) {
+        const uint32_t i = members[m];
         if (stamp_of_[i] == stamp_) {
           ++included;
           const JobId id = w_.jobs[i].id;
@@ -438,6 +473,8 @@ class Sim {
   }
 
   Status MaybePass(Timestamp t) {
+    // As the controller's pass does: ends were charged when they released their resources.
+    if (use_ledger_) ledger_.Advance(t, snap_.running, config_);
     if (opt_.periodic_pass.count() > 0) {
       // Without running jobs or arrivals to come, a job that cannot start now never will
       // (short of time-based windows): stop the periodic passes then.
@@ -554,6 +591,7 @@ class Sim {
     rv.user = j.view.user;
     rv.account = j.view.account;
     rv.qos = j.view.qos;
+    rv.name = j.view.name;
     rv.partition = p.partition;
     rv.start_time = t;
     rv.expected_end = limited ? t + limit : Timestamp::max();
@@ -701,6 +739,8 @@ class Sim {
   std::vector<sched::PendingJobView> views_;  // per job, valid while it is pending
   std::vector<uint32_t> pending_ids_;         // pending jobs, sorted (by index = by JobId)
   std::vector<uint32_t> stamp_of_;            // per job: the pass whose window holds it
+  std::vector<uint32_t> tier_;                // per job: the highest tier of its partitions
+  std::vector<size_t> class_limit_;           // per class: members the policy would examine
   uint32_t stamp_ = 0;
   std::vector<std::vector<uint32_t>> class_jobs_;  // pending jobs of each class, in class order
   std::vector<double> static_priority_;            // per job, with `PassWindow::static_priority`

@@ -18,8 +18,9 @@
 //      `attained_service` grown by its GPU-time) or, in cancel mode, ends CANCELLED. It keeps the
 //      work done up to its last checkpoint (every `checkpoint_interval` of run time; none by
 //      default: it restarts from scratch); the rest is lost.
-//   5. Fair-share usage (`sched::UsageLedger`) is advanced at every timestamp with events, as the
-//      controller advances it every tick, when the configuration uses it.
+//   5. Fair-share usage (`sched::UsageLedger`) is charged when a job releases its resources and
+//      advanced at every timestamp with events, before the pass, as the controller does.
+//      Skipped for policies that do not read it (`track_usage`).
 //
 // The snapshot is kept up to date incrementally (never rebuilt from the job table): nodes,
 // running jobs sorted by JobId, pending jobs sorted by JobId.
@@ -46,9 +47,13 @@
 // satisfies 1 (with the limit condition against that job's limit). Left-out jobs that no job
 // proves are added to the window (at most three times the class's share at a time) and the
 // pass is asked again, until every left-out job is proven or none is left out.
-// Windows are used only without `max_jobs_per_pass`, reservation windows in the configuration,
-// or possible preemption by the engine (these look at every job). `verify_windows` checks each
-// windowed plan against a full pass.
+// `max_jobs_per_pass` (the engine examines only the first jobs in its order, and every job for
+// which victims are being preempted): while no more jobs wait, it changes nothing; beyond, a
+// policy with a static order (`PassWindow::static_order`) gets a window taken from the jobs it
+// would examine (the first `max_jobs_per_pass` in that order, a prefix of every class, plus those
+// victims are being preempted for), and any other policy a full pass. Windows are not used with
+// reservation windows in the configuration, or with possible preemption by the engine (these
+// look at every job). `verify_windows` checks each windowed plan against a full pass.
 //
 // Deterministic: the same workload, configuration and policy give the same result, bit for bit.
 // Not thread-safe.
@@ -75,7 +80,12 @@ struct PassWindow {
   bool enabled = false;
   bool strict = false;        // the policy stops at a partition's first blocked job (fifo)
   uint32_t reservations = 0;  // backfill reservations the policy makes per pass; 0 = none
-  uint32_t initial = 4;       // K: the first window holds the first K jobs of each class
+  // The policy's order is fixed while jobs wait: (partition tier, `static_priority` or else
+  // -nice, submit time, JobId), as for fifo, backfill, sjf and las. Then windows also work when
+  // more jobs wait than `max_jobs_per_pass`: the window is taken from the jobs the policy would
+  // examine. Without it, such passes are run in full.
+  bool static_order = false;
+  uint32_t initial = 4;  // K: the first window holds the first K jobs of each class
 };
 
 struct SimOptions {
@@ -89,8 +99,8 @@ struct SimOptions {
   // the multifactor priority, by submit time within a class.
   std::function<double(const sched::PendingJobView&)> static_priority;
   bool verify_windows = false;  // also run every windowed pass in full and compare (tests)
-  // Keep fair-share usage (model, 5). The command turns it off for policies whose decisions do
-  // not depend on it (no fair-share weight and no GPU-minute limit in their configuration).
+  // Keep fair-share usage (model, 5) and put it in the snapshot. `OptionsForPolicy` turns it off
+  // for policies whose decisions do not depend on it (no fair-share weight, no GPU-minute limit).
   bool track_usage = true;
   bool policy_may_preempt = true;  // false lets idle passes be skipped when nothing fits
   // For a policy that may preempt: whether a pass at `now` could preempt anything (when it

@@ -9,6 +9,7 @@
 #include "sched/sjf_policy.h"
 #include "sim/cluster.h"
 #include "sim/metrics.h"
+#include "sim/policy_options.h"
 
 namespace corral::sim {
 namespace {
@@ -32,36 +33,10 @@ Scenario Make(const std::string& rows, const std::string& cluster, WorkloadOptio
   return s;
 }
 
-// The simulator's options for `name` as `corral sim` sets them (sim_command.cc).
+// The simulator's options for `name`, as `corral sim` sets them; without windows on request.
 SimOptions OptionsFor(const std::string& name, const sched::Policy* policy, bool window) {
-  SimOptions o;
-  const auto* las = dynamic_cast<const sched::LasPolicy*>(policy);
-  o.policy_may_preempt = las != nullptr;
-  if (las != nullptr) {
-    o.may_preempt = [las](const sched::ClusterSnapshot& s, Timestamp now) {
-      return las->MayPreempt(s, now);
-    };
-    o.wakeup = [las](const sched::ClusterSnapshot& s, Timestamp now) {
-      return las->NextLevelChange(s, now);
-    };
-  }
-  if (name == "sjf")
-    o.static_priority = [](const sched::PendingJobView& v) { return sched::SjfPriority(v, {}); };
-  if (las != nullptr) {
-    o.static_priority = [las](const sched::PendingJobView& v) {
-      return -static_cast<double>(las->Level(ToSecondsF(v.attained_service)));
-    };
-  }
-  if (!window) return o;
-  if (name == "fifo") o.window = {.enabled = true, .strict = true};
-  if (name == "backfill") o.window = {.enabled = true, .reservations = 1};
-  if (name == "default") o.window = {.enabled = true, .reservations = 10};
-  if (name == "sjf") {
-    o.window = {.enabled = true};
-  }
-  if (las != nullptr) {
-    o.window = {.enabled = true};
-  }
+  SimOptions o = OptionsForPolicy(name, *policy, sched::DefaultSchedulerConfig());
+  o.window.enabled &= window;
   return o;
 }
 

@@ -87,6 +87,8 @@ Result<Workload> BuildWorkload(const Trace& trace, const std::vector<sched::Node
     v.id = j.id;
     v.user = t.user;
     v.account = t.account.empty() ? t.queue : t.account;
+    v.qos = sched::DefaultQos(config, v.account);  // resolved, as the controller resolves it
+    v.name = "job";  // the controller's name for a job submitted without one
     const Partition* part = def;
     for (const Partition& p : config.partitions) {
       if (p.name == t.queue) part = &p;

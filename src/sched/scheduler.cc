@@ -519,6 +519,7 @@ class Pass {
 
   // Nodes.
   GpuSet TypeMask(uint32_t n, int type) const;
+  uint64_t MemOn(const Demand& d, uint32_t n) const;  // the memory `d` takes on node `n`
   bool NodeStaticOk(const JobInfo& j, uint32_t n, const Constraint& c) const;
   bool WindowsOk(const JobInfo& j, uint32_t n, Timestamp from, Timestamp to) const;
   bool Fits(uint32_t n, const Demand& d, bool whole) const;
@@ -1067,6 +1068,10 @@ void Pass::Prepare(JobInfo* j) {
 // ---------------------------------------------------------------------------------------------
 // Nodes.
 
+uint64_t Pass::MemOn(const Demand& d, uint32_t n) const {
+  return d.mem == kWholeNodeMemory ? nodes_[n].view->mem_mb : d.mem;  // --mem=0: all of it
+}
+
 GpuSet Pass::TypeMask(uint32_t n, int type) const {
   const WorkNode& w = nodes_[n];
   if (type == 0) return w.view->usable_gpus;
@@ -1088,11 +1093,11 @@ bool Pass::Fits(uint32_t n, const Demand& d, bool whole) const {
   if (d.exclusive) {
     if (w.jobs > 0 || (!whole && w.resv_start != kNever)) return false;
     return TypeMask(n, d.type).size() >= d.gpus && w.view->cpus >= d.cpus &&
-           w.view->mem_mb >= d.mem;
+           w.view->mem_mb >= MemOn(d, n);
   }
   uint32_t cpus = whole ? w.cpus_free : SubSat(w.cpus_free, w.resv_cpus);
   uint64_t mem = whole ? w.mem_free : SubSat(w.mem_free, w.resv_mem);
-  return cpus >= d.cpus && mem >= d.mem && Available(n, d.type, whole).size() >= d.gpus;
+  return cpus >= d.cpus && mem >= MemOn(d, n) && Available(n, d.type, whole).size() >= d.gpus;
 }
 
 bool Pass::NodeStaticOk(const JobInfo& j, uint32_t n, const Constraint& c) const {
@@ -1133,7 +1138,7 @@ void Pass::Allocate(uint32_t n, const Demand& d, GpuSet gpus, uint32_t job_ref,
                     NodeAllocation* out) {
   WorkNode& w = nodes_[n];
   uint32_t cpus = d.exclusive ? w.view->cpus : d.cpus;
-  uint64_t mem = d.exclusive ? w.view->mem_mb : d.mem;
+  uint64_t mem = d.exclusive ? w.view->mem_mb : MemOn(d, n);
   w.cpus_free = SubSat(w.cpus_free, cpus);
   w.mem_free = SubSat(w.mem_free, mem);
   w.free = w.free - gpus;
@@ -1159,7 +1164,7 @@ void Pass::HoldForReservation(uint32_t n, const Demand& d, GpuSet gpus, Timestam
   } else {
     w.resv_gpus = w.resv_gpus | gpus;
     w.resv_cpus += d.cpus;
-    w.resv_mem += d.mem;
+    w.resv_mem += MemOn(d, n);
   }
   w.resv_start = std::min(w.resv_start, start);
   reserved_nodes_.insert(n);
@@ -1207,7 +1212,7 @@ uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
     any_match = true;
     // GPUs out of service still count: they may come back.
     uint32_t gpus = mask.size() + static_cast<uint32_t>(v.gpus.size()) - v.usable_gpus.size();
-    if (gpus >= d.gpus && v.cpus >= d.cpus && v.mem_mb >= d.mem) ++capable;
+    if (gpus >= d.gpus && v.cpus >= d.cpus && v.mem_mb >= MemOn(d, n)) ++capable;
   }
   *type_or_feature_missing = !any_match;
   if (shared) capable_[key] = {capable, !any_match};
@@ -1952,7 +1957,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
       if (d.exclusive && !all_eligible) continue;
       if (!NodeStaticOk(j, n, c) || !WindowsOk(j, n, now_, j.end)) continue;
       GpuSet mask = TypeMask(n, d.type);
-      if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < d.mem) continue;
+      if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < MemOn(d, n)) continue;
       if (d.exclusive && w.resv_start != kNever) continue;
       vs.clear();
       GpuSet most = w.free;  // what the node would have with every eligible victim gone
@@ -1968,7 +1973,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
       }
       if (!d.exclusive && (((most & mask) - w.resv_gpus).size() < d.gpus ||
                            most_cpus < static_cast<uint64_t>(d.cpus) + w.resv_cpus ||
-                           most_mem < d.mem + w.resv_mem)) {
+                           most_mem < MemOn(d, n) + w.resv_mem)) {
         continue;
       }
       for (V& v : vs) v.lost = lost_work(jobs_[v.ref]);
@@ -1990,7 +1995,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
         }
         g = (g & mask) - w.resv_gpus;
         return g.size() >= d.gpus && cpus >= static_cast<uint64_t>(d.cpus) + w.resv_cpus &&
-               mem >= d.mem + w.resv_mem;
+               mem >= MemOn(d, n) + w.resv_mem;
       };
       std::vector<uint8_t> take(vs.size(), 0);
       size_t k = 0;
@@ -2075,7 +2080,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
       rs.nodes.push_back({.node = w.view->id,
                           .node_name = w.view->name,
                           .cpus = d.exclusive ? w.view->cpus : d.cpus,
-                          .mem_mb = d.exclusive ? w.view->mem_mb : d.mem,
+                          .mem_mb = d.exclusive ? w.view->mem_mb : MemOn(d, o.node),
                           .gpus = pick});
       held.push_back(o.node);
     }
@@ -2105,7 +2110,7 @@ Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
   const WorkNode& w = nodes_[n];
   if (!w.view->schedulable) return kNever;
   const GpuSet mask = TypeMask(n, d.type);
-  if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < d.mem) return kNever;
+  if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < MemOn(d, n)) return kNever;
   Timestamp t = now_;
   if (d.exclusive) {
     if (w.resv_start != kNever) return kNever;
@@ -2113,7 +2118,7 @@ Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
   } else {
     GpuSet g = Available(n, d.type, false);
     uint64_t cpus = SubSat(w.cpus_free, w.resv_cpus), mem = SubSat(w.mem_free, w.resv_mem);
-    auto fits = [&] { return g.size() >= d.gpus && cpus >= d.cpus && mem >= d.mem; };
+    auto fits = [&] { return g.size() >= d.gpus && cpus >= d.cpus && mem >= MemOn(d, n); };
     if (!fits()) {
       if (w.resv_whole || (mask - w.resv_gpus).size() < d.gpus) return kNever;
       // Cheap bound first: nothing is released before the earliest end.
@@ -2229,7 +2234,7 @@ bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool fo
     rs.nodes.push_back({.node = w.view->id,
                         .node_name = w.view->name,
                         .cpus = d.exclusive ? w.view->cpus : d.cpus,
-                        .mem_mb = d.exclusive ? w.view->mem_mb : d.mem,
+                        .mem_mb = d.exclusive ? w.view->mem_mb : MemOn(d, n),
                         .gpus = pick});
     held.push_back(n);
   }
@@ -2756,14 +2761,16 @@ Status Scheduler::ValidateSubmission(const PendingJobView& job,
       if (std::find(r.exclude.begin(), r.exclude.end(), n->name) != r.exclude.end()) continue;
       uint32_t typed = 0;
       for (const GpuInfo& g : n->gpus) typed += d.gpu_type.empty() || g.model == d.gpu_type;
-      if (typed >= d.gpus && n->cpus >= d.cpus && n->mem_mb >= d.mem_mb) ++capable;
+      if (typed >= d.gpus && n->cpus >= d.cpus && n->mem_mb >= MemoryOnNode(d, n->mem_mb))
+        ++capable;
     }
     if (capable < need) {
       std::string unit = d.gpus > 0 ? std::to_string(d.gpus) + " GPUs" +
                                           (d.gpu_type.empty() ? "" : " of type " + d.gpu_type)
                                     : std::to_string(d.cpus) + " CPUs";
-      unit +=
-          ", " + std::to_string(d.cpus) + " CPUs and " + FormatMemoryMb(d.mem_mb) + " of memory";
+      unit += ", " + std::to_string(d.cpus) + " CPUs and " +
+              (d.mem_mb == kWholeNodeMemory ? std::string("all the memory of a node")
+                                            : FormatMemoryMb(d.mem_mb) + " of memory");
       if (!r.constraint.empty()) unit += " with features " + r.constraint;
       reject(ErrorCode::kInvalidArgument,
              r.nodes <= 1 ? "no node can ever hold " + unit

@@ -136,6 +136,7 @@ World RandomWorld(uint64_t seed) {
     if (pick(0, 4) == 0) j.resources.gpu_type = pick(0, 1) ? "a100" : "h100";
     if (pick(0, 8) == 0) j.resources.constraint = "ib";
     if (pick(0, 12) == 0) j.resources.exclusive = true;
+    if (pick(0, 25) == 0) j.resources.mem_per_node_mb = kWholeNodeMemory;  // --mem=0
     if (pick(0, 12) == 0) j.resources.exclude = {names[pick(0, names.size() - 1)]};
     if (pick(0, 20) == 0) j.resources.nodelist = {names[pick(0, names.size() - 1)]};
     if (pick(0, 20) == 0) j.reservation = "maint";

@@ -717,6 +717,28 @@ TEST(SchedulerTest, DrainedNodesAndPartitionDefaultMemory) {
   EXPECT_EQ(p.starts[0].nodes[0].mem_mb, 4u * 2048);
 }
 
+TEST(SchedulerTest, WholeNodeMemoryNeedsANodeWithAllItsMemoryFree) {
+  SchedulerConfig c = DefaultSchedulerConfig();
+  std::vector<NodeView> nodes = {MakeNode(1, "n1", 4), MakeNode(2, "n2", 4)};
+  RunningJobView r = Occupy(&nodes[0], 900, Gpus({0}), kNow, kNow + Minutes(60));
+  ClusterSnapshot s = Snapshot(c, nodes);
+  s.running = {r};
+  PendingJobView all_mem = MakeJob(1, 1, 1);
+  all_mem.resources.mem_per_node_mb = kWholeNodeMemory;  // --mem=0
+  PendingJobView again = all_mem;
+  again.id = JobId(2);
+  s.pending = {all_mem, again};
+  Scheduler sched(c);
+  Plan p = sched.Decide(s, kNow);
+  ASSERT_EQ(StartedIds(p), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(p.starts[0].nodes[0].node_name, "n2");
+  EXPECT_EQ(p.starts[0].nodes[0].mem_mb, 512u * 1024);
+  EXPECT_EQ(p.pending[0].code, "Resources");
+  EXPECT_EQ(p.pending[0].estimated_start, kNow + Minutes(60));  // n1's memory frees at +60
+  EXPECT_EQ(p.reservations[0].nodes[0].mem_mb, 512u * 1024);
+  EXPECT_TRUE(sched.ValidateSubmission(all_mem, s).has_value());
+}
+
 TEST(SchedulerTest, FifoBlocksAndBackfillFillsTheGap) {
   SchedulerConfig c = DefaultSchedulerConfig();
   std::vector<NodeView> nodes = {MakeNode(1, "n1", 4)};

@@ -123,24 +123,22 @@ Plan LasPolicy::Decide(const ClusterSnapshot& s, Timestamp now) {
   Plan plan = engine_->Decide(s, now);
   if (!config_.preemption.enabled || s.running.empty()) return plan;
 
-  // Nodes: free GPUs after this pass's starts.
+  // Nodes: free GPUs after this pass's starts. `nodes` is sorted by NodeId.
   const size_t n_nodes = s.nodes.size();
-  std::unordered_map<uint32_t, uint32_t> node_index;
-  node_index.reserve(n_nodes * 2);
-  std::unordered_map<std::string_view, uint32_t> node_by_name;
-  node_by_name.reserve(n_nodes * 2);
+  auto node_index = [&](NodeId id) -> int64_t {
+    auto it = std::lower_bound(s.nodes.begin(), s.nodes.end(), id,
+                               [](const NodeView& n, NodeId x) { return n.id < x; });
+    if (it == s.nodes.end() || it->id != id) return -1;
+    return it - s.nodes.begin();
+  };
   std::vector<GpuSet> free(n_nodes);
-  for (uint32_t n = 0; n < n_nodes; ++n) {
-    node_index.emplace(s.nodes[n].id.value, n);
-    node_by_name.emplace(s.nodes[n].name, n);
-    free[n] = s.nodes[n].usable_gpus - s.nodes[n].used_gpus;
-  }
+  for (uint32_t n = 0; n < n_nodes; ++n) free[n] = s.nodes[n].usable_gpus - s.nodes[n].used_gpus;
   for (const Placement& p : plan.starts) {
     for (const NodeAllocation& na : p.nodes) {
-      auto it = node_index.find(na.node.value);
-      if (it != node_index.end()) free[it->second] = free[it->second] - na.gpus;
+      if (int64_t n = node_index(na.node); n >= 0) free[n] = free[n] - na.gpus;
     }
   }
+  std::unordered_map<std::string_view, uint32_t> node_by_name;  // built when first needed
 
   // Running jobs that may be victims, per node, most served first.
   struct Victim {
@@ -161,9 +159,8 @@ Plan LasPolicy::Decide(const ClusterSnapshot& s, Timestamp now) {
     double lost = now > since ? GpusOf(r) * ToSecondsF(now - since) : 0.0;
     victims.push_back({i, RunningLevel(r, now), lost});
     for (const NodeAllocation& na : r.allocation.nodes) {
-      auto it = node_index.find(na.node.value);
-      if (it != node_index.end())
-        on_node[it->second].push_back(static_cast<uint32_t>(victims.size() - 1));
+      if (int64_t n = node_index(na.node); n >= 0)
+        on_node[n].push_back(static_cast<uint32_t>(victims.size() - 1));
     }
   }
   if (victims.empty()) return plan;
@@ -245,6 +242,10 @@ Plan LasPolicy::Decide(const ClusterSnapshot& s, Timestamp now) {
     if (part->nodes.empty()) {
       for (uint32_t n = 0; n < n_nodes; ++n) consider(n);
     } else {
+      if (node_by_name.empty()) {
+        node_by_name.reserve(n_nodes * 2);
+        for (uint32_t n = 0; n < n_nodes; ++n) node_by_name.emplace(s.nodes[n].name, n);
+      }
       for (const std::string& name : part->nodes) {
         auto it = node_by_name.find(name);
         if (it != node_by_name.end()) consider(it->second);

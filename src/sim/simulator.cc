@@ -304,9 +304,16 @@ class Sim {
 
   // Puts the pending jobs with indices `ids` (sorted) in the snapshot.
   void FillPending(const std::vector<uint32_t>& ids) {
-    snap_.pending.clear();
-    snap_.pending.reserve(ids.size());
-    for (uint32_t i : ids) snap_.pending.push_back(views_[i]);
+    // Copy-assign into the views already there: their strings and vectors keep their buffers,
+    // which saves most of the allocations of a pass.
+    if (snap_.pending.size() > ids.size()) snap_.pending.resize(ids.size());
+    for (size_t k = 0; k < ids.size(); ++k) {
+      if (k < snap_.pending.size()) {
+        snap_.pending[k] = views_[ids[k]];
+      } else {
+        snap_.pending.push_back(views_[ids[k]]);
+      }
+    }
   }
 
   // The snapshot the hooks see (SimOptions::may_preempt): per class, the first pending jobs up

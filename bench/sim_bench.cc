@@ -3,8 +3,9 @@
 //   BM_Replay/<trace>/<cluster>/<policy>   the shared traces (../shared/traces, or
 //                                          $CORRAL_TRACES_DIR), skipped when absent:
 //                                          philly_pollux on 352 x 8 (2,816 GPUs, uncontended)
-//                                          and 48 x 8 (contended); alibaba_openb_2023 on
-//                                          1,213 x 8-ish (its 6,212 GPUs) and 64 x 8
+//                                          and 48 x 8 (contended); alibaba_openb_2023 on its
+//                                          own 1,213 nodes (6,212 GPUs) and on 4 x 8 (its mean
+//                                          demand is 17 GPUs, its peak 70)
 //   BM_ReplaySynthetic/<policy>            20,000 random jobs on 16 x 8 GPUs (always runs)
 //
 // One iteration is one whole replay; counters: passes (calls to Decide), pending jobs handed
@@ -113,8 +114,16 @@ void Register() {
   const Case cases[] = {
       {"philly", "philly_pollux.csv", "352x8", "nodes=352,gpus_per_node=8,model=v100"},
       {"philly", "philly_pollux.csv", "48x8", "nodes=48,gpus_per_node=8,model=v100"},
-      {"alibaba", "alibaba_openb_2023.csv", "6212gpus", "nodes=777,gpus_per_node=8,model=g2"},
-      {"alibaba", "alibaba_openb_2023.csv", "64x8", "nodes=64,gpus_per_node=8,model=g2"},
+      // Alibaba's own 1,213 nodes (bench/sim_bench_alibaba.toml), and 4 x 8 (contended).
+      {"alibaba", "alibaba_openb_2023.csv", "1213nodes",
+       "nodes=549,gpus_per_node=8,model=g2,name=g2;nodes=387,gpus_per_node=2,model=t4,name=t4x2;"
+       "nodes=131,gpus_per_node=2,model=p100,name=p100x2;nodes=39,gpus_per_node=8,model=g3,name=g3;"
+       "nodes=28,gpus_per_node=4,model=v100m16,name=v100m16x4;nodes=21,gpus_per_node=8,model="
+       "v100m32,name=v100m32x8;nodes=19,gpus_per_node=1,model=v100m16,name=v100m16x1;nodes=17,gpus_"
+       "per_node=4,model=t4,name=t4x4;nodes=9,gpus_per_node=4,model=v100m32,name=v100m32x4;nodes=8,"
+       "gpus_per_node=8,model=v100m16,name=v100m16x8;nodes=3,gpus_per_node=1,model=p100,name="
+       "p100x1;nodes=2,gpus_per_node=1,model=a10,name=a10"},
+      {"alibaba", "alibaba_openb_2023.csv", "4x8", "nodes=4,gpus_per_node=8,model=g2"},
   };
   for (const Case& c : cases) {
     const Trace* trace = LoadTrace(c.file);

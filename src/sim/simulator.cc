@@ -279,6 +279,11 @@ class Sim {
     ++pending_by_shape_[j.shape];
     std::vector<uint32_t>& members = class_jobs_[j.klass];
     members.insert(std::upper_bound(members.begin(), members.end(), i, ClassOrder{this}), i);
+    if (opt_.window.static_order) {
+      ordered_.insert(std::upper_bound(ordered_.begin(), ordered_.end(), i,
+                                       [this](uint32_t a, uint32_t b) { return StaticLess(a, b); }),
+                      i);
+    }
   }
 
   // The order in which the policy visits the jobs of one class (see the header).
@@ -348,10 +353,7 @@ class Sim {
     class_limit_.resize(class_jobs_.size());
     for (size_t c = 0; c < class_jobs_.size(); ++c) class_limit_[c] = class_jobs_[c].size();
     if (capped) {
-      std::vector<uint32_t> order = pending_ids_;
-      std::nth_element(order.begin(), order.begin() + (bound - 1), order.end(),
-                       [this](uint32_t a, uint32_t b) { return StaticLess(a, b); });
-      const uint32_t last = order[bound - 1];
+      const uint32_t last = ordered_[bound - 1];
       for (size_t c = 0; c < class_jobs_.size(); ++c) {
         const std::vector<uint32_t>& members = class_jobs_[c];
         class_limit_[c] = static_cast<size_t>(
@@ -506,14 +508,7 @@ class Sim {
       }
     }
     CORRAL_ASSIGN_OR_RETURN(sched::Plan plan, Decide(t));
-    bool started = false;
-    for (const sched::Placement& p : plan.starts) {
-      CORRAL_RETURN_IF_ERROR(Start(p, t));
-      started = true;
-    }
-    if (started) {
-      std::erase_if(pending_ids_, [&](uint32_t i) { return runs_[i].state != State::kPending; });
-    }
+    for (const sched::Placement& p : plan.starts) CORRAL_RETURN_IF_ERROR(Start(p, t));
     for (size_t k = 0; k < plan.preemptions.size(); ++k) {
       sched::PreemptionOrder order;
       if (k < plan.preemption_orders.size()) {
@@ -582,6 +577,11 @@ class Sim {
     CORRAL_CHECK(pos != members.end() && *pos == i)
         << "job " << j.id.ToString() << " not in its class";
     members.erase(pos);
+    pending_ids_.erase(std::lower_bound(pending_ids_.begin(), pending_ids_.end(), i));
+    if (opt_.window.static_order) {
+      ordered_.erase(std::lower_bound(ordered_.begin(), ordered_.end(), i,
+                                      [this](uint32_t a, uint32_t b) { return StaticLess(a, b); }));
+    }
     r.state = State::kRunning;
     r.run_start = t;
     r.generation = ++next_generation_;
@@ -748,6 +748,7 @@ class Sim {
   std::vector<uint32_t> stamp_of_;            // per job: the pass whose window holds it
   std::vector<uint32_t> tier_;                // per job: the highest tier of its partitions
   std::vector<size_t> class_limit_;           // per class: members the policy would examine
+  std::vector<uint32_t> ordered_;  // with `static_order`: pending jobs in the policy's order
   uint32_t stamp_ = 0;
   std::vector<std::vector<uint32_t>> class_jobs_;  // pending jobs of each class, in class order
   std::vector<double> static_priority_;            // per job, with `PassWindow::static_priority`

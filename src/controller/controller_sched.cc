@@ -184,6 +184,9 @@ void Controller::Schedule() {
     auto it = jobs_.find(reason.job);
     if (it == jobs_.end() || it->second.job.state != JobState::kPending) continue;
     JobEntry& e = it->second;
+    e.priority = reason.priority;
+    // Beyond max_jobs_per_pass a job is not examined: its last explanation still stands.
+    if (!reason.examined && !e.blockers.empty()) continue;
     e.job.reason = reason.code;  // shown, not persisted until the next state change
     e.reason_detail = reason.detail;
     e.estimated_start = reason.estimated_start;

@@ -349,6 +349,8 @@ class Sim {
       FillPending(pending_ids_);
       return CallPolicy(t);
     }
+    if (opt_.window.strict && opt_.window.static_order)
+      return DecideStrictPrefix(t, capped ? bound : 0);
     // The jobs the policy would examine: per class, a prefix (all of it when not capped).
     class_limit_.resize(class_jobs_.size());
     for (size_t c = 0; c < class_jobs_.size(); ++c) class_limit_[c] = class_jobs_[c].size();
@@ -392,31 +394,81 @@ class Sim {
       FillPending(picked);
       sched::Plan plan = CallPolicy(t);
       std::vector<uint32_t> more = Unproven(plan);
-      if (more.empty()) {
-        if (opt_.verify_windows) {
-          FillPending(pending_ids_);
-          sched::Plan full = CallPolicy(t);
-          if (full.starts != plan.starts || full.preemptions != plan.preemptions ||
-              full.preemption_orders != plan.preemption_orders ||
-              full.reservations != plan.reservations) {
-            return Internal(
-                "at " + FormatTimestamp(t) + ": the windowed pass (" +
-                std::to_string(picked.size()) + " of " + std::to_string(pending_ids_.size()) +
-                " pending jobs) decided differently from the full pass: " +
-                std::to_string(plan.starts.size()) + " vs " + std::to_string(full.starts.size()) +
-                " starts, " + std::to_string(plan.reservations.size()) + " vs " +
-                std::to_string(full.reservations.size()) + " reservations, " +
-                std::to_string(plan.preemptions.size()) + " vs " +
-                std::to_string(full.preemptions.size()) + " preemptions");
-          }
-        }
-        return plan;
-      }
+      if (more.empty()) return Verified(std::move(plan), picked.size(), t);
       ++result_.stats.window_retries;
       for (uint32_t i : more) {
         stamp_of_[i] = stamp_;
         picked.push_back(i);
       }
+    }
+  }
+
+  // With `verify_windows`, compares a windowed plan with the full pass's.
+  Result<sched::Plan> Verified(sched::Plan plan, size_t window, Timestamp t) {
+    if (!opt_.verify_windows) return plan;
+    FillPending(pending_ids_);
+    sched::Plan full = CallPolicy(t);
+    if (full.starts != plan.starts || full.preemptions != plan.preemptions ||
+        full.preemption_orders != plan.preemption_orders ||
+        full.reservations != plan.reservations) {
+      return Internal("at " + FormatTimestamp(t) + ": the windowed pass (" +
+                      std::to_string(window) + " of " + std::to_string(pending_ids_.size()) +
+                      " pending jobs) decided differently from the full pass: " +
+                      std::to_string(plan.starts.size()) + " vs " +
+                      std::to_string(full.starts.size()) + " starts, " +
+                      std::to_string(plan.reservations.size()) + " vs " +
+                      std::to_string(full.reservations.size()) + " reservations, " +
+                      std::to_string(plan.preemptions.size()) + " vs " +
+                      std::to_string(full.preemptions.size()) + " preemptions");
+    }
+    return plan;
+  }
+
+  // Strict order (fifo): the window is a prefix of the policy's order. A job after it cannot
+  // start once every partition it may use is blocked, i.e. holds a job of the window that waits
+  // for resources (reason `Resources`); then it only gets `Priority`. `bound`: the policy's
+  // `max_jobs_per_pass` when more jobs wait (jobs beyond it are not examined), else 0.
+  Result<sched::Plan> DecideStrictPrefix(Timestamp t, size_t bound) {
+    for (const sched::RunningJobView& r : snap_.running) {
+      if (r.preempted_for.value != 0) {  // examined whatever their rank: not a prefix any more
+        FillPending(pending_ids_);
+        return CallPolicy(t);
+      }
+    }
+    const size_t limit = bound > 0 ? bound : ordered_.size();
+    size_t n =
+        std::min(limit, static_cast<size_t>(16 * std::max<uint32_t>(1, opt_.window.initial)));
+    std::vector<uint32_t> picked;
+    std::vector<uint32_t> in_window(w_.shapes.size());
+    while (true) {
+      if (n >= limit && bound == 0) {
+        FillPending(pending_ids_);
+        return CallPolicy(t);
+      }
+      picked.assign(ordered_.begin(), ordered_.begin() + static_cast<std::ptrdiff_t>(n));
+      std::sort(picked.begin(), picked.end());
+      FillPending(picked);
+      sched::Plan plan = CallPolicy(t);
+      if (n >= limit)
+        return Verified(std::move(plan), picked.size(), t);  // exactly what is examined
+      std::vector<std::string> blocked;
+      for (const sched::PendingReason& r : plan.pending) {
+        if (r.code != "Resources") continue;
+        for (const std::string& p : w_.jobs[r.job.value - 1].view.partitions) blocked.push_back(p);
+      }
+      std::sort(blocked.begin(), blocked.end());
+      std::fill(in_window.begin(), in_window.end(), 0);
+      for (uint32_t i : picked) ++in_window[w_.jobs[i].shape];
+      bool proven = true;
+      for (size_t sh = 0; sh < w_.shapes.size() && proven; ++sh) {
+        if (pending_by_shape_[sh] == in_window[sh]) continue;  // none of this shape left out
+        for (const std::string& p : w_.shapes[sh].partitions) {
+          if (!std::binary_search(blocked.begin(), blocked.end(), p)) proven = false;
+        }
+      }
+      if (proven) return Verified(std::move(plan), picked.size(), t);
+      ++result_.stats.window_retries;
+      n = std::min(limit, n * 4);
     }
   }
 

@@ -43,6 +43,9 @@
 //   2. with backfill, Y either found no reservation slot or tried for one and failed; a later
 //      job of its class, of the same shape, finds no earlier start (the engine's earliest start
 //      only grows during a pass and does not depend on the time limit), so it takes none either.
+// In strict order with a static order (fifo) the window is instead a prefix of the policy's
+// order (64 jobs, then x 4): a later job cannot start once every partition it may use holds a
+// window job waiting for resources (reason `Resources`), whatever its class.
 // More generally a left-out job is proven by any job of its class before it in the window that
 // satisfies 1 (with the limit condition against that job's limit). Left-out jobs that no job
 // proves are added to the window (at most three times the class's share at a time) and the

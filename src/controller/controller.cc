@@ -132,12 +132,14 @@ Status Controller::Recover(const store::StoredState& state) {
   uint64_t nid = next_node_id_;
   meta("next_node_id", &nid);
   next_node_id_ = static_cast<uint32_t>(nid);
-  RemarkGpuFailures();  // jobs still running on GPUs taken out of service
   RecoverUsage(state);
   for (auto& [id, e] : jobs_) {
     if (e.job.spec.array.empty()) continue;
     if (auto a = ParseArraySpec(e.job.spec.array)) e.array_max_running = a->max_running;
   }
+  // Jobs still running on GPUs taken out of service (after the usage ledger is back: a job
+  // stopped at once is charged).
+  RemarkGpuFailures();
   CORRAL_LOG(Info) << "recovered " << jobs_.size() << " jobs (" << pending_.size() << " pending, "
                    << running_.size() << " running) and " << nodes_.size() << " nodes";
   sched_dirty_ = true;
@@ -784,6 +786,7 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
         e.job.exit_code = ev.exit_code;
         e.job.exit_signal = ev.signal;
         e.job.usage = ev.usage;
+        if (HandleStoppedExit(e, ev)) break;  // preempted, or its GPU failed
         if (HandleGpuFailedExit(e, ev, request.node)) break;
         JobState state = JobState::kCompleted;
         std::string reason = "None";
@@ -1000,7 +1003,6 @@ void Controller::Tick() {
     FailJobsOnNode(n, "stopped responding");
     MarkDirty();
   }
-  RunGpuFailureDeadlines(now);
   bool due = sched_dirty_ && now - last_pass_ >= config_.sched_min_interval;
   if (due || now - last_pass_ >= config_.sched_periodic_interval) Schedule();
 }
@@ -1014,7 +1016,6 @@ MonoTime Controller::NextTickDeadline() const {
       next = std::min(next, n.last_heartbeat + config_.node_timeout + Millis(1));
     }
   }
-  next = std::min(next, NextGpuFailureDeadline());
   return next;
 }
 

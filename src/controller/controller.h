@@ -62,8 +62,10 @@ struct OutgoingCommand {
 };
 
 // What `SignalCheckpointAndStop` does once the grace time is over (or the job acknowledges
-// its checkpoint): put the job back in the queue with the same id, or cancel it.
-enum class StopAction { kRequeue, kCancel };
+// its checkpoint, or exits): put the job back in the queue with the same id, cancel it, or end
+// it NODE_FAIL (the hardware failed, not the job: a GPU failure of a job that may not be
+// requeued).
+enum class StopAction { kRequeue, kCancel, kNodeFail };
 
 class Controller {
  public:
@@ -187,14 +189,19 @@ class Controller {
   // updated record; kNotFound, kPermissionDenied, kFailedPrecondition when it is not running.
   Result<api::JobInfo> AcknowledgeCheckpoint(const api::Identity& who, JobId id);
 
-  // For preemption (and node failures): sends the job's checkpoint signal (`--signal`, to the
+  // For preemption and GPU failures: sends the job's checkpoint signal (`--signal`, to the
   // batch script only with `B:`, else to every process of the job on every node) now, then,
-  // `grace` later or as soon as the job acknowledges a checkpoint, requeues or cancels it
-  // (`action`; the caller picks kRequeue when the job may be requeued). A job with no
-  // checkpoint signal, or a zero grace, is stopped at once. A second call for the same run
-  // keeps the earlier deadline. The wait is not durable: a restarted controller forgets it.
-  // Returns kNotFound, kFailedPrecondition when the job is not running.
-  Status SignalCheckpointAndStop(JobId id, Duration grace, StopAction action, const std::string& reason);
+  // `grace` later or as soon as the job acknowledges a checkpoint, stops it (`action`; the
+  // caller picks kRequeue when the job may be requeued): a requeue or NODE_FAIL takes effect at
+  // once (the run is cancelled on its nodes; its exit report is then stale), a cancel when the
+  // job has exited. A job that exits by itself meanwhile gets the same outcome (with `reason`),
+  // not the one its exit code says. A job with no checkpoint signal gets `fallback_signal` the
+  // same way (to every process), or, when that is 0 or `grace` is zero, is stopped at once. A
+  // second call for the same run keeps the earlier deadline. The wait is not durable: a
+  // restarted controller forgets it. Returns kNotFound, kFailedPrecondition when the job is not
+  // running.
+  Status SignalCheckpointAndStop(JobId id, Duration grace, StopAction action,
+                                 const std::string& reason, int fallback_signal = 0);
 
   // --- Scheduling (controller_sched.cc) ---
 
@@ -236,13 +243,7 @@ class Controller {
     bool cancel_requested = false;
     bool launch_accepted = false;
     MonoTime launch_sent{};
-    uint32_t master_port = 0;   // reported by the batch host when the job started
-    // A GPU of this run failed (gpu_health.cc): valid while `gpu_failure_generation` is the
-    // allocation's; its exit requeues it or ends it NODE_FAIL. Not stored: Recover marks the
-    // jobs on failed GPUs again.
-    std::string gpu_failure;
-    Generation gpu_failure_generation;
-    MonoTime gpu_kill_at = MonoTime::max();  // after the checkpoint signal's grace
+    uint32_t master_port = 0;  // reported by the batch host when the job started
     // Scheduling (controller_sched.cc): the array's "%N" throttle, and the last pass's
     // blockers of a pending job.
     uint32_t array_max_running = 0;
@@ -256,7 +257,8 @@ class Controller {
     bool cancel_requested = false;
     bool bad_exit = false;             // --kill-on-bad-exit fired
   };
-  // A checkpoint signal sent, waiting for the grace time to end.
+  // A checkpoint signal sent, waiting for the grace time to end (preemption, a GPU failure:
+  // gpu_health.cc). Not stored: Recover marks the jobs on failed GPUs again.
   struct PendingStop {
     Generation generation;
     MonoTime deadline{};
@@ -315,11 +317,10 @@ class Controller {
   void MarkDirty() { sched_dirty_ = true; }
   // GPU health (gpu_health.cc).
   void ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request, api::HeartbeatResponse* response);
+  // Stops the running jobs on `gpus` of `n` (SignalCheckpointAndStop: requeue or NODE_FAIL).
   void FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems);
-  void RunGpuFailureDeadlines(MonoTime now);
-  MonoTime NextGpuFailureDeadline() const;
-  // An exit of a job whose GPU failed: requeues it or ends it NODE_FAIL; returns false when
-  // the exit is not about a GPU failure.
+  // An exit that reports a failing GPU of the job (it crashed with it): requeues it or ends it
+  // NODE_FAIL; returns false when the exit is not about a GPU failure.
   bool HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node);
   void RemarkGpuFailures();
   void ResumeGpus(NodeEntry& n);
@@ -335,6 +336,9 @@ class Controller {
   // Sends `signal` to every process of the job (the batch script only when `batch_only`).
   void SignalJobEverywhere(const JobEntry& e, int signal, bool batch_only);
   void StopNow(JobEntry& e, StopAction action, const std::string& reason);
+  // An exit of a job being stopped (SignalCheckpointAndStop): applies the stop's action;
+  // returns false when no stop of that run is pending.
+  bool HandleStoppedExit(JobEntry& e, const api::JobEvent& ev);
   void RunPendingStops();
   MonoTime NextStopDeadline() const;
 

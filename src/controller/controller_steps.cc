@@ -327,7 +327,7 @@ Result<api::JobInfo> Controller::AcknowledgeCheckpoint(const api::Identity& who,
 }
 
 Status Controller::SignalCheckpointAndStop(JobId id, Duration grace, StopAction action,
-                                           const std::string& reason) {
+                                           const std::string& reason, int fallback_signal) {
   auto it = jobs_.find(id);
   if (it == jobs_.end()) return NotFound("job " + id.ToString() + ": no such job");
   JobEntry& e = it->second;
@@ -339,7 +339,8 @@ Status Controller::SignalCheckpointAndStop(JobId id, Duration grace, StopAction 
   if (pending != stops_.end() && pending->second.generation == e.job.allocation.generation) {
     return {};  // already signalled; the first deadline stands
   }
-  const SignalSpec& sig = e.job.spec.signal;
+  SignalSpec sig = e.job.spec.signal;
+  if (sig.signal == 0) sig = {.signal = fallback_signal};
   if (sig.signal == 0 || grace <= Duration(0)) {
     StopNow(e, action, reason);
     return {};
@@ -359,12 +360,40 @@ void Controller::StopNow(JobEntry& e, StopAction action, const std::string& reas
     RequeueJob(e, reason);
     return;
   }
+  if (action == StopAction::kNodeFail) {
+    CORRAL_LOG(Info) << "job " << e.job.id.ToString() << ": ending NODE_FAIL: " << reason;
+    SendCancel(e);
+    FinishJob(e, JobState::kNodeFail, reason);
+    return;
+  }
   // As a cancel by the controller itself (which a restarted controller recovers too).
   CORRAL_LOG(Info) << "job " << e.job.id.ToString() << ": cancelling: " << reason;
   Status s =
       Cancel(api::Identity{.user = "corral", .uid = 0, .gid = 0, .role = api::Role::kController},
              e.job.id);
   if (!s) CORRAL_LOG(Error) << "job " << e.job.id.ToString() << ": " << s.error().message;
+}
+
+bool Controller::HandleStoppedExit(JobEntry& e, const api::JobEvent& ev) {
+  auto it = stops_.find(e.job.id);
+  if (it == stops_.end() || it->second.generation != ev.generation || e.cancel_requested)
+    return false;
+  PendingStop p = std::move(it->second);
+  stops_.erase(it);
+  CORRAL_LOG(Info) << "job " << e.job.id.ToString() << ": exited while being stopped (" << p.reason
+                   << ")";
+  switch (p.action) {
+    case StopAction::kRequeue:
+      RequeueJob(e, p.reason);
+      break;
+    case StopAction::kCancel:
+      FinishJob(e, JobState::kCancelled, p.reason);
+      break;
+    case StopAction::kNodeFail:
+      FinishJob(e, JobState::kNodeFail, p.reason);
+      break;
+  }
+  return true;
 }
 
 void Controller::RunPendingStops() {

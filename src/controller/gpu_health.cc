@@ -1,8 +1,9 @@
 // The controller's side of per-GPU health (docs/agent.md, "Health checks"): agents report the
 // failing checks of their GPUs and node in every heartbeat; a GPU that fails is taken out of
-// service (`Node::failed_gpus`, durable), the jobs on it get their checkpoint signal and are
-// requeued (when requeueable) or end NODE_FAIL; a node-level problem drains the node; an
-// operator (or the agent's auto-resume policy) returns GPUs to service.
+// service (`Node::failed_gpus`, durable), the jobs on it are stopped as a preemption stops
+// its victims (`SignalCheckpointAndStop`: their checkpoint signal, then a requeue when
+// requeueable, else NODE_FAIL); a node-level problem drains the node; an operator (or the
+// agent's auto-resume policy) returns GPUs to service.
 #include <signal.h>
 
 #include <algorithm>
@@ -15,6 +16,9 @@ namespace {
 
 // The longest a job on a failed GPU is given to checkpoint after its signal.
 constexpr Duration kMaxCheckpointGrace = Seconds(600);
+// A job without a checkpoint signal gets SIGTERM and this long to exit (the agent's default
+// `kill_grace`) before it is stopped.
+constexpr Duration kTermGrace = Seconds(30);
 constexpr std::string_view kHealthDrainPrefix = "health: ";
 
 bool HasStateProblem(const std::vector<api::GpuHealth>& problems, uint32_t gpu) {
@@ -99,72 +103,42 @@ void Controller::ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request,
 
 void Controller::FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems) {
   const std::string& name = n.node.inventory.name;
-  MonoTime now = clock_.MonotonicNow();
   for (JobId id : std::vector<JobId>(n.jobs.begin(), n.jobs.end())) {
-    JobEntry& e = jobs_.at(id);
-    if (e.job.state != JobState::kRunning) continue;
-    if (e.gpu_failure_generation == e.job.allocation.generation) continue;  // already failing over
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second.job.state != JobState::kRunning) continue;
+    JobEntry& e = it->second;
     GpuSet hit;
     for (const auto& na : e.job.allocation.nodes) {
       if (na.node_name == name) hit = na.gpus & gpus;
     }
     if (hit.empty()) continue;
-    std::string reason = "node " + name;
+    std::string failure = "node " + name;
     for (uint32_t g : hit.ToVector()) {
       std::string why = ReasonOf(problems, g);
-      reason += " gpu " + std::to_string(g) + ": " + (why.empty() ? "out of service" : why);
+      failure += " gpu " + std::to_string(g) + ": " + (why.empty() ? "out of service" : why);
     }
-    e.gpu_failure = reason;
-    e.gpu_failure_generation = e.job.allocation.generation;
-    int sig = e.job.spec.signal.signal != 0 ? e.job.spec.signal.signal : SIGTERM;
-    CORRAL_LOG(Warn) << "job " << id.ToString() << ": " << reason << "; signal " << sig << ", then "
-                     << (e.job.spec.requeue ? "requeue" : "NODE_FAIL");
-    if (sig == SIGTERM) {
-      // The cancel is SIGTERM, then SIGKILL after the agent's grace period.
-      SendCancel(e);
-      e.gpu_kill_at = MonoTime::max();
-    } else {
-      const NodeEntry* batch = FindNode(e.job.allocation.nodes.front().node_name);
-      if (batch != nullptr) {
-        OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignal,
-                          .to = {batch->node.inventory.name, batch->node.inventory.address}};
-        c.signal = {e.job.id, e.job.allocation.generation, sig};
-        outbox_.push_back(std::move(c));
-      }
-      e.gpu_kill_at = now + std::min(std::max(e.job.spec.signal.before, Duration(0)), kMaxCheckpointGrace);
-    }
+    // The job's checkpoint signal (`--signal`, its grace capped), else SIGTERM with the
+    // agents' default kill grace; then a requeue, or NODE_FAIL: the hardware failed, not the
+    // job. A run already being stopped keeps its first deadline.
+    const SignalSpec& sig = e.job.spec.signal;
+    Duration grace = sig.signal != 0
+                         ? std::min(std::max(sig.before, Duration(0)), kMaxCheckpointGrace)
+                         : kTermGrace;
+    StopAction action = e.job.spec.requeue ? StopAction::kRequeue : StopAction::kNodeFail;
+    CORRAL_LOG(Warn) << "job " << id.ToString() << ": " << failure << "; signal "
+                     << (sig.signal != 0 ? sig.signal : SIGTERM) << ", then "
+                     << (action == StopAction::kRequeue ? "requeue" : "NODE_FAIL") << " within "
+                     << ToSecondsF(grace) << " s";
+    std::string reason = action == StopAction::kRequeue ? "GPU failure, requeued: " + failure
+                                                        : "GPU failure: " + failure;
+    Status s = SignalCheckpointAndStop(id, grace, action, reason, SIGTERM);
+    if (!s) CORRAL_LOG(Warn) << "job " << id.ToString() << ": " << s.error().message;
   }
-}
-
-void Controller::RunGpuFailureDeadlines(MonoTime now) {
-  for (JobId id : running_) {
-    JobEntry& e = jobs_.at(id);
-    if (e.gpu_failure_generation != e.job.allocation.generation || e.gpu_kill_at > now) continue;
-    e.gpu_kill_at = MonoTime::max();
-    SendCancel(e);
-  }
-}
-
-MonoTime Controller::NextGpuFailureDeadline() const {
-  MonoTime next = MonoTime::max();
-  for (JobId id : running_) {
-    const JobEntry& e = jobs_.at(id);
-    if (e.gpu_failure_generation == e.job.allocation.generation) next = std::min(next, e.gpu_kill_at);
-  }
-  return next;
 }
 
 bool Controller::HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node) {
-  std::string failure;
-  if (e.gpu_failure_generation == e.job.allocation.generation) {
-    failure = e.gpu_failure;
-  } else if (!ev.gpu_failure.empty()) {
-    failure = "node " + node + " " + ev.gpu_failure;
-  }
-  if (failure.empty() || e.cancel_requested) return false;
-  e.gpu_failure.clear();
-  e.gpu_failure_generation = Generation();
-  e.gpu_kill_at = MonoTime::max();
+  if (ev.gpu_failure.empty() || e.cancel_requested) return false;
+  std::string failure = "node " + node + " " + ev.gpu_failure;
   if (e.job.spec.requeue) {
     RequeueJob(e, "GPU failure, requeued: " + failure);
   } else {

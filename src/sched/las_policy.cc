@@ -188,6 +188,7 @@ Plan LasPolicy::Decide(const ClusterSnapshot& s, Timestamp now) {
   uint32_t preemptors = 0;
   for (const PendingReason& reason : plan.pending) {
     if (preemptors >= config_.preemption.max_preemptors_per_pass) break;
+    if (!reason.examined) continue;  // beyond `max_jobs_per_pass`: not looked at in this pass
     if (reason.code != "Resources" && reason.code != "Priority") continue;
     if (std::binary_search(inflight.begin(), inflight.end(), reason.job)) continue;
     const PendingJobView* job = FindPending(s, reason.job);

@@ -16,8 +16,9 @@
 //      (partition tier, level, submit time, JobId), each started wherever it fits now, greedily
 //      (no reservations, no backfill window, no strict order, no QOS preemption). Partitions,
 //      accounts, limits and placement are the configuration's.
-//   3. Preemption. For each job still waiting for resources (reason Resources or Priority), in
-//      that order, at most `max_preemptors_per_pass` of them, and unless jobs are already being
+//   3. Preemption. For each job still waiting for resources (reason Resources or Priority) that
+//      the engine examined (within `max_jobs_per_pass`), in that order, at most
+//      `max_preemptors_per_pass` of them, and unless jobs are already being
 //      preempted for it (`preempted_for`): the victims are running jobs of a strictly higher
 //      level not already being preempted. For each schedulable node of the job's first partition
 //      that has it, with GPUs of its type: take victims on that node in order (level desc, start

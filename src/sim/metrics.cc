@@ -53,7 +53,6 @@ PolicyMetrics ComputeMetrics(const std::string& policy, const Workload& workload
         ++m.refused;
         continue;
       case JobEnd::kNeverStarted:
-      case JobEnd::kUnfinished:
         ++m.never_started;
         break;
       case JobEnd::kCancelled:

@@ -21,8 +21,6 @@ std::string_view JobEndName(JobEnd e) {
       return "refused";
     case JobEnd::kNeverStarted:
       return "never_started";
-    case JobEnd::kUnfinished:
-      return "unfinished";
   }
   return "?";
 }

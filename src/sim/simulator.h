@@ -124,8 +124,9 @@ struct SimOptions {
   const Clock* profile_clock = nullptr;
 };
 
-enum class JobEnd { kCompleted, kTimeout, kCancelled, kRefused, kNeverStarted, kUnfinished };
-std::string_view JobEndName(JobEnd e);  // "completed", "timeout", ...
+// How a job's simulation ended. kNeverStarted: still waiting when nothing else could happen.
+enum class JobEnd { kCompleted, kTimeout, kCancelled, kRefused, kNeverStarted };
+std::string_view JobEndName(JobEnd e);  // "completed", "timeout", "cancelled", ...
 
 struct JobOutcome {
   JobId id;

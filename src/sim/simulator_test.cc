@@ -198,6 +198,25 @@ TEST(SimulatorTest, WindowsAndSkippedPassesAreExact) {
   }
 }
 
+// The same with `max_jobs_per_pass` below the queue length: the engine examines only the first
+// jobs of its order, and windows must be taken from those (or the pass run in full).
+TEST(SimulatorTest, WindowsRespectMaxJobsPerPass) {
+  Scenario s = Make(RandomRows(4, 400), "nodes=2,gpus_per_node=8");
+  s.config.max_jobs_per_pass = 15;
+  for (const char* name : {"fifo", "backfill", "default", "sjf", "las"}) {
+    SimResult fast = RunPolicy(s, name);
+    auto policy = sched::MakePolicy(name, s.config);
+    SimOptions slow = OptionsFor(name, policy->get(), false);
+    slow.skip_idle_passes = false;
+    SimResult full = RunPolicy(s, name, &slow);
+    ASSERT_EQ(fast.outcomes.size(), full.outcomes.size());
+    for (size_t i = 0; i < fast.outcomes.size(); ++i) {
+      EXPECT_EQ(fast.outcomes[i].first_start, full.outcomes[i].first_start) << name << " job " << i;
+    }
+    EXPECT_GT(fast.stats.window_retries + fast.stats.skipped_passes, 0u) << name;
+  }
+}
+
 TEST(SimulatorTest, SameInputSameResult) {
   Scenario s = Make(RandomRows(5, 300), "nodes=3,gpus_per_node=8");
   for (const char* name : {"default", "las"}) {

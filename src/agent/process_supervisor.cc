@@ -52,8 +52,9 @@ std::string ProcessPrefix(JobId job, uint32_t step, uint32_t task) {
   return JobPrefix(job) + " step " + std::to_string(step) + " task " + std::to_string(task);
 }
 
-// A process's key: (job, step, task).
-using ProcessKey = std::tuple<JobId, uint32_t, uint32_t>;
+// A process's key: (job, generation, step, task). Runs of one job (a requeued job started
+// again while its previous run is still being killed) are kept apart.
+using ProcessKey = std::tuple<JobId, Generation, uint32_t, uint32_t>;
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -418,7 +419,7 @@ struct ProcessSupervisor::Impl {
     // report EPOLLHUP forever.
     epoll_ctl(epoll_fd.get(), EPOLL_CTL_DEL, e.pidfd, nullptr);
     close(e.pidfd);
-    by_key.erase(ProcessKey{e.job, e.step, e.task});
+    by_key.erase(ProcessKey{e.job, e.generation, e.step, e.task});
     entries.erase(it);
   }
 
@@ -645,7 +646,7 @@ ProcessSupervisor::~ProcessSupervisor() {
 Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   Impl& im = *impl_;
   const std::string prefix = ProcessPrefix(spec.job, spec.step, spec.task);
-  const ProcessKey key{spec.job, spec.step, spec.task};
+  const ProcessKey key{spec.job, spec.generation, spec.step, spec.task};
   if (spec.argv.empty() || spec.argv[0].empty()) {
     return InvalidArgument(prefix + ": no program to run");
   }
@@ -775,10 +776,11 @@ Status ProcessSupervisor::SignalStep(JobId job, Generation generation, uint32_t 
   Impl& im = *impl_;
   std::lock_guard lock(im.mu);
   bool any = false;
-  for (auto it = im.by_key.lower_bound(ProcessKey{job, 0, 0});
-       it != im.by_key.end() && std::get<0>(it->first) == job; ++it) {
+  for (auto it = im.by_key.lower_bound(ProcessKey{job, generation, 0, 0});
+       it != im.by_key.end() && std::get<0>(it->first) == job &&
+       std::get<1>(it->first) == generation;
+       ++it) {
     const Impl::Entry& e = im.entries.at(it->second);
-    if (e.generation != generation) continue;
     if (step != kAnyStep && e.step != step) continue;
     any = true;
     if (kill(-e.pid, signal) < 0) {
@@ -798,10 +800,11 @@ Status ProcessSupervisor::CancelStep(JobId job, Generation generation, uint32_t 
   std::lock_guard lock(im.mu);
   bool any = false;
   MonoTime now = im.clock.MonotonicNow();
-  for (auto it = im.by_key.lower_bound(ProcessKey{job, 0, 0});
-       it != im.by_key.end() && std::get<0>(it->first) == job; ++it) {
+  for (auto it = im.by_key.lower_bound(ProcessKey{job, generation, 0, 0});
+       it != im.by_key.end() && std::get<0>(it->first) == job &&
+       std::get<1>(it->first) == generation;
+       ++it) {
     Impl::Entry& e = im.entries.at(it->second);
-    if (e.generation != generation) continue;
     if (step != kAnyStep && e.step != step) continue;
     any = true;
     if (e.cancelled) continue;

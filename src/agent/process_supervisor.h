@@ -36,8 +36,10 @@
 
 namespace corral::agent {
 
-// A job's processes are keyed by (job, step, task): its batch script is step `kBatchStepId`
-// task 0 (the default); the tasks of a `corral run` step use their step id and rank.
+// A job's processes are keyed by (job, generation, step, task): its batch script is step
+// `kBatchStepId` task 0 (the default); the tasks of a `corral run` step use their step id and
+// rank. Runs of one job are apart: a requeued job may start again (a new generation) while
+// its previous run is still being killed.
 struct ProcessSpec {
   JobId job;
   Generation generation;
@@ -113,8 +115,8 @@ class ProcessSupervisor {
   ProcessSupervisor& operator=(const ProcessSupervisor&) = delete;
 
   // Starts the process; returns once it runs.
-  // Returns kAlreadyExists if this job's process of that step and task runs already (any
-  // generation), kInvalidArgument naming
+  // Returns kAlreadyExists if this run's process of that step and task runs already (the
+  // same job and generation), kInvalidArgument naming
   // the path when the working directory does not exist or an output file cannot be opened,
   // kInvalidArgument when `argv` is empty or `uid` has no passwd entry and no `gid` is given,
   // kPermissionDenied when ids must be switched and the agent is not root,
@@ -138,7 +140,7 @@ class ProcessSupervisor {
   Status SignalStep(JobId job, Generation generation, uint32_t step, int signal);
   Status CancelStep(JobId job, Generation generation, uint32_t step);
 
-  // What runs (launched and not yet reported), in (job, step, task) order.
+  // What runs (launched and not yet reported), in (job, generation, step, task) order.
   std::vector<RunningProcess> Running() const;
 
  private:

@@ -475,16 +475,39 @@ TEST_F(ProcessSupervisorTest, LaunchingARunningJobAgainFails) {
   Status again = sup_->Launch(spec);
   ASSERT_FALSE(again.has_value());
   EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists);
-  spec.generation = Generation(2);
-  again = sup_->Launch(spec);
-  ASSERT_FALSE(again.has_value());
-  EXPECT_EQ(again.error().code, ErrorCode::kAlreadyExists);
   ASSERT_EQ(sup_->Running().size(), 1u);
   ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
   EXPECT_TRUE(exits_.Wait(JobId(1)).cancelled);
   // Once it has ended the id may run again.
   spec.argv = {"/bin/true"};
   ASSERT_TRUE(sup_->Launch(spec).has_value());
+  EXPECT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 2; }));
+}
+
+// A requeued job starts again (generation 2) while its previous run is still being killed:
+// both run, and each is signalled, cancelled and reported under its own generation.
+TEST_F(ProcessSupervisorTest, ANewRunOfAJobStartsWhileThePreviousOneEnds) {
+  ProcessSpec old_run = Sh(1, "trap '' TERM; echo ready; sleep 1000");
+  old_run.kill_grace = Millis(300);  // it ignores SIGTERM: killed after the grace
+  ASSERT_TRUE(sup_->Launch(old_run).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return ReadFile(old_run.stdout_path) == "ready\n"; }));
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+  ProcessSpec new_run = Sh(1, "sleep 1000");
+  new_run.generation = Generation(2);
+  ASSERT_TRUE(sup_->Launch(new_run).has_value());
+  EXPECT_EQ(sup_->Launch(new_run).error().code, ErrorCode::kAlreadyExists);
+  auto running = sup_->Running();
+  ASSERT_EQ(running.size(), 2u);
+  EXPECT_EQ(running[0].generation, Generation(1));
+  EXPECT_EQ(running[1].generation, Generation(2));
+  ProcessExit x = exits_.Wait(JobId(1));
+  EXPECT_EQ(x.generation, Generation(1));
+  EXPECT_TRUE(x.cancelled);
+  EXPECT_EQ(x.signal, SIGKILL);
+  ASSERT_EQ(sup_->Running().size(), 1u);
+  EXPECT_EQ(sup_->Running()[0].generation, Generation(2));
+  EXPECT_EQ(sup_->Cancel(JobId(1), Generation(1)).error().code, ErrorCode::kNotFound);
+  ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(2)).has_value());
   EXPECT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 2; }));
 }
 

@@ -1,11 +1,26 @@
 #include "agent/job_env.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
 
 namespace corral::agent {
+
+std::string CudaVisibleDevices(GpuSet gpus, const std::vector<GpuInfo>& inventory) {
+  bool mig = std::any_of(inventory.begin(), inventory.end(),
+                         [](const GpuInfo& g) { return g.uuid.rfind("MIG-", 0) == 0; });
+  if (!mig) return gpus.ToString();
+  std::string out;
+  for (uint32_t i : gpus.ToVector()) {
+    auto g = std::find_if(inventory.begin(), inventory.end(),
+                          [&](const GpuInfo& x) { return x.index == i; });
+    if (!out.empty()) out += ',';
+    out += g != inventory.end() && !g->uuid.empty() ? g->uuid : std::to_string(i);
+  }
+  return out;
+}
 
 std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext& ctx) {
   std::map<std::string, std::string> env(job.spec.environment.begin(), job.spec.environment.end());
@@ -45,6 +60,8 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
     if (&job.allocation.nodes[i] == here) slurm.node_index = i;
   }
   for (auto& [k, v] : SlurmBatchEnvironment(job, slurm)) env[k] = std::move(v);
+  if (!gpus.empty())
+    env["CUDA_VISIBLE_DEVICES"] = CudaVisibleDevices(gpus, ctx.gpus);  // MIG: UUIDs
   std::vector<std::string> out;
   out.reserve(env.size());
   for (const auto& [k, v] : env) out.push_back(k + "=" + v);

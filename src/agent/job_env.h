@@ -1,7 +1,9 @@
 // The environment a job's batch step runs with: the submitted environment, then Corral's own
 // variables (which win over submitted ones of the same name).
 //
-//   CUDA_VISIBLE_DEVICES   the GPU indices allocated on this node ("0,1"); "" when none
+//   CUDA_VISIBLE_DEVICES   the GPU indices allocated on this node ("0,1"); "" when none. On
+//                          a node with MIG slices, the UUIDs instead ("MIG-...", "GPU-..."
+//                          for a whole GPU): CUDA numbers a MIG device by no index of ours
 //   CORRAL_JOB_ID, CORRAL_JOB_NAME, CORRAL_JOB_USER, CORRAL_JOB_ACCOUNT, CORRAL_JOB_PARTITION
 //   CORRAL_NODENAME        this node
 //   CORRAL_NODELIST        every node of the allocation, host-list form ("node[01-02]")
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "core/gpu.h"
 #include "core/job.h"
 
 namespace corral::agent {
@@ -36,7 +39,13 @@ struct JobEnvContext {
   uint32_t master_port = 0;
   std::string checkpoint_dir;         // "" = no CORRAL_CHECKPOINT_DIR
   std::string cluster_name;           // SLURM_CLUSTER_NAME ("" = not set)
+  std::vector<GpuInfo> gpus;          // the node's GPUs (its inventory), for their UUIDs
 };
+
+// CUDA_VISIBLE_DEVICES for `gpus` of a node whose devices are `inventory`: their indices
+// ("0,1"), or, when `inventory` holds a MIG slice (a "MIG-" UUID), each one's UUID (a whole
+// GPU's "GPU-..." too: the agent's indices then count slices, CUDA's do not).
+std::string CudaVisibleDevices(GpuSet gpus, const std::vector<GpuInfo>& inventory);
 
 // Returns "NAME=value" strings, sorted by name. Requires: `node_name` is one of the job's
 // allocated nodes.

@@ -1,8 +1,13 @@
 #include "agent/job_env.h"
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
 #include <gtest/gtest.h>
 
-#include <algorithm>
+#include "agent/gpu_backend.h"
+#include "agent/task_env.h"
 
 namespace corral::agent {
 namespace {
@@ -100,6 +105,75 @@ TEST(JobEnvTest, SetsSlurmVariablesOfTheBatchStep) {
   EXPECT_EQ(Get(env, "SLURM_ARRAY_TASK_STEP"), "2");
   EXPECT_EQ(Get(env, "SLURM_CLUSTER_NAME"), "<unset>");
   EXPECT_EQ(Get(env, "SLURM_NODEID"), "0");
+}
+
+// MIG: CUDA numbers a MIG device by no index of ours, so CUDA_VISIBLE_DEVICES names the
+// slices by UUID (and a whole GPU of the same node by its own), for the batch step and for
+// step tasks. The inventory comes from the fake NVML library's MIG devices: GPU 0 split into
+// two slices (indices 0 and 1), GPU 1 whole (index 2, CUDA's 1).
+TEST(JobEnvTest, MigSlicesAreVisibleByUuid) {
+  namespace fs = std::filesystem;
+  char tmpl[] = "/tmp/corral-mig-env-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/gpus") << "gpu NVIDIA A100-SXM4-40GB|GPU-aaaa|00000000:1B:00.0|0|40960|-\n"
+                                  "gpu NVIDIA A100-SXM4-40GB|GPU-bbbb|00000000:3B:00.0|1|40960|-\n"
+                                  "mig 0|NVIDIA A100-SXM4-40GB MIG 3g.20gb|MIG-1111|19968|1|0\n"
+                                  "mig 0|NVIDIA A100-SXM4-40GB MIG 3g.20gb|MIG-2222|19968|2|0\n";
+  setenv("CORRAL_FAKE_NVML", (dir + "/gpus").c_str(), 1);
+  NvmlConfig nvml;
+  nvml.library = CORRAL_FAKE_NVML_PATH;
+  nvml.sysfs_root = dir + "/sys";
+  nvml.dev_root = dir + "/dev";
+  auto backend = MakeNvmlGpuBackend(nvml);
+  ASSERT_TRUE(backend.has_value()) << backend.error().message;
+  auto gpus = (*backend)->Discover();
+  ASSERT_TRUE(gpus.has_value());
+  ASSERT_EQ(gpus->size(), 3u);
+  ASSERT_EQ((*gpus)[1].uuid, "MIG-2222");
+
+  Job j = TwoNodeJob();
+  j.allocation.nodes[0].gpus = GpuSet(0b010);  // the second slice
+  j.allocation.nodes[1].gpus = GpuSet(0b101);  // a slice and the whole GPU
+  JobEnvContext ctx{.node_name = "node01", .gpus = *gpus};
+  auto env = BuildJobEnvironment(j, ctx);
+  EXPECT_EQ(Get(env, "CUDA_VISIBLE_DEVICES"), "MIG-2222");
+  EXPECT_EQ(Get(env, "CORRAL_JOB_GPUS"), "1");  // Corral's (and Slurm's) own indices stay
+  EXPECT_EQ(Get(env, "SLURM_JOB_GPUS"), "1");
+  ctx.node_name = "node02";
+  EXPECT_EQ(Get(BuildJobEnvironment(j, ctx), "CUDA_VISIBLE_DEVICES"), "MIG-1111,GPU-bbbb");
+
+  // Step tasks: the node's GPUs, or each task's own with --gpus-per-task.
+  j.allocation.nodes[0].gpus = GpuSet(0b011);
+  StepSpec spec;
+  spec.argv = {"nvidia-smi"};
+  spec.ntasks_per_node = 2;
+  spec.gpus_per_task = 1;
+  auto layout = PlanStep(j, spec);
+  ASSERT_TRUE(layout.has_value()) << layout.error().message;
+  std::vector<std::string> seen;
+  for (const StepTask& t : layout->tasks) {
+    if (t.node != "node02") continue;
+    auto task_env = BuildTaskEnvironment(j, 0, spec, *layout, t, ctx);
+    seen.push_back(Get(task_env, "CUDA_VISIBLE_DEVICES"));
+    EXPECT_EQ(Get(task_env, "CORRAL_STEP_GPUS"), t.gpus.ToString());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"MIG-1111", "GPU-bbbb"}));
+  spec.gpus_per_task = 0;
+  spec.ntasks_per_node = 1;
+  layout = PlanStep(j, spec);
+  ASSERT_TRUE(layout.has_value());
+  EXPECT_EQ(
+      Get(BuildTaskEnvironment(j, 0, spec, *layout, layout->tasks[1], ctx), "CUDA_VISIBLE_DEVICES"),
+      "MIG-1111,GPU-bbbb");
+
+  // Without MIG slices on the node: indices, as before.
+  std::vector<GpuInfo> whole = {{.index = 0, .uuid = "GPU-aaaa"},
+                                {.index = 1, .uuid = "GPU-bbbb"},
+                                {.index = 2, .uuid = "GPU-cccc"}};
+  EXPECT_EQ(CudaVisibleDevices(GpuSet(0b101), whole), "0,2");
+  EXPECT_EQ(CudaVisibleDevices(GpuSet(), *gpus), "");
+  unsetenv("CORRAL_FAKE_NVML");
+  fs::remove_all(dir);
 }
 
 }  // namespace

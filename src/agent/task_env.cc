@@ -65,7 +65,8 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
       if (k.rfind("SLURM_", 0) == 0) env[k] = std::move(v);
     }
   }
-  env["CUDA_VISIBLE_DEVICES"] = env["CORRAL_STEP_GPUS"] = task.gpus.ToString();
+  env["CORRAL_STEP_GPUS"] = task.gpus.ToString();
+  env["CUDA_VISIBLE_DEVICES"] = CudaVisibleDevices(task.gpus, ctx.gpus);  // MIG: UUIDs
   if (spec.gpus_per_task > 0) env["CORRAL_GPUS_PER_TASK"] = std::to_string(spec.gpus_per_task);
   std::vector<std::string> out;
   out.reserve(env.size());

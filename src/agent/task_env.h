@@ -13,7 +13,8 @@
 //   MASTER_PORT       CORRAL_MASTER_PORT                     the job's rendezvous port
 //   CORRAL_STEP_ID, CORRAL_STEP_NUM_NODES, CORRAL_STEP_NODELIST (host-list form),
 //   CORRAL_STEP_TASKS_PER_NODE ("2(x3),1"), CORRAL_CPUS_PER_TASK, CORRAL_STEP_GPUS and
-//   CUDA_VISIBLE_DEVICES (the task's own GPUs with --gpus-per-task, else the job's on the node),
+//   CUDA_VISIBLE_DEVICES (the task's own GPUs with --gpus-per-task, else the job's on the node;
+//   MIG slices by UUID, as for the batch step),
 //   CORRAL_GPUS_PER_TASK (with --gpus-per-task), and Slurm's variables of the task
 //   (core/slurm_env.h: SLURM_PROCID, SLURM_LOCALID, SLURM_NODEID, SLURM_STEP_ID, SLURM_NTASKS,
 //   SLURM_STEP_NODELIST, ...), for scripts written for srun.

@@ -1,6 +1,8 @@
 // Launch-to-exit-callback cost of trivial jobs through the agent's ProcessSupervisor:
 // `/bin/true` and a `#!/bin/sh` script, one at a time and 8 in flight, plus (as root) the
-// run-as-user path, and a bare posix_spawn + waitpid of `/bin/true` as the floor.
+// run-as-user path, a bare posix_spawn + waitpid of `/bin/true` as the floor, and (as root,
+// where cgroups work) `/bin/true` in a job cgroup of its own made before the launch and
+// removed in the exit callback, as the agent does for every job (BM_LaunchToExitInCgroup).
 //
 //   exec_bench --benchmark_counters_tabular=true
 // items_per_second is jobs per second.
@@ -13,6 +15,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -21,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "agent/cgroup.h"
 #include "agent/process_supervisor.h"
 #include "core/clock.h"
 
@@ -121,6 +126,114 @@ BENCHMARK(BM_LaunchToExit)
     ->ArgsProduct({{kTrue, kScript, kTrueAsNobody}, {1, 8}})
     ->UseRealTime()
     ->MinTime(2.0);
+
+// As the agent runs every job when it is root: the job's cgroup (memory limit, CPUs) made
+// before the launch, joined by the child before exec (the clone path), killed and removed in
+// the exit callback (the agent's FinishJob, on the supervisor's thread).
+void BM_LaunchToExitInCgroup(benchmark::State& state) {
+  const int64_t in_flight = state.range(0);
+  auto manager =
+      CgroupManager::Open({}, "exec-bench-" + std::to_string(getpid()), SystemClock::Get());
+  if (!manager) {
+    state.SkipWithError(("cgroups: " + manager.error().message).c_str());
+    return;
+  }
+  Scratch scratch;
+  std::mutex mu;
+  std::condition_variable cv;
+  int64_t done = 0;
+  int64_t failed = 0;
+  std::map<uint64_t, std::unique_ptr<JobCgroup>> cgroups;  // guarded by mu
+  ProcessSupervisor sup(SystemClock::Get(), [&](const ProcessExit& x) {
+    std::unique_ptr<JobCgroup> cg;
+    {
+      std::lock_guard lock(mu);
+      cg = std::move(cgroups[x.job.value]);
+      cgroups.erase(x.job.value);
+    }
+    if (cg == nullptr || !cg->Destroy(Seconds(10), SystemClock::Get()).has_value()) {
+      std::lock_guard lock(mu);
+      ++failed;
+    }
+    std::lock_guard lock(mu);
+    ++done;
+    if (x.exit_code != 0 || x.signal != 0) ++failed;
+    cv.notify_one();
+  });
+
+  ProcessSpec spec;
+  spec.generation = Generation(1);
+  spec.argv = {"/bin/true"};
+  spec.env = {"PATH=/usr/bin:/bin", "HOME=/tmp"};
+  spec.cwd = scratch.path();
+  spec.stdout_path = scratch.path() + "/out";
+  spec.append = true;
+  spec.time_limit = Minutes(10);
+  // Bound to its CPU as the agent binds a job (arg `pinned`).
+  const bool pinned = state.range(1) != 0;
+  if (pinned) spec.cpus = {0};
+
+  uint64_t next_job = 1;
+  int64_t launched = 0;
+  int64_t target = 0;
+  auto launch = [&] {
+    spec.job = JobId(next_job++);
+    auto cg = (*manager)->Create(
+        {.job = spec.job, .generation = spec.generation, .cpus = spec.cpus, .memory_mb = 256});
+    if (!cg) {
+      state.SkipWithError(cg.error().message.c_str());
+      return;
+    }
+    spec.cgroup_procs = (*cg)->procs_files();
+    {
+      std::lock_guard lock(mu);
+      cgroups[spec.job.value] = std::move(*cg);
+    }
+    Status s = sup.Launch(spec);
+    if (!s.has_value()) state.SkipWithError(s.error().message.c_str());
+    ++launched;
+  };
+  for (auto _ : state) {
+    ++target;
+    while (launched < target + in_flight - 1) launch();
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return done >= target; });
+  }
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return done >= launched; });
+  }
+  if (failed > 0) state.SkipWithError("some jobs failed");
+  state.SetItemsProcessed(state.iterations());
+  state.SetLabel(std::string("/bin/true in a cgroup") + (pinned ? " on CPU 0" : "") + ", " +
+                 std::to_string(in_flight) + " in flight");
+}
+BENCHMARK(BM_LaunchToExitInCgroup)
+    ->ArgNames({"in_flight", "pinned"})
+    ->ArgsProduct({{1, 8}, {0, 1}})
+    ->UseRealTime()
+    ->MinTime(2.0);
+
+// The cgroup part alone: make a job cgroup (memory limit, one CPU) and remove it, no process.
+void BM_CgroupCreateDestroy(benchmark::State& state) {
+  auto manager =
+      CgroupManager::Open({}, "exec-bench-" + std::to_string(getpid()), SystemClock::Get());
+  if (!manager) {
+    state.SkipWithError(("cgroups: " + manager.error().message).c_str());
+    return;
+  }
+  uint64_t job = 1;
+  for (auto _ : state) {
+    auto cg = (*manager)->Create(
+        {.job = JobId(job++), .generation = Generation(1), .cpus = {0}, .memory_mb = 256});
+    if (!cg || !(*cg)->Destroy(Seconds(10), SystemClock::Get()).has_value()) {
+      state.SkipWithError("cgroup");
+      break;
+    }
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CgroupCreateDestroy)->UseRealTime()->MinTime(2.0);
 
 // The floor: posix_spawn + waitpid of /bin/true, nothing else.
 void BM_BarePosixSpawn(benchmark::State& state) {

@@ -184,14 +184,34 @@ class JobCgroupImpl final : public JobCgroup {
     if (frozen) (void)WriteFile(freezer_v1 + "/freezer.state", "THAWED");
   }
 
+  // Removes the directories that are empty (rmdir refuses the others); returns whether all
+  // are gone. When the job's processes have all exited, as usual, this is all Destroy does.
+  bool RemoveEmpty() {
+    bool all = true;
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+      if (it->empty()) continue;
+      if (rmdir(it->c_str()) == 0 || errno == ENOENT) {
+        if (*it == kill_v2) kill_v2.clear();
+        if (*it == freezer_v1) freezer_v1.clear();
+        it->clear();
+      } else {
+        all = false;
+      }
+    }
+    std::erase(dirs, std::string());
+    return all;
+  }
+
   Status Destroy(Duration timeout, const Clock& clock) override {
+    if (RemoveEmpty()) return {};
     MonoTime deadline = clock.MonotonicNow() + timeout;
     while (true) {
       if (Empty()) break;
       KillOnce();
       if (clock.MonotonicNow() > deadline) {
         return MakeError(ErrorCode::kDeadlineExceeded,
-                         "cgroup " + dirs.front() + ": processes remain after SIGKILL");
+                         "cgroup " + (dirs.empty() ? std::string("?") : dirs.front()) +
+                             ": processes remain after SIGKILL");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
@@ -225,6 +245,11 @@ class CgroupManagerImpl final : public CgroupManager {
   std::string memory, cpuset, cpu, devices, kill_v2, freezer;  // base dirs
   bool memory_v2 = false, cpuset_v2 = false, cpu_v2 = false, devices_bpf = false;
   const Clock* clock = nullptr;
+  // Read once at Open, so that making a job's cgroup only creates and writes (every job pays
+  // for it): the base's CPUs and memory nodes (what a v1 cpuset starts from), and whether
+  // swap can be limited.
+  std::string base_cpus, base_mems;
+  bool swap_file = false;
 
   std::string Describe() const override {
     std::vector<std::string> v1, v2;
@@ -259,18 +284,20 @@ class CgroupManagerImpl final : public CgroupManager {
 
   Result<std::unique_ptr<JobCgroup>> Create(const JobCgroupSpec& spec) override {
     auto cg = std::make_unique<JobCgroupImpl>();
-    std::string name = "job_" + spec.job.ToString();
+    std::string name = "job_" + spec.job.ToString() + "_" + spec.generation.ToString();
     for (const auto& b : Bases()) {
       std::string dir = b + "/" + name;
-      if (Exists(dir)) {
-        // Left by an earlier run of this job (an agent crash): kill it and start over.
+      int rc = mkdir(dir.c_str(), 0755);
+      if (rc != 0 && errno == EEXIST) {
+        // Left by a previous agent that ran this run (a crash): kill it and start over.
         JobCgroupImpl old;
         old.dirs = {dir};
         old.kill_v2 = b == kill_v2 ? dir : "";
         old.freezer_v1 = b == freezer ? dir : "";
         (void)old.Destroy(Seconds(2), *clock);
+        rc = mkdir(dir.c_str(), 0755);
       }
-      if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (rc != 0 && errno != EEXIST) {
         Status s = Internal("cgroup: cannot create " + dir + ": " + ErrnoText(errno));
         (void)cg->Destroy(Seconds(1), *clock);
         return tl::unexpected<Error>(s.error());
@@ -284,23 +311,17 @@ class CgroupManagerImpl final : public CgroupManager {
       (void)cg->Destroy(Seconds(1), *clock);
       return tl::unexpected<Error>(e);
     };
-    if (!cpuset.empty() && !cpuset_v2) {
-      // A v1 cpuset starts empty and takes no task so: start from the parent's.
+    if (!cpuset.empty() && (!spec.cpus.empty() || !cpuset_v2)) {
+      // A v1 cpuset starts empty and takes no task so: the job's CPUs, else the base's, and
+      // memory nodes before any task joins (v2 takes both, and needs neither).
       std::string d = dir_of(cpuset);
-      for (const char* f : {"/cpuset.cpus", "/cpuset.mems"}) {
-        std::string v = ReadAll(cpuset + f);
-        if (!v.empty() && v != "\n") (void)WriteFile(d + f, v);
-      }
-    }
-    if (!cpuset.empty() && !spec.cpus.empty()) {
-      std::string d = dir_of(cpuset);
-      // v1 needs mems before any task joins; v2 takes both.
-      std::string mems = spec.mems.empty() ? ReadAll(cpuset + "/cpuset.mems") : Join(spec.mems);
-      if (!mems.empty() && mems.back() == '\n') mems.pop_back();
-      if (mems.empty()) mems = ReadAll(cpuset + "/cpuset.effective_mems");
-      if (Status s = WriteFile(d + "/cpuset.cpus", Join(spec.cpus)); !s) return undo(s.error());
+      std::string cpus = spec.cpus.empty() ? base_cpus : Join(spec.cpus);
+      std::string mems = spec.mems.empty() ? base_mems : Join(spec.mems);
       if (!mems.empty()) {
         if (Status s = WriteFile(d + "/cpuset.mems", mems); !s) return undo(s.error());
+      }
+      if (!cpus.empty()) {
+        if (Status s = WriteFile(d + "/cpuset.cpus", cpus); !s) return undo(s.error());
       }
     } else if (!cpu.empty() && spec.cpu_count > 0) {
       std::string d = dir_of(cpu);
@@ -316,13 +337,11 @@ class CgroupManagerImpl final : public CgroupManager {
       cg->memory_v2 = memory_v2;
       if (memory_v2) {
         if (Status s = WriteFile(d + "/memory.max", bytes); !s) return undo(s.error());
-        if (Exists(d + "/memory.swap.max")) (void)WriteFile(d + "/memory.swap.max", "0");
+        if (swap_file) (void)WriteFile(d + "/memory.swap.max", "0");
       } else {
         if (Status s = WriteFile(d + "/memory.limit_in_bytes", bytes); !s) return undo(s.error());
         // Swap may not bypass the limit (the file exists only with swap accounting).
-        if (Exists(d + "/memory.memsw.limit_in_bytes")) {
-          (void)WriteFile(d + "/memory.memsw.limit_in_bytes", bytes);
-        }
+        if (swap_file) (void)WriteFile(d + "/memory.memsw.limit_in_bytes", bytes);
       }
     } else if (!memory.empty()) {
       cg->memory_dir = dir_of(memory);
@@ -522,7 +541,10 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::Open(const CgroupConfig& c
   };
   pick("memory", config.constrain_memory, &impl->memory, &impl->memory_v2);
   pick("cpuset", config.constrain_cpus, &impl->cpuset, &impl->cpuset_v2);
-  pick("cpu", config.constrain_cpus, &impl->cpu, &impl->cpu_v2);
+  // A CPU quota only where there is no cpuset (each hierarchy used costs every job a
+  // directory and a join).
+  if (impl->cpuset.empty() && !impl->cpuset_v2)
+    pick("cpu", config.constrain_cpus, &impl->cpu, &impl->cpu_v2);
   if (config.constrain_devices) {
     if (const Hierarchy* h = v1_with("devices")) {
       impl->devices = prepare(*h, {});
@@ -547,6 +569,21 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::Open(const CgroupConfig& c
   }
   if (impl->Bases().empty()) {
     return Unavailable(problems.empty() ? "no usable cgroup controller" : problems.front());
+  }
+  if (!impl->cpuset.empty()) {
+    auto trimmed = [](std::string v) {
+      while (!v.empty() && (v.back() == '\n' || v.back() == ' ')) v.pop_back();
+      return v;
+    };
+    impl->base_cpus = trimmed(
+        ReadAll(impl->cpuset + (impl->cpuset_v2 ? "/cpuset.cpus.effective" : "/cpuset.cpus")));
+    impl->base_mems = trimmed(
+        ReadAll(impl->cpuset + (impl->cpuset_v2 ? "/cpuset.mems.effective" : "/cpuset.mems")));
+  }
+  if (!impl->memory.empty()) {
+    // The base has the files its children get.
+    impl->swap_file = Exists(
+        impl->memory + (impl->memory_v2 ? "/memory.swap.max" : "/memory.memsw.limit_in_bytes"));
   }
   for (const auto& p : problems) CORRAL_LOG(Warn) << "cgroup: " << p;
   return std::unique_ptr<CgroupManager>(std::move(impl));

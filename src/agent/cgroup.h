@@ -8,8 +8,10 @@
 // cpus+mems; cpu.max / cfs quota when there is no cpuset), devices (v1 devices.deny; on v2 a
 // BPF_PROG_TYPE_CGROUP_DEVICE program attached to the job's cgroup that refuses the denied
 // character devices), kill (v2 cgroup.kill; v1: freeze, SIGKILL each member, thaw).
-// A job's cgroups live under the agent's own cgroup: OWN/<parent>/<node>/job_<id>, in every
-// hierarchy used (the agent names <node> after the node and a hash of its state directory). docs/agent.md describes what each host type gets.
+// A job's cgroups live under the agent's own cgroup: OWN/<parent>/<node>/job_<id>_<generation>,
+// one per run of the job (a requeued job may start again on the node while its previous run
+// is being torn down), in every hierarchy used (the agent names <node> after the node and a
+// hash of its state directory). docs/agent.md describes what each host type gets.
 //
 // Thread-safety: CgroupManager is thread-safe (it holds no mutable state after Open);
 // a JobCgroup is used by one thread at a time.
@@ -51,6 +53,7 @@ Result<DeviceNumber> DeviceNumberOf(const std::string& path);
 
 struct JobCgroupSpec {
   JobId job;
+  Generation generation;              // the run: the cgroup is job_<job>_<generation>
   std::vector<uint32_t> cpus;         // CPU ids; empty = not constrained
   std::vector<uint32_t> mems;         // NUMA nodes of `cpus`; empty = all
   uint32_t cpu_count = 0;             // for a CPU quota where there is no cpuset; 0 = none
@@ -87,8 +90,9 @@ class CgroupManager {
 
   // "cgroup v1 (memory, cpuset, devices) + v2 (kill)": what jobs get.
   virtual std::string Describe() const = 0;
-  // Creates the job's cgroup with its limits. Returns kInternal naming the file that could
-  // not be written. A cgroup left from an earlier run of the same job is killed first.
+  // Creates the run's cgroup with its limits. Returns kInternal naming the file that could
+  // not be written. A cgroup of the same run left by a previous agent is killed first; other
+  // runs of the job are left alone.
   virtual Result<std::unique_ptr<JobCgroup>> Create(const JobCgroupSpec& spec) = 0;
   // Kills and removes every job cgroup of this node (left by a previous agent run).
   virtual void KillStale() = 0;

@@ -195,10 +195,9 @@ TEST_F(SlurmTest, ArraySweepWithOutputNamesPerTask) {
   EXPECT_EQ(acct.out, want);
 }
 
-// Array throttles ("%2": at most two tasks at a time) and dependencies are evaluated by the
-// scheduling engine (sched::Scheduler); the controller still runs FirstFitPolicy, which looks
-// at neither. TODO(#6): enable once the controller schedules with the engine.
-TEST_F(SlurmTest, DISABLED_ArrayThrottleAndDependenciesAreEnforced) {
+// Array throttles ("%2": at most two tasks at a time) and dependencies, evaluated by the
+// scheduling engine (sched::Scheduler) the controller runs.
+TEST_F(SlurmTest, ArrayThrottleAndDependenciesAreEnforced) {
   JobId array = Sbatch({"--array=1-4%2", "-o", "/dev/null", "--wrap", "sleep 5"});
   ASSERT_TRUE(WaitState(array, JobState::kRunning));
   auto q = cluster_->CliAs("squeue", {"-h", "-r", "-t", "R", "-o", "%i"});

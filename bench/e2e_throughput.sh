@@ -5,6 +5,8 @@
 # cli: one `corral submit --wrap true` process per job, in a loop, as users and scripts do.
 # sbatch: the same through the `sbatch` link (the Slurm front end), as Slurm users do.
 # Prints submissions per second, the time until all N ended, and submit-to-start latency.
+# CORRAL_DEV_CONFIG=corral.toml gives the dev cluster those scheduling sections (e.g. a
+# [scheduler] policy to compare).
 set -euo pipefail
 N=${1:-1000}
 MODE=${2:-both}
@@ -18,7 +20,7 @@ run_one() {
   local mode=$1
   local dir; dir=$(mktemp -d /tmp/corral-bench-XXXXXX)
   local port=$(( 20000 + RANDOM % 20000 ))
-  HOME=$dir "$corral" dev --nodes 4 --gpus-per-node 8 --state-dir "$dir/dev" --port "$port" > "$dir/dev.out" 2>&1 &
+  HOME=$dir "$corral" dev --nodes 4 --gpus-per-node 8 --state-dir "$dir/dev" --port "$port" ${CORRAL_DEV_CONFIG:+--config "$CORRAL_DEV_CONFIG"} > "$dir/dev.out" 2>&1 &
   local dev=$!
   trap 'kill $dev 2>/dev/null; wait $dev 2>/dev/null; rm -rf "$dir"' RETURN
   for _ in $(seq 1 300); do grep -q "Press Ctrl-C" "$dir/dev.out" 2>/dev/null && break; sleep 0.1; done

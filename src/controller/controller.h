@@ -83,7 +83,7 @@ class Controller {
   // Rebuilds the state from the store's contents. Must be called once, before anything else.
   // Nodes are given one node timeout from now to heartbeat again.
   // Returns kInternal if the stored state is inconsistent (an allocation on an unknown node).
-  Status Recover(const store::StoredState& state);
+  Status Recover(store::StoredState state);
 
   // --- Requests from users (identities already authenticated) ---
 

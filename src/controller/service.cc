@@ -271,7 +271,7 @@ std::string ControllerService::url() const {
 Status ControllerService::Start() {
   Impl& im = *impl_;
   CORRAL_ASSIGN_OR_RETURN(store::StoredState state, im.store->Load());
-  CORRAL_RETURN_IF_ERROR(im.controller->Recover(state));
+  CORRAL_RETURN_IF_ERROR(im.controller->Recover(std::move(state)));
 
   Impl* impl = impl_.get();
   AgentReplies replies;

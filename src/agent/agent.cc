@@ -99,6 +99,9 @@ struct Agent::Impl {
   std::set<std::tuple<JobId, Generation, uint32_t>> launched_steps;
   std::deque<std::tuple<JobId, Generation, uint32_t>> launched_order;
   std::vector<std::unique_ptr<StepOutputForwarder>> forwarders;
+  // Runs the controller no longer knows whose cgroup on this node goes once their last task
+  // here has exited (ReleaseEndedRun).
+  std::set<JobRun> ending_runs;
   std::thread heartbeat_thread;
   std::thread events_thread;
 
@@ -118,8 +121,12 @@ struct Agent::Impl {
   std::string JobDir(JobId id, Generation gen) const {
     return config.state_dir + "/jobs/" + id.ToString() + "." + gen.ToString();
   }
-  std::string TaskJournal(JobId id, uint32_t step, uint32_t task) const {
-    return RunDir() + "/" + id.ToString() + "." + std::to_string(step) + "." + std::to_string(task);
+  // The pid files of what runs (KillOrphans reads them after a crash), per run.
+  std::string BatchJournal(JobId id, Generation gen) const {
+    return RunDir() + "/" + JobRun{id, gen}.ToString();
+  }
+  std::string TaskJournal(JobId id, Generation gen, uint32_t step, uint32_t task) const {
+    return BatchJournal(id, gen) + "." + std::to_string(step) + "." + std::to_string(task);
   }
 
   std::map<std::string, std::string> AuthHeaders() {
@@ -143,13 +150,21 @@ struct Agent::Impl {
     for (const auto& [job, gen] : known) refs.push_back({job, gen});
     // Step tasks (on any node of an allocation) are reported under their job too, so that the
     // controller has those of jobs it no longer runs killed.
+    // So are the runs holding a cgroup here (a node that runs only a job's step tasks keeps
+    // the job's cgroup between its steps), so that the controller names them once the job
+    // has ended and the agent removes them.
+    std::set<std::pair<JobId, Generation>> listed;
+    for (const auto& r : refs) listed.insert({r.job, r.generation});
     if (supervisor != nullptr) {
-      std::set<std::pair<JobId, Generation>> listed;
-      for (const auto& r : refs) listed.insert({r.job, r.generation});
       for (const auto& p : supervisor->Running()) {
         if (p.step != kBatchStepId && listed.insert({p.job, p.generation}).second) {
           refs.push_back({p.job, p.generation});
         }
+      }
+    }
+    if (node != nullptr) {
+      for (const JobRun& r : node->Runs()) {
+        if (listed.insert({r.job, r.generation}).second) refs.push_back({r.job, r.generation});
       }
     }
     return refs;
@@ -175,17 +190,45 @@ struct Agent::Impl {
   // Applies the controller's kill list.
   void KillUnknown(const std::vector<api::RunningJobRef>& refs) {
     for (const auto& ref : refs) {
-      CORRAL_LOG(Warn) << "controller does not know job " << ref.job.ToString() << " generation "
-                       << ref.generation.ToString() << ": killing it";
-      (void)supervisor->Cancel(ref.job, ref.generation);
-      std::lock_guard<std::mutex> lock(mu);
-      auto it = known.find(ref.job);
-      if (it != known.end() && it->second == ref.generation) {
-        // Still report its exit (the controller rejects it as stale), but stop listing it now
-        // that the controller has said it does not know it.
-        known.erase(it);
+      if (supervisor->Cancel(ref.job, ref.generation)) {
+        CORRAL_LOG(Warn) << "controller does not know job " << ref.job.ToString() << " generation "
+                         << ref.generation.ToString() << ": killing it";
+      } else {
+        // Nothing of it runs here: a node that ran only its step tasks holds its cgroup until
+        // the job has ended, which is how it learns that.
+        CORRAL_LOG(Debug) << "job " << ref.job.ToString() << " generation "
+                          << ref.generation.ToString() << " has ended";
       }
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        auto it = known.find(ref.job);
+        if (it != known.end() && it->second == ref.generation) {
+          // Still report its exit (the controller rejects it as stale), but stop listing it
+          // now that the controller has said it does not know it.
+          known.erase(it);
+        }
+        ending_runs.insert({ref.job, ref.generation});
+      }
+      ReleaseEndedRun({ref.job, ref.generation});
     }
+  }
+
+  // Removes the cgroup of a run in `ending_runs` once none of its processes runs here (the
+  // cancelled tasks have had their SIGTERM and grace period); what is left in it then, such
+  // as daemons the tasks started, is killed. The batch step's run is FinishJob's.
+  void ReleaseEndedRun(JobRun run) {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!ending_runs.contains(run)) return;
+    }
+    for (const auto& p : supervisor->Running()) {
+      if (p.job == run.job && p.generation == run.generation) return;  // its exit calls again
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      ending_runs.erase(run);
+    }
+    if (node) node->ReleaseRun(run);
   }
 
   bool Register() {
@@ -317,7 +360,7 @@ struct Agent::Impl {
     // The job has ended: so have its steps' tasks on this node.
     (void)supervisor->Cancel(exit.job, exit.generation);
     std::error_code ec;
-    fs::remove(RunDir() + "/" + exit.job.ToString(), ec);
+    fs::remove(BatchJournal(exit.job, exit.generation), ec);
     fs::remove_all(JobDir(exit.job, exit.generation), ec);
     api::JobEvent ev;
     ev.type = api::JobEventType::kExited;
@@ -330,7 +373,9 @@ struct Agent::Impl {
     ev.cancelled = exit.cancelled;
     ev.usage.cpu_seconds = exit.cpu_seconds;
     ev.usage.max_rss_mb = exit.max_rss_mb;
-    if (node) node->FinishJob(exit.job, &ev);  // GPU usage, OOM, GPU failure; kills its cgroup
+    // GPU usage, OOM, GPU failure; kills the run's cgroup here (its tasks on this node too).
+    if (node) node->FinishJob({exit.job, exit.generation}, &ev);
+    ReleaseEndedRun({exit.job, exit.generation});  // forgets it once its tasks here are gone
     PushEvent(std::move(ev));
   }
 
@@ -358,12 +403,14 @@ struct Agent::Impl {
     if (!port) CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": " << port.error().message;
     *master_port = port ? *port : candidate;
     std::string checkpoint_dir = CheckpointDirectory(job, config.checkpoint_root);
-    spec.env = BuildJobEnvironment(job, {.node_name = config.name,
-                                         .controller_url = config.controller_url,
-                                         .master_addr = RendezvousHost(config.advertise_host, config.name),
-                                         .master_port = *master_port,
-                                         .checkpoint_dir = checkpoint_dir,
-                                         .cluster_name = ClusterName()});
+    spec.env =
+        BuildJobEnvironment(job, {.node_name = config.name,
+                                  .controller_url = config.controller_url,
+                                  .master_addr = RendezvousHost(config.advertise_host, config.name),
+                                  .master_port = *master_port,
+                                  .checkpoint_dir = checkpoint_dir,
+                                  .cluster_name = ClusterName(),
+                                  .gpus = inventory.gpus});
     spec.cwd = job.spec.working_dir;
     OutputPatternValues values{.job_id = job.id.value,
                                .array_job_id = job.array_job_id.value,
@@ -394,12 +441,12 @@ struct Agent::Impl {
     }
     if (node) CORRAL_RETURN_IF_ERROR(node->PrepareJob(job, &spec));
     if (Status launched = supervisor->Launch(spec); !launched) {
-      if (node) node->AbandonJob(job.id);
+      if (node) node->AbandonJob({job.id, job.allocation.generation});
       return launched;
     }
     for (const auto& p : supervisor->Running()) {
-      if (p.job == job.id && p.step == kBatchStepId) {
-        std::ofstream journal(RunDir() + "/" + job.id.ToString(), std::ios::trunc);
+      if (p.job == job.id && p.generation == job.allocation.generation && p.step == kBatchStepId) {
+        std::ofstream journal(BatchJournal(job.id, p.generation), std::ios::trunc);
         journal << p.pid << " " << ProcessStartTime(p.pid) << "\n";
       }
     }
@@ -415,6 +462,17 @@ struct Agent::Impl {
                                  "job " + job.id.ToString() + ": node " + config.name + " is not its batch host"});
     }
     Generation gen = job.allocation.generation;
+    // A requeued job may come back to this node while its previous run is still being killed
+    // (the controller moved on when it requeued it). That run is stale: kill it now and have
+    // the controller retry the launch (503) once it is gone, so the two never overlap.
+    for (const auto& p : supervisor->Running()) {
+      if (p.job == job.id && p.generation < gen) {
+        (void)supervisor->Signal(job.id, p.generation, SIGKILL);
+        return api::ErrorResponse({ErrorCode::kUnavailable, "job " + job.id.ToString() + ": generation " +
+                                                                p.generation.ToString() +
+                                                                " is still exiting; retry the launch"});
+      }
+    }
     {
       std::lock_guard<std::mutex> lock(mu);
       auto it = seen.find(job.id);
@@ -451,7 +509,8 @@ struct Agent::Impl {
 
   void OnTaskExit(const ProcessExit& exit) {
     std::error_code ec;
-    fs::remove(TaskJournal(exit.job, exit.step, exit.task), ec);
+    fs::remove(TaskJournal(exit.job, exit.generation, exit.step, exit.task), ec);
+    ReleaseEndedRun({exit.job, exit.generation});
     api::JobEvent ev;
     ev.type = api::JobEventType::kTaskExited;
     ev.job = exit.job;
@@ -535,6 +594,9 @@ struct Agent::Impl {
       }
       spec.append = true;
     }
+    // The job's cgroup on this node (made by its first task here, unless the batch step
+    // runs here), its CPUs and device rules.
+    if (node) CORRAL_RETURN_IF_ERROR(node->PrepareTask(job, &spec));
     Status launched = supervisor->Launch(spec);
     if (pipes.first >= 0) {
       close(pipes.first);
@@ -542,8 +604,10 @@ struct Agent::Impl {
     }
     CORRAL_RETURN_IF_ERROR(launched);
     for (const auto& p : supervisor->Running()) {
-      if (p.job == job.id && p.step == launch.step && p.task == task.rank) {
-        std::ofstream journal(TaskJournal(job.id, launch.step, task.rank), std::ios::trunc);
+      if (p.job == job.id && p.generation == spec.generation && p.step == launch.step &&
+          p.task == task.rank) {
+        std::ofstream journal(TaskJournal(job.id, spec.generation, launch.step, task.rank),
+                              std::ios::trunc);
         journal << p.pid << " " << ProcessStartTime(p.pid) << "\n";
       }
     }
@@ -591,7 +655,8 @@ struct Agent::Impl {
                       .master_addr = launch->master_addr,
                       .master_port = launch->master_port,
                       .checkpoint_dir = CheckpointDirectory(job, config.checkpoint_root),
-                      .cluster_name = ClusterName()};
+                      .cluster_name = ClusterName(),
+                      .gpus = inventory.gpus};
     std::optional<uint32_t> uid, gid;
     if (geteuid() == 0 && job.spec.uid != 0) {
       uid = job.spec.uid;

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,8 +11,11 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
+
+#include <sys/wait.h>
 
 #include "agent/cgroup.h"
 #include "agent/container.h"
@@ -82,11 +84,13 @@ Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(const AgentConfig& config, co
 }
 
 struct NodeMonitor::Impl {
-  struct JobEntry {
+  // What one run of a job holds on this node.
+  struct RunEntry {
     GpuSet gpus;
     std::vector<uint32_t> cpus;
     std::unique_ptr<JobCgroup> cgroup;
     std::vector<std::string> cleanup;  // container removal
+    bool batch = false;                // its batch step runs here: FinishJob ends it
   };
 
   Impl(const AgentConfig& c, GpuBackend& b, std::vector<GpuInfo> g, const Clock& cl, std::function<void()> cb)
@@ -109,10 +113,90 @@ struct NodeMonitor::Impl {
   HealthMonitor health;       // guarded by mu
   HealthReport report;        // guarded by mu
   UsageTracker usage;         // guarded by mu
-  std::map<JobId, JobEntry> jobs;  // guarded by mu
+  std::map<JobRun, RunEntry> runs;  // guarded by mu
   std::thread thread;
+  // Serialises PrepareJob and PrepareTask: a run's cgroup is made once, and the CPUs of
+  // runs being prepared at the same time never overlap. Taken before `mu`.
+  std::mutex prepare_mu;
 
   Duration Period() const { return std::min(config.sample_interval, config.health.interval); }
+
+  // The run's allocation on this node, or null.
+  const NodeAllocation* Here(const Job& job) const {
+    for (const auto& na : job.allocation.nodes) {
+      if (na.node_name == config.name) return &na;
+    }
+    return nullptr;
+  }
+
+  // A new run entry for `job` on this node: its GPUs, CPUs near them (away from the other
+  // runs' CPUs) and its cgroup. Requires prepare_mu. Returns kInternal when the cgroup cannot
+  // be made.
+  Result<RunEntry> MakeEntry(const Job& job) {
+    const NodeAllocation* here = Here(job);
+    GpuSet mine = here != nullptr ? here->gpus : GpuSet();
+    RunEntry entry;
+    entry.gpus = mine;
+    uint32_t cpu_count = here != nullptr ? here->cpus : 0;
+    size_t total_cpus = 0;
+    for (const auto& [node, cpus] : topology.cpus_by_node) total_cpus += cpus.size();
+    std::set<int32_t> near;
+    for (const auto& g : gpus) {
+      if (mine.contains(g.index) && g.numa_node >= 0) near.insert(g.numa_node);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (cpu_count > 0 && cpu_count < total_cpus) {
+        std::set<uint32_t> busy;
+        for (const auto& [run, e] : runs) busy.insert(e.cpus.begin(), e.cpus.end());
+        entry.cpus = PickCpus(topology, cpu_count, near, busy);
+      }
+    }
+    if (cgroups == nullptr) return entry;
+    JobCgroupSpec cs;
+    cs.job = job.id;
+    cs.generation = job.allocation.generation;
+    cs.cpus = entry.cpus;
+    cs.mems = NodesOf(topology, entry.cpus);
+    cs.cpu_count = cpu_count;
+    cs.memory_mb = here != nullptr ? here->mem_mb : 0;
+    if (config.cgroup.constrain_devices) {
+      std::set<std::string> allowed;
+      for (uint32_t g : mine.ToVector()) {
+        for (const auto& f : backend.DeviceFiles(g)) allowed.insert(f);
+      }
+      for (const auto& g : gpus) {
+        if (mine.contains(g.index)) continue;
+        for (const auto& f : backend.DeviceFiles(g.index)) {
+          if (allowed.contains(f)) continue;  // a MIG parent shared with one of the job's slices
+          auto n = DeviceNumberOf(f);
+          if (n && std::find(cs.deny.begin(), cs.deny.end(), *n) == cs.deny.end())
+            cs.deny.push_back(*n);
+        }
+      }
+    }
+    CORRAL_ASSIGN_OR_RETURN(entry.cgroup, cgroups->Create(cs));
+    return entry;
+  }
+
+  // Removes the run's entry and returns it (empty when there is none).
+  std::optional<RunEntry> Take(JobRun run) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = runs.find(run);
+    if (it == runs.end()) return std::nullopt;
+    RunEntry e = std::move(it->second);
+    runs.erase(it);
+    return e;
+  }
+
+  // Kills what is left in the run's cgroup and removes it.
+  void Destroy(JobRun run, RunEntry& entry) {
+    if (entry.cgroup == nullptr) return;
+    if (Status s = entry.cgroup->Destroy(Seconds(10), clock); !s) {
+      CORRAL_LOG(Error) << "job " << run.ToString() << ": " << s.error().message;
+    }
+    entry.cgroup.reset();
+  }
 
   // One round: sample, account usage, evaluate health (with the script when due).
   void Check(bool run_script) {
@@ -205,58 +289,22 @@ std::string NodeMonitor::IsolationSummary() const { return impl_->cgroup_summary
 
 Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
   Impl& im = *impl_;
-  const NodeAllocation* here = nullptr;
-  for (const auto& na : job.allocation.nodes) {
-    if (na.node_name == im.config.name) here = &na;
+  const JobRun run{job.id, job.allocation.generation};
+  std::lock_guard<std::mutex> prepare(im.prepare_mu);
+  // A step task of this run may have been launched here first (another connection): its
+  // cgroup is the run's.
+  std::optional<Impl::RunEntry> existing = im.Take(run);
+  Impl::RunEntry entry;
+  if (existing) {
+    entry = std::move(*existing);
+  } else {
+    CORRAL_ASSIGN_OR_RETURN(entry, im.MakeEntry(job));
   }
-  GpuSet mine = here != nullptr ? here->gpus : GpuSet();
-  Impl::JobEntry entry;
-  entry.gpus = mine;
-
-  // CPUs near the job's GPUs, away from the other jobs' CPUs.
-  uint32_t cpu_count = here != nullptr ? here->cpus : 0;
-  size_t total_cpus = 0;
-  for (const auto& [node, cpus] : im.topology.cpus_by_node) total_cpus += cpus.size();
-  std::set<int32_t> near;
-  for (const auto& g : im.gpus) {
-    if (mine.contains(g.index) && g.numa_node >= 0) near.insert(g.numa_node);
-  }
-  {
-    std::lock_guard<std::mutex> lock(im.mu);
-    if (cpu_count > 0 && cpu_count < total_cpus) {
-      std::set<uint32_t> busy;
-      for (const auto& [id, e] : im.jobs) busy.insert(e.cpus.begin(), e.cpus.end());
-      entry.cpus = PickCpus(im.topology, cpu_count, near, busy);
-    }
-  }
-
-  if (im.cgroups != nullptr) {
-    JobCgroupSpec cs;
-    cs.job = job.id;
-    cs.cpus = entry.cpus;
-    cs.mems = NodesOf(im.topology, entry.cpus);
-    cs.cpu_count = cpu_count;
-    cs.memory_mb = here != nullptr ? here->mem_mb : 0;
-    if (im.config.cgroup.constrain_devices) {
-      std::set<std::string> allowed;
-      for (uint32_t g : mine.ToVector()) {
-        for (const auto& f : im.backend.DeviceFiles(g)) allowed.insert(f);
-      }
-      for (const auto& g : im.gpus) {
-        if (mine.contains(g.index)) continue;
-        for (const auto& f : im.backend.DeviceFiles(g.index)) {
-          if (allowed.contains(f)) continue;  // a MIG parent shared with one of the job's slices
-          auto n = DeviceNumberOf(f);
-          if (n && std::find(cs.deny.begin(), cs.deny.end(), *n) == cs.deny.end()) cs.deny.push_back(*n);
-        }
-      }
-    }
-    CORRAL_ASSIGN_OR_RETURN(entry.cgroup, im.cgroups->Create(cs));
-    spec->cgroup_procs = entry.cgroup->procs_files();
-  }
+  if (entry.cgroup != nullptr) spec->cgroup_procs = entry.cgroup->procs_files();
   spec->cpus = entry.cpus;
 
   if (!job.spec.container.image.empty()) {
+    const NodeAllocation* here = im.Here(job);
     ContainerLaunch l;
     l.job = job.id;
     l.node = im.config.name;
@@ -271,7 +319,7 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
     l.gid = spec->gid;
     l.home = HomeOf(spec->uid.value_or(geteuid()));
     for (const auto& g : im.gpus) {
-      if (mine.contains(g.index)) {
+      if (entry.gpus.contains(g.index)) {
         l.gpus.push_back(g);
         for (const auto& f : im.backend.DeviceFiles(g.index)) l.device_files.push_back(f);
       }
@@ -282,7 +330,12 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
     Result<ContainerCommand> cmd = BuildContainerCommand(im.config.container, l);
     Result<std::string> runtime = cmd ? FindRuntime(im.config.container) : Result<std::string>("");
     if (!cmd || !runtime) {
-      if (entry.cgroup != nullptr) (void)entry.cgroup->Destroy(Seconds(2), im.clock);
+      if (existing) {
+        std::lock_guard<std::mutex> lock(im.mu);
+        im.runs[run] = std::move(entry);  // the step's tasks keep their cgroup
+      } else {
+        im.Destroy(run, entry);
+      }
       return tl::unexpected<Error>(!cmd ? cmd.error() : runtime.error());
     }
     cmd->argv[0] = *runtime;
@@ -299,27 +352,48 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
       entry.cleanup[0] = *runtime;
     }
   }
+  entry.batch = true;
   std::lock_guard<std::mutex> lock(im.mu);
-  im.usage.Start(job.id, mine, im.clock.MonotonicNow());
-  im.jobs[job.id] = std::move(entry);
+  im.usage.Start(run, entry.gpus, im.clock.MonotonicNow());
+  im.runs[run] = std::move(entry);
   return {};
 }
 
-void NodeMonitor::AbandonJob(JobId job) {
-  api::JobEvent ignored;
-  FinishJob(job, &ignored);
-}
-
-void NodeMonitor::FinishJob(JobId job, api::JobEvent* ev) {
+Status NodeMonitor::PrepareTask(const Job& job, ProcessSpec* spec) {
   Impl& im = *impl_;
-  Impl::JobEntry entry;
+  const JobRun run{job.id, job.allocation.generation};
+  std::lock_guard<std::mutex> prepare(im.prepare_mu);
   {
     std::lock_guard<std::mutex> lock(im.mu);
-    auto it = im.jobs.find(job);
-    if (it == im.jobs.end()) return;
+    if (auto it = im.runs.find(run); it != im.runs.end()) {
+      if (it->second.cgroup != nullptr) spec->cgroup_procs = it->second.cgroup->procs_files();
+      spec->cpus = it->second.cpus;
+      return {};
+    }
+  }
+  CORRAL_ASSIGN_OR_RETURN(Impl::RunEntry entry, im.MakeEntry(job));
+  if (entry.cgroup != nullptr) spec->cgroup_procs = entry.cgroup->procs_files();
+  spec->cpus = entry.cpus;
+  std::lock_guard<std::mutex> lock(im.mu);
+  im.runs[run] = std::move(entry);
+  return {};
+}
+
+void NodeMonitor::AbandonJob(JobRun run) {
+  api::JobEvent ignored;
+  FinishJob(run, &ignored);
+}
+
+void NodeMonitor::FinishJob(JobRun run, api::JobEvent* ev) {
+  Impl& im = *impl_;
+  Impl::RunEntry entry;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    auto it = im.runs.find(run);
+    if (it == im.runs.end()) return;
     entry = std::move(it->second);
-    im.jobs.erase(it);
-    JobUsage u = im.usage.Finish(job, im.clock.MonotonicNow());
+    im.runs.erase(it);
+    JobUsage u = im.usage.Finish(run, im.clock.MonotonicNow());
     ev->usage.gpu_seconds = u.gpu_seconds;
     ev->usage.gpu_util_mean = u.gpu_util_mean;
     ev->usage.gpu_util_max = u.gpu_util_max;
@@ -334,11 +408,31 @@ void NodeMonitor::FinishJob(JobId job, api::JobEvent* ev) {
   if (entry.cgroup != nullptr) {
     if (entry.cgroup->OutOfMemory()) ev->out_of_memory = true;
     ev->usage.max_rss_mb = std::max(ev->usage.max_rss_mb, entry.cgroup->PeakMemoryMb());
-    if (Status s = entry.cgroup->Destroy(Seconds(10), im.clock); !s) {
-      CORRAL_LOG(Error) << "job " << job.ToString() << ": " << s.error().message;
-    }
   }
+  im.Destroy(run, entry);
   RunQuietly(entry.cleanup);
+}
+
+void NodeMonitor::ReleaseRun(JobRun run) {
+  Impl& im = *impl_;
+  Impl::RunEntry entry;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    auto it = im.runs.find(run);
+    if (it == im.runs.end() || it->second.batch) return;
+    entry = std::move(it->second);
+    im.runs.erase(it);
+  }
+  im.Destroy(run, entry);
+}
+
+std::vector<JobRun> NodeMonitor::Runs() const {
+  const Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  std::vector<JobRun> out;
+  out.reserve(im.runs.size());
+  for (const auto& [run, e] : im.runs) out.push_back(run);
+  return out;
 }
 
 void NodeMonitor::FillHeartbeat(api::HeartbeatRequest* req) const {

@@ -19,6 +19,7 @@
 #include "agent/config.h"
 #include "agent/gpu_backend.h"
 #include "agent/health.h"
+#include "agent/job_run.h"
 #include "agent/process_supervisor.h"
 #include "api/messages.h"
 #include "core/clock.h"
@@ -47,16 +48,33 @@ class NodeMonitor {
   void Start();
   void Stop();
 
-  // Prepares the isolation of `job`'s process `spec` before it is launched: a cgroup (CPUs,
-  // memory, device rules), CPUs near its GPUs, and for a job with a container image the
-  // runtime's command in place of the script. Returns kFailedPrecondition / kInvalidArgument
-  // for a container that cannot run here, kInternal when its cgroup cannot be made.
+  // Everything below is per run of a job (`JobRun`: the job and its allocation's
+  // generation), never per job id alone: a requeued job may start again on this node while
+  // its previous run is still being torn down.
+
+  // Prepares the isolation of the batch step `spec` of `job`'s run (its generation is
+  // `job.allocation.generation`) before it is launched: the run's cgroup on this node (CPUs,
+  // memory, device rules of its allocation here), CPUs near its GPUs, and for a job with a
+  // container image the runtime's command in place of the script; starts its GPU usage.
+  // Returns kFailedPrecondition / kInvalidArgument for a container that cannot run here,
+  // kInternal when its cgroup cannot be made.
   Status PrepareJob(const Job& job, ProcessSpec* spec);
+  // Puts step task `spec` of `job`'s run into the run's cgroup on this node and binds it to
+  // the run's CPUs. On the run's first use of this node (a node of the allocation other than
+  // the batch host) the cgroup is made; it stays until `ReleaseRun` (or `FinishJob` on the
+  // batch host). Returns kInternal when the cgroup cannot be made.
+  Status PrepareTask(const Job& job, ProcessSpec* spec);
   // Launch failed: undo PrepareJob.
-  void AbandonJob(JobId job);
-  // The job's process ended: fills `ev`'s GPU usage, `out_of_memory` and `gpu_failure`, then
-  // kills and removes what is left of the job (its cgroup, its container).
-  void FinishJob(JobId job, api::JobEvent* ev);
+  void AbandonJob(JobRun run);
+  // The run's batch step ended: fills `ev`'s GPU usage, `out_of_memory` and `gpu_failure`,
+  // then kills and removes what is left of the run here (its cgroup, its container).
+  void FinishJob(JobRun run, api::JobEvent* ev);
+  // The run has ended on this node, which does not run its batch step: kills what is left of
+  // it (processes that left their task's process group too) and removes its cgroup. A run
+  // whose batch step runs here is left to FinishJob. Doing it twice does nothing.
+  void ReleaseRun(JobRun run);
+  // The runs that hold a cgroup (or a batch step) here, in order.
+  std::vector<JobRun> Runs() const;
 
   // What the next heartbeat reports.
   void FillHeartbeat(api::HeartbeatRequest* req) const;

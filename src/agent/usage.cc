@@ -4,18 +4,18 @@
 
 namespace corral::agent {
 
-void UsageTracker::Start(JobId job, GpuSet gpus, MonoTime now) {
+void UsageTracker::Start(JobRun run, GpuSet gpus, MonoTime now) {
   Entry e;
   e.gpus = gpus;
   e.start = now;
   e.last = now;
-  jobs_[job] = std::move(e);
+  jobs_[run] = std::move(e);
 }
 
 void UsageTracker::Observe(const std::vector<GpuSample>& samples, MonoTime now) {
   std::map<uint32_t, const GpuSample*> by_index;
   for (const auto& s : samples) by_index[s.index] = &s;
-  for (auto& [job, e] : jobs_) {
+  for (auto& [run, e] : jobs_) {
     if (e.gpus.empty()) continue;
     double dt = std::max(0.0, ToSecondsF(now - e.last));
     e.last = now;
@@ -41,9 +41,9 @@ void UsageTracker::Observe(const std::vector<GpuSample>& samples, MonoTime now) 
   }
 }
 
-JobUsage UsageTracker::Finish(JobId job, MonoTime now) {
+JobUsage UsageTracker::Finish(JobRun run, MonoTime now) {
   JobUsage u;
-  auto it = jobs_.find(job);
+  auto it = jobs_.find(run);
   if (it == jobs_.end()) return u;
   const Entry& e = it->second;
   u.gpu_seconds = std::max(0.0, ToSecondsF(now - e.start)) * e.gpus.size();

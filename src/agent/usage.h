@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agent/gpu_backend.h"
+#include "agent/job_run.h"
 #include "core/gpu.h"
 #include "core/ids.h"
 #include "core/job.h"
@@ -19,14 +20,14 @@ namespace corral::agent {
 
 class UsageTracker {
  public:
-  // A job started on `gpus` at `now`.
-  void Start(JobId job, GpuSet gpus, MonoTime now);
+  // A job's run started on `gpus` at `now`.
+  void Start(JobRun run, GpuSet gpus, MonoTime now);
   // One round of samples taken at `now`: each running job accrues the time since its last
   // sample at the utilisation read now, and its GPUs' energy counters' growth.
   void Observe(const std::vector<GpuSample>& samples, MonoTime now);
-  // The job ended at `now`: returns its usage and forgets it. A job never started gives zeros.
+  // The run ended at `now`: returns its usage and forgets it. A run never started gives zeros.
   // `gpu_seconds` counts the whole run (GPUs x elapsed), not only the sampled part.
-  JobUsage Finish(JobId job, MonoTime now);
+  JobUsage Finish(JobRun run, MonoTime now);
   bool empty() const { return jobs_.empty(); }
 
  private:
@@ -41,7 +42,7 @@ class UsageTracker {
     double energy_joules = 0;
     std::map<uint32_t, double> energy_last;  // each GPU's counter at the last sample
   };
-  std::map<JobId, Entry> jobs_;
+  std::map<JobRun, Entry> jobs_;
 };
 
 }  // namespace corral::agent

@@ -270,6 +270,107 @@ TEST(IsolationTest, JobOpensOnlyItsOwnGpuDeviceFilesAndRunsBoundToItsCpus) {
   }
 }
 
+// `corral run` on a 2-node job: every task runs in its job's cgroup on its node (the second
+// node makes it for the job's first task there), denied the GPUs of that node the job was not
+// given; the second node keeps the cgroup between steps and removes it once the job has ended.
+TEST(IsolationTest, StepTasksOnEveryNodeRunInTheJobsCgroup) {
+  std::string why;
+  if (!CgroupsUsable(&why)) GTEST_SKIP() << why;
+  ClusterOptions o = Options(2, "device_dir = \"DEVDIR\"\n");
+  o.nodes = 2;
+  TestCluster cluster(o);
+  std::string devdir = cluster.dir() + "/dev";
+  fs::create_directories(devdir);
+  for (int i = 0; i < 2; ++i) {
+    std::string f = devdir + "/nvidia" + std::to_string(i);
+    if (mknod(f.c_str(), S_IFCHR | 0666, makedev(195, i)) != 0)
+      GTEST_SKIP() << "cannot mknod device files here";
+  }
+  for (const char* node : {"node01", "node02"}) {
+    std::string cfg = cluster.dir() + "/agents/" + node + "/agent.toml";
+    std::string text = Read(cfg);
+    text.replace(text.find("DEVDIR"), 6, devdir);
+    std::ofstream(cfg, std::ios::trunc) << text;
+  }
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  for (const char* node : {"node01", "node02"}) {
+    if (Read(cluster.dir() + "/logs/" + node + ".log").find("running jobs without cgroups") !=
+        std::string::npos) {
+      GTEST_SKIP() << "the agent could not use cgroups here";
+    }
+  }
+  // One GPU per node (GPU 0, first fit): each task prints its node, its cgroups and what
+  // opening each GPU's device file gives; the script then waits for the test.
+  std::string script = cluster.work_dir() + "/iso.sh";
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << CORRAL_BINARY << " run -l sh -c 'echo node=$CORRAL_NODENAME; "
+                        << "grep \"/job_${CORRAL_JOB_ID}_\" /proc/self/cgroup; "
+                        << "for g in 0 1; do head -c1 " << devdir << "/nvidia$g 2>&1; done; true'\n"
+                        << "echo step-done\n"
+                        << "while [ ! -e go ]; do sleep 0.1; done\n";
+  CliResult submit = cluster.Cli({"submit", "--parsable", "--nodes=2", "--ntasks-per-node=1",
+                                  "--gpus-per-node=1", "--output=iso.out", script});
+  ASSERT_EQ(submit.status, 0) << submit.err;
+  JobId id(std::stoull(submit.out));
+  std::string out_path = cluster.work_dir() + "/iso.out";
+  ASSERT_TRUE(
+      WaitFor([&] { return Read(out_path).find("step-done") != std::string::npos; }, seconds(60)))
+      << Read(out_path) << cluster.ControllerLog();
+  std::string out = Read(out_path);
+  auto job = cluster.GetJob(id);
+  ASSERT_TRUE(job.has_value());
+  std::string cgroup = "/job_" + id.ToString() + "_" + job->job.allocation.generation.ToString();
+  // The cgroup directories of the task on node02, as /proc/self/cgroup named them.
+  std::vector<std::string> node02_dirs;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string prefix = std::to_string(rank) + ": ";
+    std::istringstream in(out);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind(prefix, 0) == 0) lines.push_back(line.substr(prefix.size()));
+    }
+    ASSERT_GE(lines.size(), 4u) << out;
+    std::string node = lines[0].substr(lines[0].find('=') + 1);
+    bool in_cgroup = false;
+    for (const auto& l : lines) {
+      if (l.size() < cgroup.size() ||
+          l.compare(l.size() - cgroup.size(), cgroup.size(), cgroup) != 0)
+        continue;
+      in_cgroup = true;
+      EXPECT_NE(l.find("/" + node + "-"), std::string::npos)
+          << "a cgroup of " << node << "'s agent: " << l;
+      if (node == "node02") node02_dirs.push_back(l.substr(l.find(':', l.find(':') + 1) + 1));
+    }
+    EXPECT_TRUE(in_cgroup) << node << " task is not in " << cgroup << ":\n" << out;
+    EXPECT_NE(out.find(prefix + "head: cannot open '" + devdir +
+                       "/nvidia0' for reading: No such device or address"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find(prefix + "head: cannot open '" + devdir +
+                       "/nvidia1' for reading: Operation not permitted"),
+              std::string::npos)
+        << out;
+  }
+  ASSERT_FALSE(node02_dirs.empty()) << out;
+  // Where those directories are: under one of the mounted hierarchies.
+  auto existing = [&] {
+    std::vector<std::string> found;
+    for (const auto& mount : fs::directory_iterator("/sys/fs/cgroup")) {
+      for (const auto& d : node02_dirs) {
+        if (fs::is_directory(mount.path().string() + d)) found.push_back(mount.path().string() + d);
+      }
+    }
+    return found;
+  };
+  EXPECT_FALSE(existing().empty()) << "node02 keeps the job's cgroup between its steps";
+  std::ofstream(cluster.work_dir() + "/go") << "";
+  auto done = cluster.WaitJob(id, seconds(60));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->job.state, JobState::kCompleted) << done->job.reason;
+  EXPECT_TRUE(WaitFor([&] { return existing().empty(); }, seconds(20)))
+      << "node02 removes the job's cgroup once the job has ended: " << existing().front();
+}
+
 TEST(IsolationTest, JobRunsAsTheSubmittingUser) {
   if (geteuid() != 0) GTEST_SKIP() << "switching users needs a root agent";
   TestCluster cluster(Options(1));

@@ -422,6 +422,12 @@ TYPED_TEST(StoreConformanceTest, QueryFiltersAndSortsById) {
   q = {};
   q.ids = {JobId(29), JobId(3), JobId(17), JobId(1000)};
   expect(q, [&](const Job& j) { return any_of(q.ids, j.id); });
+  // More ids than a statement may have parameters (PostgreSQL: 65,535).
+  q = {};
+  for (uint64_t id = 1; id <= 70'000; id += 2) q.ids.push_back(JobId(id));
+  q.ids.push_back(JobId(70'001));
+  q.ids.push_back(JobId(100'002));
+  expect(q, [&](const Job& j) { return j.id.value % 2 == 1; });
   q = {};
   q.limit = 7;
   expect(q, [](const Job&) { return true; });

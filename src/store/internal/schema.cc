@@ -281,7 +281,16 @@ BuiltQuery BuildJobQuery(const JobQuery& q, Dialect d) {
   in_list("partition_name", q.partitions, text);
   in_list("state", q.states,
           [](JobState s) { return SqlParam::Text(std::string(JobStateName(s))); });
-  in_list("id", q.ids, [](JobId id) { return SqlParam::Int(static_cast<int64_t>(id.value)); });
+  if (!q.ids.empty()) {
+    // Integers inline, not parameters: `squeue -j`/`sacct -j` may name more jobs than a
+    // statement may have parameters (PostgreSQL 65,535, SQLite 32,766).
+    std::string s = "id IN (";
+    for (size_t i = 0; i < q.ids.size(); ++i) {
+      if (i > 0) s += ",";
+      s += std::to_string(q.ids[i].value);
+    }
+    clause(s + ")");
+  }
   if (q.start_after != Timestamp{}) {
     // Ended at or after the bound, or still active (not in a terminal state).
     std::string s = "(end_time >= " + next(SqlParam::Int(ToMicros(q.start_after)));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <set>
 #include <string_view>
@@ -441,11 +442,241 @@ struct Candidate {
   bool whole;      // uses resources reserved for later (it ends before they are needed)
 };
 
+// Nodes of one (partition, GPU type) by the GPUs of the type they have available.
+struct Pool {
+  uint32_t capacity = 0;
+  std::vector<NodeBitset> buckets;  // by available GPU count
+};
+// A node in a pool; `count` follows the node during a pass.
+struct Membership {
+  uint32_t pool;
+  int type;
+  uint32_t count;
+};
+
+// Compares short strings (names, GPU models) without a call to memcmp.
+bool SameName(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+namespace internal {
+
+// What a pass derives from the static side of the snapshot alone: the nodes' ids, names, CPUs,
+// usable GPUs and their models, whether they are schedulable, and the partitions. `Decide`
+// keeps it between calls and rebuilds it when `Matches` says the snapshot's differ; it owns
+// copies of every name its maps view. It also holds the per-pass buffers (work nodes, pools,
+// per-node uses) so that their allocations are reused; a pass resets all of them.
+struct NodeCache {
+  // The key: what the index was built from.
+  struct Key {
+    NodeId id;
+    uint32_t cpus = 0;
+    GpuSet usable;
+    bool schedulable = false;
+    uint32_t gpus_begin = 0, gpus_end = 0;  // into `key_gpus`
+  };
+  bool built = false;
+  uint64_t epoch = 0;  // `ClusterSnapshot::node_epoch` of the snapshot it was built from
+  std::vector<Key> keys;
+  std::vector<std::pair<uint32_t, uint32_t>> key_gpus;  // (index, model in `key_models`)
+  std::vector<std::string> key_models;
+  std::vector<std::string> names;  // by node
+  std::vector<Partition> partitions;
+
+  // The index.
+  std::vector<WorkNode> templ;  // static fields of each work node (leaf, types, pools)
+  NameMap<uint32_t> node_by_name;  // views into `names`; lookups only
+  std::vector<std::pair<int, GpuSet>> node_types;
+  std::vector<std::string> type_names;  // by type id; [0] = ""
+  NameMap<int> type_ids;                // views into `type_names`; lookups only
+  std::vector<Membership> memberships;  // counts set by each pass
+  std::vector<uint32_t> pool_capacity;
+  std::map<std::pair<uint32_t, int>, uint32_t> pool_ids;  // (partition, type) -> pool
+  std::vector<std::vector<uint32_t>> part_nodes;          // node indices, ascending
+  std::vector<NodeBitset> part_member;
+  NameMap<uint32_t> part_by_name;  // views into `partitions`; lookups only
+  uint32_t max_tier = 1;
+  uint64_t total_gpus = 0;
+  uint64_t total_cpus = 0;
+
+  // Buffers of a pass (reset by each).
+  std::vector<WorkNode> work;
+  std::vector<Pool> pools;
+  std::vector<std::vector<NodeUse>> node_uses;
+
+  bool Matches(const ClusterSnapshot& s) const {
+    if (!built || s.nodes.size() != keys.size() || s.partitions.size() != partitions.size())
+      return false;
+    if (s.node_epoch != 0 && s.node_epoch == epoch) return true;  // the caller's promise
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const NodeView& v = s.nodes[i];
+      const Key& k = keys[i];
+      if (v.id != k.id || v.cpus != k.cpus || v.usable_gpus != k.usable ||
+          v.schedulable != k.schedulable || v.gpus.size() != k.gpus_end - k.gpus_begin ||
+          !SameName(v.name, names[i])) {
+        return false;
+      }
+      for (uint32_t g = k.gpus_begin; g < k.gpus_end; ++g) {
+        const GpuInfo& gpu = v.gpus[g - k.gpus_begin];
+        if (gpu.index != key_gpus[g].first || !SameName(gpu.model, key_models[key_gpus[g].second]))
+          return false;
+      }
+    }
+    return s.partitions == partitions;
+  }
+
+  void Build(const ClusterSnapshot& snap, const ConfigIndex& index);
+};
+
+void NodeCache::Build(const ClusterSnapshot& snap, const ConfigIndex& index) {
+  *this = NodeCache();
+  const size_t n_nodes = snap.nodes.size();
+  // The key.
+  keys.resize(n_nodes);
+  names.resize(n_nodes);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const NodeView& v = snap.nodes[i];
+    Key& k = keys[i];
+    k.id = v.id;
+    k.cpus = v.cpus;
+    k.usable = v.usable_gpus;
+    k.schedulable = v.schedulable;
+    k.gpus_begin = static_cast<uint32_t>(key_gpus.size());
+    for (const GpuInfo& g : v.gpus) {
+      auto m = std::find(key_models.begin(), key_models.end(), g.model);
+      if (m == key_models.end()) m = key_models.insert(m, g.model);
+      key_gpus.push_back({g.index, static_cast<uint32_t>(m - key_models.begin())});
+    }
+    k.gpus_end = static_cast<uint32_t>(key_gpus.size());
+    names[i] = v.name;
+  }
+  partitions = snap.partitions;
+  epoch = snap.node_epoch;
+
+  // Nodes: names, switches, GPU types.
+  templ.resize(n_nodes);
+  node_by_name.reserve(n_nodes * 2);
+  type_names.push_back("");
+  std::vector<std::pair<int, GpuSet>> types;  // (type id, GPUs) of one node
+  for (size_t i = 0; i < n_nodes; ++i) {
+    const NodeView& v = snap.nodes[i];
+    WorkNode& w = templ[i];
+    node_by_name.emplace(names[i], static_cast<uint32_t>(i));
+    if (!index.node_leaf.empty()) {
+      auto it = index.node_leaf.find(v.name);
+      if (it != index.node_leaf.end()) w.leaf = it->second;
+    }
+    // GPU types of the node (usually one model: intern it once).
+    w.types_begin = static_cast<uint32_t>(node_types.size());
+    for (const GpuInfo& g : v.gpus) {
+      if (g.index >= kMaxGpusPerNode || !v.usable_gpus.contains(g.index)) continue;
+      auto found = std::find_if(node_types.begin() + w.types_begin, node_types.end(),
+                                [&](const auto& t) { return type_names[t.first] == g.model; });
+      if (found != node_types.end()) {
+        found->second.insert(g.index);
+        continue;
+      }
+      auto named = std::find(type_names.begin() + 1, type_names.end(), g.model);
+      if (named == type_names.end()) named = type_names.insert(named, g.model);
+      node_types.push_back({static_cast<int>(named - type_names.begin()), GpuSet()});
+      node_types.back().second.insert(g.index);
+    }
+    w.types_end = static_cast<uint32_t>(node_types.size());
+    if (v.schedulable) {
+      total_gpus += v.usable_gpus.size();
+      total_cpus += v.cpus;
+    }
+  }
+  // Views into `type_names`, now that it no longer grows.
+  for (size_t t = 1; t < type_names.size(); ++t) type_ids.emplace(type_names[t], static_cast<int>(t));
+
+  // Partitions: members, and one pool per (partition, GPU type) plus one for "any type".
+  const size_t n_parts = partitions.size();
+  part_nodes.resize(n_parts);
+  part_member.resize(n_parts);
+  for (size_t p = 0; p < n_parts; ++p) {
+    const Partition& part = partitions[p];
+    part_by_name.emplace(part.name, static_cast<uint32_t>(p));
+    max_tier = std::max(max_tier, part.priority_tier);
+    part_member[p].Resize(n_nodes);
+    if (part.nodes.empty()) {
+      part_nodes[p].resize(n_nodes);
+      std::iota(part_nodes[p].begin(), part_nodes[p].end(), 0u);
+    } else {
+      for (const std::string& name : part.nodes) {
+        auto it = node_by_name.find(name);
+        if (it != node_by_name.end()) part_nodes[p].push_back(it->second);
+      }
+      std::sort(part_nodes[p].begin(), part_nodes[p].end());
+      part_nodes[p].erase(std::unique(part_nodes[p].begin(), part_nodes[p].end()),
+                          part_nodes[p].end());
+    }
+    for (uint32_t n : part_nodes[p]) part_member[p].Set(n);
+  }
+  // Pools: one per (partition, type) present, plus (partition, any type).
+  std::vector<std::vector<int32_t>> pool_of(n_parts, std::vector<int32_t>(type_names.size(), -1));
+  auto pool_for = [&](uint32_t p, int type) {
+    int32_t& id = pool_of[p][type];
+    if (id < 0) {
+      id = static_cast<int32_t>(pool_capacity.size());
+      pool_ids.emplace(std::make_pair(p, type), static_cast<uint32_t>(id));
+      pool_capacity.push_back(0);
+    }
+    return static_cast<uint32_t>(id);
+  };
+  for (size_t p = 0; p < n_parts; ++p) {
+    for (uint32_t n : part_nodes[p]) {
+      const WorkNode& w = templ[n];
+      uint32_t& any = pool_capacity[pool_for(static_cast<uint32_t>(p), 0)];
+      any = std::max(any, snap.nodes[n].usable_gpus.size());
+      for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
+        uint32_t& typed = pool_capacity[pool_for(static_cast<uint32_t>(p), node_types[t].first)];
+        typed = std::max(typed, node_types[t].second.size());
+      }
+    }
+  }
+  memberships.reserve(n_nodes * 2);
+  for (size_t n = 0; n < n_nodes; ++n) {
+    WorkNode& w = templ[n];
+    w.pools_begin = static_cast<uint32_t>(memberships.size());
+    for (size_t p = 0; p < n_parts; ++p) {
+      if (!part_member[p].Contains(static_cast<uint32_t>(n))) continue;
+      memberships.push_back({static_cast<uint32_t>(pool_of[p][0]), 0, 0});
+      for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
+        const int type = node_types[t].first;
+        memberships.push_back({static_cast<uint32_t>(pool_of[p][type]), type, 0});
+      }
+    }
+    w.pools_end = static_cast<uint32_t>(memberships.size());
+  }
+  pools.resize(pool_capacity.size());
+  for (size_t i = 0; i < pools.size(); ++i) {
+    pools[i].capacity = pool_capacity[i];
+    pools[i].buckets.resize(pool_capacity[i] + 1);
+  }
+  node_uses.resize(n_nodes);
+  built = true;
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::NodeCache;
+
 // All of one pass: built from the snapshot, consumed by `Run`.
 class Pass {
  public:
+  // `cache`: the static index of an earlier pass, rebuilt here unless it matches the snapshot;
+  // nullptr = build one for this pass.
   Pass(const SchedulerConfig& config, const SchedulerOptions& options, const ConfigIndex& index,
-       const ClusterSnapshot& snapshot, Timestamp now);
+       const ClusterSnapshot& snapshot, Timestamp now, NodeCache* cache);
 
   void Run(Plan* plan);
   // Sets every job's priority; returns the factors when `report` is set.
@@ -483,16 +714,6 @@ class Pass {
     PlaceResult failed = PlaceResult::kPlaced;  // kPlaced = not failed (yet)
     int32_t blocker = -1;                       // index into `cached_blockers_`
   };
-  struct Pool {
-    uint32_t capacity = 0;
-    std::vector<NodeBitset> buckets;  // by available GPU count
-  };
-  struct Membership {
-    uint32_t pool;
-    int type;
-    uint32_t count;
-  };
-
   // Setup.
   void IndexNodes();
   void IndexJobs();
@@ -547,23 +768,25 @@ class Pass {
   const ClusterSnapshot& snap_;
   const Timestamp now_;
 
-  // Nodes.
-  std::vector<WorkNode> nodes_;
-  NameMap<uint32_t> node_by_name_;  // lookups only
-  std::vector<std::pair<int, GpuSet>> node_types_;
-  std::vector<std::string> type_names_;  // by type id; [0] = ""
-  NameMap<int> type_ids_;                // lookups only
-  std::vector<Membership> memberships_;  // mutable: counts follow the nodes
-  std::vector<Pool> pools_;
-  std::map<std::pair<uint32_t, int>, uint32_t> pool_ids_;  // (partition, type) -> pool
-  std::vector<std::vector<uint32_t>> part_nodes_;          // node indices, ascending
-  std::vector<NodeBitset> part_member_;
+  // Nodes: the static index comes from `cache_` (the scheduler's, or the pass's own), which also
+  // lends the pass its buffers.
+  std::unique_ptr<NodeCache> own_cache_;
+  NodeCache& cache_;
+  std::vector<WorkNode>& nodes_ = cache_.work;
+  const NameMap<uint32_t>& node_by_name_ = cache_.node_by_name;  // lookups only
+  const std::vector<std::pair<int, GpuSet>>& node_types_ = cache_.node_types;
+  const NameMap<int>& type_ids_ = cache_.type_ids;  // lookups only
+  std::vector<Membership>& memberships_ = cache_.memberships;  // counts follow the nodes
+  std::vector<Pool>& pools_ = cache_.pools;
+  const std::map<std::pair<uint32_t, int>, uint32_t>& pool_ids_ = cache_.pool_ids;
+  const std::vector<std::vector<uint32_t>>& part_nodes_ = cache_.part_nodes;  // ascending
+  const std::vector<NodeBitset>& part_member_ = cache_.part_member;
   std::vector<std::vector<int>> part_allowed_;  // allowed account ids, sorted
-  NameMap<uint32_t> part_by_name_;              // lookups only
+  const NameMap<uint32_t>& part_by_name_ = cache_.part_by_name;  // lookups only
   uint32_t max_tier_ = 1;
   uint64_t total_gpus_ = 0;
   uint64_t total_cpus_ = 0;
-  std::vector<std::vector<NodeUse>> node_uses_;
+  std::vector<std::vector<NodeUse>>& node_uses_ = cache_.node_uses;
   std::vector<Timestamp> min_end_;  // earliest end of a job on each node (built by `Reserve`)
   std::set<uint32_t> reserved_nodes_;
   Timestamp latest_resv_start_{};
@@ -646,8 +869,19 @@ class Pass {
 };
 
 Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const ConfigIndex& index,
-           const ClusterSnapshot& snapshot, Timestamp now)
-    : config_(config), options_(options), index_(index), snap_(snapshot), now_(now) {
+           const ClusterSnapshot& snapshot, Timestamp now, NodeCache* cache)
+    : config_(config),
+      options_(options),
+      index_(index),
+      snap_(snapshot),
+      now_(now),
+      own_cache_(cache == nullptr ? std::make_unique<NodeCache>() : nullptr),
+      cache_(cache != nullptr ? *cache : *own_cache_) {
+  if (!cache_.Matches(snap_)) {
+    cache_.Build(snap_, index_);
+  } else {
+    cache_.epoch = snap_.node_epoch;
+  }
   account_names_.resize(index_.accounts.size());
   account_parent_.resize(index_.accounts.size());
   for (size_t i = 0; i < index_.accounts.size(); ++i) {
@@ -716,10 +950,11 @@ void Pass::IndexReservations() {
 
 void Pass::IndexNodes() {
   const size_t n_nodes = snap_.nodes.size();
-  nodes_.resize(n_nodes);
-  node_uses_.resize(n_nodes);
-  node_by_name_.reserve(n_nodes * 2);
-  type_names_.push_back("");
+  max_tier_ = cache_.max_tier;
+  total_gpus_ = cache_.total_gpus;
+  total_cpus_ = cache_.total_cpus;
+  // Work nodes: the static fields from the cache, the use from the snapshot.
+  nodes_.assign(cache_.templ.begin(), cache_.templ.end());
   for (size_t i = 0; i < n_nodes; ++i) {
     const NodeView& v = snap_.nodes[i];
     WorkNode& w = nodes_[i];
@@ -729,32 +964,8 @@ void Pass::IndexNodes() {
     w.free = v.usable_gpus - v.used_gpus;
     w.jobs = v.running_jobs;
     w.exclusive = v.exclusive;
-    node_by_name_.emplace(v.name, static_cast<uint32_t>(i));
-    if (!index_.node_leaf.empty()) {
-      auto it = index_.node_leaf.find(v.name);
-      if (it != index_.node_leaf.end()) w.leaf = it->second;
-    }
-    // GPU types of the node (usually one model: intern it once).
-    w.types_begin = static_cast<uint32_t>(node_types_.size());
-    for (const GpuInfo& g : v.gpus) {
-      if (g.index >= kMaxGpusPerNode || !v.usable_gpus.contains(g.index)) continue;
-      auto found = std::find_if(node_types_.begin() + w.types_begin, node_types_.end(),
-                                [&](const auto& t) { return type_names_[t.first] == g.model; });
-      if (found != node_types_.end()) {
-        found->second.insert(g.index);
-        continue;
-      }
-      auto [it, fresh] = type_ids_.emplace(g.model, static_cast<int>(type_names_.size()));
-      if (fresh) type_names_.push_back(g.model);
-      node_types_.push_back({it->second, GpuSet()});
-      node_types_.back().second.insert(g.index);
-    }
-    w.types_end = static_cast<uint32_t>(node_types_.size());
-    if (v.schedulable) {
-      total_gpus_ += v.usable_gpus.size();
-      total_cpus_ += v.cpus;
-    }
   }
+  for (std::vector<NodeUse>& uses : node_uses_) uses.clear();
   // Reservation windows per node.
   window_nodes_.resize(reservations_.size());
   std::vector<std::vector<uint32_t>> per_node(reservations_.empty() ? 0 : n_nodes);
@@ -772,72 +983,18 @@ void Pass::IndexNodes() {
     node_windows_.insert(node_windows_.end(), per_node[i].begin(), per_node[i].end());
     nodes_[i].windows_end = static_cast<uint32_t>(node_windows_.size());
   }
-  // Partitions: members, and one pool per (partition, GPU type) plus one for "any type".
-  const size_t n_parts = snap_.partitions.size();
-  part_nodes_.resize(n_parts);
-  part_member_.resize(n_parts);
-  part_blocked_.assign(n_parts, false);
-  for (size_t p = 0; p < n_parts; ++p) {
-    const Partition& part = snap_.partitions[p];
-    part_by_name_.emplace(part.name, static_cast<uint32_t>(p));
-    max_tier_ = std::max(max_tier_, part.priority_tier);
-    part_member_[p].Resize(n_nodes);
-    if (part.nodes.empty()) {
-      part_nodes_[p].resize(n_nodes);
-      std::iota(part_nodes_[p].begin(), part_nodes_[p].end(), 0u);
-    } else {
-      for (const std::string& name : part.nodes) {
-        auto it = node_by_name_.find(name);
-        if (it != node_by_name_.end()) part_nodes_[p].push_back(it->second);
-      }
-      std::sort(part_nodes_[p].begin(), part_nodes_[p].end());
-      part_nodes_[p].erase(std::unique(part_nodes_[p].begin(), part_nodes_[p].end()),
-                           part_nodes_[p].end());
-    }
-    for (uint32_t n : part_nodes_[p]) part_member_[p].Set(n);
-  }
-  // Pools: one per (partition, type) present, plus (partition, any type).
-  std::vector<std::vector<int32_t>> pool_of(n_parts, std::vector<int32_t>(type_names_.size(), -1));
-  auto pool_for = [&](uint32_t p, int type) {
-    int32_t& id = pool_of[p][type];
-    if (id < 0) {
-      id = static_cast<int32_t>(pools_.size());
-      pool_ids_.emplace(std::make_pair(p, type), static_cast<uint32_t>(id));
-      pools_.emplace_back();
-    }
-    return static_cast<uint32_t>(id);
-  };
-  for (size_t p = 0; p < n_parts; ++p) {
-    for (uint32_t n : part_nodes_[p]) {
-      const WorkNode& w = nodes_[n];
-      Pool& any = pools_[pool_for(static_cast<uint32_t>(p), 0)];
-      any.capacity = std::max(any.capacity, w.view->usable_gpus.size());
-      for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
-        Pool& typed = pools_[pool_for(static_cast<uint32_t>(p), node_types_[t].first)];
-        typed.capacity = std::max(typed.capacity, node_types_[t].second.size());
-      }
-    }
-  }
+  part_blocked_.assign(snap_.partitions.size(), false);
+  // Pools: every node in the bucket of its available GPUs.
   for (Pool& pool : pools_) {
-    pool.buckets.resize(pool.capacity + 1);
     for (NodeBitset& b : pool.buckets) b.Resize(n_nodes);
   }
-  memberships_.reserve(n_nodes * 2);
   for (size_t n = 0; n < n_nodes; ++n) {
-    WorkNode& w = nodes_[n];
-    w.pools_begin = static_cast<uint32_t>(memberships_.size());
-    for (size_t p = 0; p < n_parts; ++p) {
-      if (!part_member_[p].Contains(static_cast<uint32_t>(n))) continue;
-      auto add = [&](int type) {
-        Membership m{static_cast<uint32_t>(pool_of[p][type]), type, 0};
-        m.count = Available(static_cast<uint32_t>(n), type, false).size();
-        pools_[m.pool].buckets[m.count].Set(static_cast<uint32_t>(n));
-        memberships_.push_back(m);
-      };
-      add(0);
-      for (uint32_t t = w.types_begin; t < w.types_end; ++t) add(node_types_[t].first);
+    const WorkNode& w = nodes_[n];
+    for (uint32_t k = w.pools_begin; k < w.pools_end; ++k) {
+      Membership& m = memberships_[k];
+      m.count = Available(static_cast<uint32_t>(n), m.type, false).size();
+      pools_[m.pool].buckets[m.count].Set(static_cast<uint32_t>(n));
     }
-    w.pools_end = static_cast<uint32_t>(memberships_.size());
   }
 }
 
@@ -2591,7 +2748,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerConfig config,
 
 Plan Scheduler::Decide(const ClusterSnapshot& snapshot, Timestamp now) {
   Plan plan;
-  Pass pass(config_, options_, *index_, snapshot, now);
+  if (node_cache_ == nullptr) node_cache_ = std::make_unique<internal::NodeCache>();
+  Pass pass(config_, options_, *index_, snapshot, now, node_cache_.get());
   pass.Run(&plan);
   return plan;
 }
@@ -2845,7 +3003,7 @@ Status Scheduler::ValidateSubmission(const PendingJobView& job,
 
 std::vector<PriorityFactors> Scheduler::Priorities(const ClusterSnapshot& snapshot,
                                                    Timestamp now) const {
-  Pass pass(config_, options_, *index_, snapshot, now);
+  Pass pass(config_, options_, *index_, snapshot, now, /*cache=*/nullptr);
   return pass.ComputePriorities(/*report=*/true);
 }
 

@@ -64,7 +64,11 @@
 // `preemptions`/`preemption_orders` in the order chosen; `reservations` in priority order.
 // Every tie is broken by JobId or NodeId order; no unordered container's order reaches the plan.
 //
-// Not thread-safe; `Decide` keeps no state between calls.
+// Not thread-safe. `Decide` keeps no state between calls that changes its decisions: it only
+// keeps what it derived from the nodes' static fields (name, id, CPUs, usable GPUs and their
+// models, schedulable) and the partitions (indices, partition members, GPU types, the switch
+// of each node) and reuses it while a snapshot's are equal to the last one's, which it checks
+// on every call (a walk over the nodes, far cheaper than rebuilding the index).
 #pragma once
 
 #include <functional>
@@ -80,6 +84,7 @@ namespace corral::sched {
 
 namespace internal {
 struct ConfigIndex;  // lookups derived from the config once (scheduler.cc)
+struct NodeCache;    // what a pass derives from the nodes' static fields (scheduler.cc)
 }  // namespace internal
 
 // A job's priority and its factors, as `corral priority` shows them.
@@ -144,6 +149,7 @@ class Scheduler final : public Policy {
   SchedulerConfig config_;
   SchedulerOptions options_;
   std::unique_ptr<const internal::ConfigIndex> index_;
+  std::unique_ptr<internal::NodeCache> node_cache_;  // `Decide` only; see the file comment
 };
 
 }  // namespace corral::sched

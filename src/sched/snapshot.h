@@ -145,6 +145,12 @@ struct ClusterSnapshot {
   std::vector<FinishedJobView> finished;  // dependency targets; see `FinishedJobView`
   std::vector<AssociationUsage> usage;    // fair-share usage; see `AssociationUsage`
   std::vector<Reservation> reservations;  // run-time reservations (config ones are added)
+  // Optional, for speed. Nonzero: the caller promises that the nodes' static fields (id, name,
+  // cpus, gpus, usable_gpus, schedulable) and `partitions` are those of the last snapshot it gave
+  // the same `Scheduler` with this value, so the scheduler reuses what it derived from them
+  // without comparing them (a walk over every node and GPU); a caller gives a new value whenever
+  // they change. 0 = no promise: the scheduler compares them itself (see scheduler.h).
+  uint64_t node_epoch = 0;
 };
 
 }  // namespace corral::sched

@@ -20,38 +20,69 @@ Timestamp PeriodStart(Timestamp t, Duration period) {
 
 UsageLedger::UsageLedger(const std::vector<AssociationUsage>& entries, Timestamp last_update)
     : last_update_(last_update), started_(true) {
-  for (const AssociationUsage& e : entries) entries_[{e.account, e.user}] = e;
+  for (const AssociationUsage& e : entries) Entry(e.account, e.user) = e;
 }
 
-double UsageLedger::ChargeRate(const RunningJobView& job, const SchedulerConfig& config) {
+namespace {
+
+// A job's GPUs, and its TRES-weighted size before its QOS factor.
+struct JobSize {
+  double gpus = 0;
+  double weighted = 0;
+};
+
+JobSize SizeOf(const RunningJobView& job, const FairShareConfig& f) {
   double gpus = 0, cpus = 0, mem_mb = 0;
   for (const NodeAllocation& n : job.allocation.nodes) {
     gpus += n.gpus.size();
     cpus += n.cpus;
     mem_mb += static_cast<double>(n.mem_mb);
   }
-  const FairShareConfig& f = config.fairshare;
-  double rate = f.weight_gpu * gpus + f.weight_cpu * cpus + f.weight_mem_gb * mem_mb / 1024.0;
+  return {gpus, f.weight_gpu * gpus + f.weight_cpu * cpus + f.weight_mem_gb * mem_mb / 1024.0};
+}
+
+bool AnyUsageFactor(const SchedulerConfig& config) {
+  for (const QosConfig& q : config.qos) {
+    if (q.usage_factor != 1.0) return true;
+  }
+  return false;
+}
+
+double WithQos(double rate, const RunningJobView& job, const SchedulerConfig& config) {
   for (const QosConfig& q : config.qos) {
     if (q.name == job.qos) rate *= q.usage_factor;
   }
   return rate;
 }
 
-void UsageLedger::Charge(const RunningJobView& job, Timestamp from, Timestamp to,
+}  // namespace
+
+double UsageLedger::ChargeRate(const RunningJobView& job, const SchedulerConfig& config) {
+  return WithQos(SizeOf(job, config.fairshare).weighted, job, config);
+}
+
+AssociationUsage& UsageLedger::Entry(const std::string& account, const std::string& user) {
+  auto it = entries_.find(std::pair<std::string_view, std::string_view>(account, user));
+  if (it == entries_.end()) {
+    AssociationUsage e;
+    e.account = account;
+    e.user = user;
+    it = entries_.emplace(std::make_pair(account, user), std::move(e)).first;
+  }
+  return it->second;
+}
+
+void UsageLedger::Charge(const RunningJobView& job, AssociationUsage& e, Timestamp from,
+                         Timestamp to, Timestamp period_start, bool qos_factors,
                          const SchedulerConfig& config) {
   from = std::max(from, job.start_time);
   if (to <= from) return;
-  AssociationUsage& e = entries_[{job.account, job.user}];
-  e.account = job.account;
-  e.user = job.user;
-  e.decayed_usage += ChargeRate(job, config) * ToSecondsF(to - from);
-  Timestamp period_from = std::max(from, PeriodStart(to, config.fairshare.usage_period));
-  if (to > period_from) {
-    double gpus = 0;
-    for (const NodeAllocation& n : job.allocation.nodes) gpus += n.gpus.size();
-    e.period_gpu_seconds += gpus * ToSecondsF(to - period_from);
-  }
+  const JobSize size = SizeOf(job, config.fairshare);
+  // A factor of 1 leaves the rate as it is: skip the QOS lookup when every factor is 1.
+  const double rate = qos_factors ? WithQos(size.weighted, job, config) : size.weighted;
+  e.decayed_usage += rate * ToSecondsF(to - from);
+  Timestamp period_from = std::max(from, period_start);
+  if (to > period_from) e.period_gpu_seconds += size.gpus * ToSecondsF(to - period_from);
 }
 
 void UsageLedger::Advance(Timestamp now, const std::vector<RunningJobView>& running,
@@ -70,20 +101,31 @@ void UsageLedger::Advance(Timestamp now, const std::vector<RunningJobView>& runn
   if (PeriodIndex(now, f.usage_period) != PeriodIndex(last_update_, f.usage_period)) {
     for (auto& [key, e] : entries_) e.period_gpu_seconds = 0;
   }
-  for (const RunningJobView& j : running) Charge(j, last_update_, now, config);
+  const Timestamp period_start = PeriodStart(now, f.usage_period);
+  const bool qos_factors = AnyUsageFactor(config);
+  // Jobs in JobId order are often one user's batch: reuse the last job's entry.
+  const RunningJobView* prev = nullptr;
+  AssociationUsage* e = nullptr;
+  for (const RunningJobView& j : running) {
+    if (j.start_time >= now) continue;  // charged nothing (see `Charge`)
+    if (prev == nullptr || j.account != prev->account || j.user != prev->user)
+      e = &Entry(j.account, j.user);
+    prev = &j;
+    Charge(j, *e, last_update_, now, period_start, qos_factors, config);
+  }
   last_update_ = now;
 }
 
 void UsageLedger::ChargeEnded(const RunningJobView& job, Timestamp end,
                               const SchedulerConfig& config) {
-  Charge(job, last_update_, end, config);
+  if (end <= std::max(last_update_, job.start_time)) return;
+  Charge(job, Entry(job.account, job.user), last_update_, end,
+         PeriodStart(end, config.fairshare.usage_period), AnyUsageFactor(config), config);
 }
 
 void UsageLedger::Add(const std::string& account, const std::string& user, double decayed_usage,
                       double period_gpu_seconds) {
-  AssociationUsage& e = entries_[{account, user}];
-  e.account = account;
-  e.user = user;
+  AssociationUsage& e = Entry(account, user);
   e.decayed_usage += decayed_usage;
   e.period_gpu_seconds += period_gpu_seconds;
 }
@@ -93,6 +135,12 @@ std::vector<AssociationUsage> UsageLedger::Entries() const {
   out.reserve(entries_.size());
   for (const auto& [key, e] : entries_) out.push_back(e);
   return out;
+}
+
+void UsageLedger::EntriesInto(std::vector<AssociationUsage>* out) const {
+  out->resize(entries_.size());
+  size_t i = 0;
+  for (const auto& [key, e] : entries_) (*out)[i++] = e;
 }
 
 }  // namespace corral::sched

@@ -12,6 +12,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,16 +47,32 @@ class UsageLedger {
 
   // The entries, sorted by (account, user): what `ClusterSnapshot::usage` takes.
   std::vector<AssociationUsage> Entries() const;
+  // The same into `out`, assigning over the elements already there (their strings keep their
+  // buffers): for a caller that refreshes one snapshot's usage before every pass.
+  void EntriesInto(std::vector<AssociationUsage>* out) const;
   Timestamp last_update() const { return last_update_; }
 
   // The charge rate of `job` per second (see the file comment).
   static double ChargeRate(const RunningJobView& job, const SchedulerConfig& config);
 
  private:
-  void Charge(const RunningJobView& job, Timestamp from, Timestamp to,
-              const SchedulerConfig& config);
+  // (account, user) order, looked up without copying the names.
+  struct KeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const int c = std::string_view(a.first).compare(std::string_view(b.first));
+      return c != 0 ? c < 0 : std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
 
-  std::map<std::pair<std::string, std::string>, AssociationUsage> entries_;
+  AssociationUsage& Entry(const std::string& account, const std::string& user);
+  // Charges `job` to `e`, its association's entry, for (from, to]; `period_start`: that of the
+  // usage period holding `to`; `qos_factors`: some QOS has a usage factor other than 1.
+  void Charge(const RunningJobView& job, AssociationUsage& e, Timestamp from, Timestamp to,
+              Timestamp period_start, bool qos_factors, const SchedulerConfig& config);
+
+  std::map<std::pair<std::string, std::string>, AssociationUsage, KeyLess> entries_;
   Timestamp last_update_{};
   bool started_ = false;
 };

@@ -1,6 +1,7 @@
 #include "sim/simulator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <queue>
 #include <tuple>
 
@@ -78,6 +79,10 @@ class Sim {
     std::sort(snap_.nodes.begin(), snap_.nodes.end(),
               [](const sched::NodeView& a, const sched::NodeView& b) { return a.id < b.id; });
     snap_.partitions = config.partitions;
+    // The nodes' static fields and the partitions never change during a run: one epoch for the
+    // run, distinct from every other run's, as the same policy object may be given other runs.
+    static std::atomic<uint64_t> epochs{0};
+    snap_.node_epoch = ++epochs;
     runs_.resize(w.jobs.size());
     kill_mode_.resize(w.jobs.size(), sched::PreemptMode::kRequeue);
     result_.outcomes.resize(w.jobs.size());
@@ -549,7 +554,7 @@ class Sim {
       ScheduleWakeup(t);
       return {};
     }
-    if (use_ledger_) snap_.usage = ledger_.Entries();
+    if (use_ledger_) ledger_.EntriesInto(&snap_.usage);
     if (opt_.checkpoint_interval.count() > 0) {
       for (sched::RunningJobView& rv : snap_.running) {
         Duration ran = t - rv.start_time;

@@ -1005,13 +1005,13 @@ void Controller::Tick() {
     FailJobsOnNode(n, "stopped responding");
     MarkDirty();
   }
-  bool due = sched_dirty_ && now - last_pass_ >= config_.sched_min_interval;
+  bool due = sched_dirty_ && now - last_pass_ >= PassSpacing();
   if (due || now - last_pass_ >= config_.sched_periodic_interval) Schedule();
 }
 
 MonoTime Controller::NextTickDeadline() const {
   MonoTime next = last_pass_ + config_.sched_periodic_interval;
-  if (sched_dirty_) next = std::min(next, last_pass_ + config_.sched_min_interval);
+  if (sched_dirty_) next = std::min(next, last_pass_ + PassSpacing());
   next = std::min(next, NextStopDeadline());
   for (const auto& [name, n] : nodes_) {
     if (n.node.registered && n.node.responding) {

@@ -221,6 +221,8 @@ class Controller {
   void Tick();
   // Forces a scheduling pass now (tests and the service after recovery).
   void Schedule();
+  // The least time between two event-triggered passes (see last_pass_cost_).
+  Duration PassSpacing() const;
 
   // --- Outputs for the caller (see the class comment) ---
   bool HasPendingWrites() const { return !batch_.empty(); }
@@ -303,8 +305,11 @@ class Controller {
   static sched::SchedulerConfig SchedulerConfigWith(std::vector<Partition> partitions);
   void InitScheduling(sched::SchedulerConfig config);
   sched::ClusterSnapshot BuildSnapshot() const;
+  // Into `out`, reusing its pending views' storage (Schedule's pass_snapshot_).
+  void BuildSnapshot(sched::ClusterSnapshot* out) const;
   sched::RunningJobView MakeRunningView(const JobEntry& e) const;
   sched::PendingJobView MakePendingView(const JobEntry& e) const;
+  void FillPendingView(const JobEntry& e, sched::PendingJobView* out) const;
   // Checks a submission with the engine's rules (accounts, QOS, limits, partitions, nodes).
   Status ValidateWithScheduler(const Job& job) const;
   // A job stops holding its resources: charge its usage up to now.
@@ -359,6 +364,12 @@ class Controller {
 
   bool sched_dirty_ = true;
   MonoTime last_pass_{};
+  // How long the last pass took: the next event-triggered pass waits at least as long
+  // (and at least sched_min_interval), so that with a long queue passes never take more
+  // than about half of the state thread and submissions keep being answered.
+  Duration last_pass_cost_{};
+  // The last pass's snapshot, kept for its storage (see BuildSnapshot).
+  sched::ClusterSnapshot pass_snapshot_;
   store::WriteBatch batch_;
   std::vector<OutgoingCommand> outbox_;
   std::vector<JobId> finished_;

@@ -73,12 +73,24 @@ sched::RunningJobView Controller::MakeRunningView(const JobEntry& e) const {
 }
 
 sched::PendingJobView Controller::MakePendingView(const JobEntry& e) const {
-  const Job& j = e.job;
   sched::PendingJobView v;
+  FillPendingView(e, &v);
+  return v;
+}
+
+// Assigns every field (a view reused from an earlier pass keeps its strings' and vectors'
+// storage, so a pass over a long queue does not allocate per job).
+void Controller::FillPendingView(const JobEntry& e, sched::PendingJobView* out) const {
+  const Job& j = e.job;
+  sched::PendingJobView& v = *out;
   v.id = j.id;
   v.user = j.spec.user;
   v.account = j.spec.account;
-  v.qos = j.spec.qos.empty() ? sched::DefaultQos(sched_config_, j.spec.account) : j.spec.qos;
+  if (j.spec.qos.empty()) {
+    v.qos = sched::DefaultQos(sched_config_, j.spec.account);
+  } else {
+    v.qos = j.spec.qos;
+  }
   v.partitions = j.spec.partitions;
   v.resources = j.spec.resources;
   v.time_limit = j.time_limit;
@@ -111,11 +123,21 @@ sched::PendingJobView Controller::MakePendingView(const JobEntry& e) const {
   v.array_task_id = j.array_task_id.value_or(0);
   v.array_max_running = e.array_max_running;
   v.restart_count = j.restart_count;
-  return v;
+  v.known_duration.reset();  // the controller does not know durations
+  v.attained_service = Duration(0);
 }
 
 sched::ClusterSnapshot Controller::BuildSnapshot() const {
   sched::ClusterSnapshot s;
+  BuildSnapshot(&s);
+  return s;
+}
+
+void Controller::BuildSnapshot(sched::ClusterSnapshot* out) const {
+  sched::ClusterSnapshot& s = *out;
+  s.nodes.clear();
+  s.running.clear();
+  s.finished.clear();
   s.nodes.reserve(nodes_.size());
   for (const auto& [id, name] : node_names_) {
     const NodeEntry& n = nodes_.at(name);
@@ -140,11 +162,14 @@ sched::ClusterSnapshot Controller::BuildSnapshot() const {
   s.partitions = partitions_;
   s.running.reserve(running_.size());
   for (JobId id : running_) s.running.push_back(MakeRunningView(jobs_.at(id)));
-  s.pending.reserve(pending_.size());
+  // Pending views are reused from the last pass (FillPendingView assigns every field).
+  s.pending.resize(pending_.size());
   std::set<JobId> targets;
+  size_t i = 0;
   for (JobId id : pending_) {
-    s.pending.push_back(MakePendingView(jobs_.at(id)));
-    for (const auto& dep : s.pending.back().dependencies) targets.insert(dep.jobs.begin(), dep.jobs.end());
+    sched::PendingJobView& v = s.pending[i++];
+    FillPendingView(jobs_.at(id), &v);
+    for (const auto& dep : v.dependencies) targets.insert(dep.jobs.begin(), dep.jobs.end());
   }
   // Dependency targets that are neither running nor pending.
   for (JobId t : targets) {
@@ -156,20 +181,27 @@ sched::ClusterSnapshot Controller::BuildSnapshot() const {
                           .start_time = j.start_time, .end_time = j.end_time});
   }
   s.usage = ledger_.Entries();
-  return s;
+}
+
+Duration Controller::PassSpacing() const {
+  return std::max<Duration>(config_.sched_min_interval, last_pass_cost_);
 }
 
 void Controller::Schedule() {
   sched_dirty_ = false;
   last_pass_ = clock_.MonotonicNow();
+  struct CostRecorder {
+    Controller* c;
+    ~CostRecorder() { c->last_pass_cost_ = c->clock_.MonotonicNow() - c->last_pass_; }
+  } record_cost{this};
   Timestamp now = clock_.Now();
   std::vector<sched::RunningJobView> running;
   running.reserve(running_.size());
   for (JobId id : running_) running.push_back(MakeRunningView(jobs_.at(id)));
   ledger_.Advance(now, running, sched_config_);
   if (pending_.empty()) return;
-  sched::ClusterSnapshot snapshot = BuildSnapshot();
-  sched::Plan plan = policy_->Decide(snapshot, now);
+  BuildSnapshot(&pass_snapshot_);
+  sched::Plan plan = policy_->Decide(pass_snapshot_, now);
   for (const auto& placement : plan.starts) {
     auto it = jobs_.find(placement.job);
     if (it == jobs_.end() || it->second.job.state != JobState::kPending || placement.nodes.empty()) {
@@ -180,18 +212,17 @@ void Controller::Schedule() {
     it->second.blockers.clear();
   }
   ApplyPreemptions(plan);
-  for (const auto& reason : plan.pending) {
+  for (auto& reason : plan.pending) {  // the plan is ours: its explanations are moved
     auto it = jobs_.find(reason.job);
     if (it == jobs_.end() || it->second.job.state != JobState::kPending) continue;
     JobEntry& e = it->second;
     e.priority = reason.priority;
     // Beyond max_jobs_per_pass a job is not examined: its last explanation still stands.
     if (!reason.examined && !e.blockers.empty()) continue;
-    e.job.reason = reason.code;  // shown, not persisted until the next state change
-    e.reason_detail = reason.detail;
+    e.job.reason = std::move(reason.code);  // shown, not persisted until the next state change
+    e.reason_detail = std::move(reason.detail);
     e.estimated_start = reason.estimated_start;
-    e.priority = reason.priority;
-    e.blockers = reason.blockers;
+    e.blockers = std::move(reason.blockers);
   }
 }
 

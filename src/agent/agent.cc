@@ -510,6 +510,10 @@ struct Agent::Impl {
   void OnTaskExit(const ProcessExit& exit) {
     std::error_code ec;
     fs::remove(TaskJournal(exit.job, exit.generation, exit.step, exit.task), ec);
+    if (node) {
+      node->FinishTask({exit.job, exit.generation}, exit.step, exit.task,
+                       exit.signal != 0 || exit.cancelled || exit.timed_out);
+    }
     ReleaseEndedRun({exit.job, exit.generation});
     api::JobEvent ev;
     ev.type = api::JobEventType::kTaskExited;
@@ -539,13 +543,16 @@ struct Agent::Impl {
     spec.task = task.rank;
     spec.env = BuildTaskEnvironment(job, launch.step, step, launch.layout, task, ctx);
     spec.cwd = step.working_dir.empty() ? job.spec.working_dir : step.working_dir;
-    std::string path_var;
-    for (const auto& kv : spec.env) {
-      if (kv.rfind("PATH=", 0) == 0) path_var = kv.substr(5);
-    }
-    CORRAL_ASSIGN_OR_RETURN(std::string program, ResolveProgram(step.argv.at(0), path_var, spec.cwd));
     spec.argv = step.argv;
-    spec.argv[0] = program;
+    // In a container the program is the image's, found in its PATH.
+    const bool contained = !step.container.image.empty();
+    if (!contained) {
+      std::string path_var;
+      for (const auto& kv : spec.env) {
+        if (kv.rfind("PATH=", 0) == 0) path_var = kv.substr(5);
+      }
+      CORRAL_ASSIGN_OR_RETURN(spec.argv[0], ResolveProgram(step.argv.at(0), path_var, spec.cwd));
+    }
     if (geteuid() == 0 && job.spec.uid != 0) {
       spec.uid = job.spec.uid;
       spec.gid = job.spec.gid;
@@ -596,7 +603,11 @@ struct Agent::Impl {
     }
     // The job's cgroup on this node (made by its first task here, unless the batch step
     // runs here), its CPUs and device rules.
-    if (node) CORRAL_RETURN_IF_ERROR(node->PrepareTask(job, &spec));
+    if (node) {
+      CORRAL_RETURN_IF_ERROR(node->PrepareTask(job, {.spec = step.container, .gpus = task.gpus}, &spec));
+    } else if (contained) {
+      return FailedPrecondition("containers need the node monitor");
+    }
     Status launched = supervisor->Launch(spec);
     if (pipes.first >= 0) {
       close(pipes.first);

@@ -21,6 +21,20 @@ bool KeepOut(const std::string& name) {
 
 }  // namespace
 
+std::string RuntimeImage(const std::string& runtime, const std::string& image) {
+  if (runtime == "enroot" || image.empty()) return image;
+  bool path = image[0] == '/' || image[0] == '.';
+  if (path || image.find("://") != std::string::npos) return image;
+  std::string ref = image;
+  size_t hash = ref.find('#');
+  size_t at = ref.find('@');
+  // "USER@REGISTRY#IMAGE": the user is enroot's credentials; "IMAGE@sha256:..." is a digest.
+  if (hash != std::string::npos && at != std::string::npos && at < hash) ref.erase(0, at + 1);
+  hash = ref.find('#');
+  if (hash != std::string::npos) ref[hash] = '/';
+  return IsApptainer(runtime) ? "docker://" + ref : ref;
+}
+
 Result<std::string> FindRuntime(const ContainerConfig& config) {
   if (!config.runtime_path.empty()) {
     if (access(config.runtime_path.c_str(), X_OK) != 0) {
@@ -66,10 +80,11 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
     }
     mounts.push_back({std::move(src), std::move(dst), std::move(flags)});
   };
+  const bool task = !l.command.empty();
   std::string script_dir = l.script.substr(0, l.script.rfind('/'));
   const std::string kJobDir = "/corral/job";
   add(l.workdir, l.workdir, "");
-  add(script_dir, kJobDir, "ro");
+  if (!task) add(script_dir, kJobDir, "ro");
   for (const auto& d : l.output_dirs) {
     if (d != l.workdir && d.rfind(l.workdir + "/", 0) != 0) add(d, d, "");
   }
@@ -83,7 +98,9 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
       return InvalidArgument("job " + l.job.ToString() + ": container mount \"" + m +
                              "\" is not SRC[:DST[:FLAGS]] with absolute paths");
     }
-    add(parts[0], parts[1], parts.size() == 3 ? parts[2] : "");
+    std::string flags = parts.size() == 3 ? parts[2] : "";
+    std::replace(flags.begin(), flags.end(), '+', ',');  // pyxis separates flags with '+'
+    add(parts[0], parts[1], flags);
   }
   if (l.spec.mount_home && !l.home.empty() && l.home != "/") add(l.home, l.home, "");
 
@@ -107,13 +124,18 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
   }
   env.emplace_back("NVIDIA_VISIBLE_DEVICES", uuids.empty() ? "void" : uuids);
   std::string workdir = l.spec.workdir.empty() ? l.workdir : l.spec.workdir;
-  std::string script_in = kJobDir + l.script.substr(l.script.rfind('/'));
+  // What runs inside: the step task's command, or the batch script where it is mounted.
+  std::vector<std::string> inside = l.command;
+  if (!task) inside = {kJobDir + l.script.substr(l.script.rfind('/'))};
+  const std::string image = RuntimeImage(rt, l.image);
 
   ContainerCommand c;
   c.env = config.env;
   c.argv.push_back(config.runtime_path.empty() ? rt : config.runtime_path);
   if (IsDockerLike(rt)) {
-    c.name = l.spec.name.empty() ? "corral-" + l.node + "-" + l.job.ToString() : l.spec.name;
+    c.name = !l.instance.empty()    ? l.instance
+             : l.spec.name.empty() ? "corral-" + l.node + "-" + l.job.ToString()
+                                   : l.spec.name;
     c.argv.insert(c.argv.end(), {"run", "--rm", "--name", c.name, "--network=host"});
     if (l.memory_mb > 0) c.argv.push_back("--memory=" + std::to_string(l.memory_mb) + "m");
     if (!l.cpus.empty()) {
@@ -135,8 +157,8 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
       for (const auto& f : l.device_files) c.argv.push_back("--device=" + f);
     }
     c.argv.insert(c.argv.end(), config.extra_args.begin(), config.extra_args.end());
-    c.argv.push_back(l.image);
-    c.argv.push_back(script_in);
+    c.argv.push_back(image);
+    c.argv.insert(c.argv.end(), inside.begin(), inside.end());
     c.cleanup = {c.argv[0], "rm", "--force", "--ignore", c.name};
     if (rt == "docker") c.cleanup = {c.argv[0], "rm", "--force", c.name};
   } else if (IsApptainer(rt)) {
@@ -148,8 +170,8 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
     }
     c.argv.push_back("--pwd=" + workdir);
     c.argv.insert(c.argv.end(), config.extra_args.begin(), config.extra_args.end());
-    c.argv.push_back(l.image);
-    c.argv.push_back(script_in);
+    c.argv.push_back(image);
+    c.argv.insert(c.argv.end(), inside.begin(), inside.end());
     // --env splits on commas; the prefixed variables carry any value.
     std::string prefix = rt == "apptainer" ? "APPTAINERENV_" : "SINGULARITYENV_";
     for (const auto& [k, v] : env) c.env.push_back(prefix + k + "=" + v);
@@ -161,10 +183,10 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
     }
     for (const auto& [k, v] : env) c.argv.push_back("--env=" + k + "=" + v);
     c.argv.insert(c.argv.end(), config.extra_args.begin(), config.extra_args.end());
-    c.argv.push_back(l.image);
-    c.argv.push_back("/bin/sh");
-    c.argv.push_back("-c");
-    c.argv.push_back("cd '" + workdir + "' && exec " + script_in);
+    c.argv.push_back(image);
+    // The working directory and the command go as arguments: nothing is quoted into the script.
+    c.argv.insert(c.argv.end(), {"/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", workdir});
+    c.argv.insert(c.argv.end(), inside.begin(), inside.end());
     c.env.push_back("NVIDIA_VISIBLE_DEVICES=" + (uuids.empty() ? std::string("void") : uuids));
   }
   return c;

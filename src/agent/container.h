@@ -1,7 +1,12 @@
-// Containers: the command that runs a job's batch script inside its image
-// (`--container-image`) with the configured runtime — podman, docker, apptainer/singularity or
-// enroot — with only the job's GPUs passed through, its working directory, script, output
-// directories and requested mounts bind-mounted, and its environment carried.
+// Containers: the command that runs a job's batch script — or one task of a step (`srun
+// --container-image`) — inside its image (`--container-image`) with the configured runtime —
+// podman, docker, apptainer/singularity or enroot — with only the job's (the task's) GPUs
+// passed through, its working directory, script, output directories and requested mounts
+// bind-mounted, and its environment carried.
+//
+// Images are written as pyxis (enroot) writes them, `[USER@][REGISTRY#]IMAGE[:TAG]` or a
+// path, and translated for the runtime (`RuntimeImage`). Mount flags may be separated with
+// '+' as pyxis allows ("ro+rprivate").
 //
 // GPU pass-through per runtime (`ContainerConfig::gpus`):
 //   podman    "cdi": --device nvidia.com/gpu=UUID (a CDI spec from `nvidia-ctk cdi generate`)
@@ -47,6 +52,11 @@ struct ContainerLaunch {
   std::string node;
   std::string image;
   std::string script;                      // host path of the batch script
+  // A step task: the program and its arguments, run as they are inside the image (argv[0]
+  // looked up in the image's PATH); `script` is then unused.
+  std::vector<std::string> command;
+  // podman/docker: the container's name; "" = the spec's name, else corral-NODE-JOB.
+  std::string instance;
   std::string workdir;                     // host working directory (mounted at the same path)
   std::vector<std::string> output_dirs;    // directories of the output files
   std::vector<std::string> env;            // the job's environment, "NAME=value"
@@ -68,7 +78,15 @@ struct ContainerCommand {
   std::vector<std::string> cleanup;  // a command that removes the container after the job
 };
 
-// The command that runs `launch.script` in the image. Returns kInvalidArgument for a mount
+// The image reference `runtime` takes for a pyxis-style `image`:
+//   enroot            unchanged
+//   podman, docker    "REGISTRY#IMAGE" -> "REGISTRY/IMAGE", a "USER@" prefix dropped (the
+//                     runtime's own credentials are used)
+//   apptainer, singularity  the same with "docker://" before it, unless `image` is a path
+//                     (starts with '/' or '.') or already has a scheme ("docker://", "oras://")
+std::string RuntimeImage(const std::string& runtime, const std::string& image);
+
+// The command that runs `launch.script` (or `launch.command`) in the image. Returns kInvalidArgument for a mount
 // that is not "SRC:DST[:FLAGS]" with absolute paths, kFailedPrecondition when no runtime is
 // configured or a runtime name or GPU mode is unknown.
 Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, const ContainerLaunch& launch);

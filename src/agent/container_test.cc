@@ -91,6 +91,72 @@ TEST(ContainerTest, DockerApptainerEnrootAndDeviceModes) {
   EXPECT_TRUE(Has(e->argv, "--mount=/home/alice/run:/home/alice/run"));
 }
 
+// srun --container-image: a step task runs its own command, in a container of its own, with
+// only its GPUs and its environment (ranks included).
+TEST(ContainerTest, StepTaskRunsItsCommandWithOnlyItsGpusAndRanks) {
+  ContainerLaunch l = Launch();
+  l.script.clear();
+  l.command = {"python", "train.py", "--lr", "0.1"};
+  l.instance = "corral-gpu01-42-1-0-3";
+  l.gpus.resize(1);  // --gpus-per-task=1: the task's own GPU 5
+  l.gpus[0].index = 5;
+  l.gpus[0].uuid = "GPU-5555";
+  l.device_files = {"/dev/nvidia5"};
+  l.env = {"CUDA_VISIBLE_DEVICES=5", "RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=4", "MASTER_ADDR=gpu01",
+           "MASTER_PORT=29542", "SLURM_PROCID=3", "PATH=/usr/bin"};
+  l.spec.name = "train";  // pyxis' name is not the runtime's
+  l.spec.mounts = {"/datasets:/data:ro+rprivate"};
+  auto c = BuildContainerCommand({.runtime = "podman"}, l);
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const auto& a = c->argv;
+  EXPECT_EQ(c->name, "corral-gpu01-42-1-0-3");
+  EXPECT_EQ(c->cleanup, (std::vector<std::string>{"podman", "rm", "--force", "--ignore", "corral-gpu01-42-1-0-3"}));
+  EXPECT_FALSE(Has(a, "--volume=/var/lib/corral/agent/jobs/42:/corral/job:ro"));  // no script
+  EXPECT_TRUE(Has(a, "--volume=/datasets:/data:ro,rprivate"));                    // pyxis' '+'
+  EXPECT_TRUE(Has(a, "--device=nvidia.com/gpu=GPU-5555"));
+  EXPECT_FALSE(Has(a, "--device=nvidia.com/gpu=GPU-2222"));
+  EXPECT_TRUE(Has(a, "--env=CUDA_VISIBLE_DEVICES=0"));
+  EXPECT_TRUE(Has(a, "--env=NVIDIA_VISIBLE_DEVICES=GPU-5555"));
+  for (const char* kv : {"RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=4", "MASTER_ADDR=gpu01", "MASTER_PORT=29542",
+                         "SLURM_PROCID=3"}) {
+    EXPECT_TRUE(Has(a, std::string("--env=") + kv)) << kv;
+  }
+  EXPECT_FALSE(Has(a, "--env=PATH=/usr/bin"));
+  // The image, then the command as given (found in the image's PATH).
+  auto image = std::find(a.begin(), a.end(), "docker.io/library/ubuntu:24.04");
+  ASSERT_NE(image, a.end());
+  EXPECT_EQ(std::vector<std::string>(image + 1, a.end()),
+            (std::vector<std::string>{"python", "train.py", "--lr", "0.1"}));
+
+  auto a2 = BuildContainerCommand({.runtime = "apptainer"}, l);
+  ASSERT_TRUE(a2.has_value());
+  EXPECT_EQ(std::vector<std::string>(a2->argv.end() - 5, a2->argv.end()),
+            (std::vector<std::string>{"docker://docker.io/library/ubuntu:24.04", "python", "train.py", "--lr", "0.1"}));
+  EXPECT_TRUE(Has(a2->env, "APPTAINERENV_RANK=3"));
+
+  // enroot: the working directory and the command are arguments of sh, never quoted into it.
+  l.workdir = "/home/alice/it's here";
+  auto e = BuildContainerCommand({.runtime = "enroot"}, l);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(std::vector<std::string>(e->argv.end() - 9, e->argv.end()),
+            (std::vector<std::string>{"docker.io/library/ubuntu:24.04", "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"",
+                                      "/home/alice/it's here", "python", "train.py", "--lr", "0.1"}));
+  EXPECT_TRUE(Has(e->argv, "--env=RANK=3"));
+}
+
+TEST(ContainerTest, PyxisImagesAreTranslatedForEachRuntime) {
+  EXPECT_EQ(RuntimeImage("enroot", "nvcr.io#nvidia/pytorch:24.01-py3"), "nvcr.io#nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(RuntimeImage("podman", "nvcr.io#nvidia/pytorch:24.01-py3"), "nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(RuntimeImage("docker", "alice@nvcr.io#nvidia/pytorch:24.01-py3"), "nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(RuntimeImage("podman", "ubuntu@sha256:abcd"), "ubuntu@sha256:abcd");  // a digest, not a user
+  EXPECT_EQ(RuntimeImage("podman", "localhost/busybox:1"), "localhost/busybox:1");
+  EXPECT_EQ(RuntimeImage("apptainer", "nvcr.io#nvidia/pytorch:24.01-py3"),
+            "docker://nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(RuntimeImage("singularity", "ubuntu:24.04"), "docker://ubuntu:24.04");
+  EXPECT_EQ(RuntimeImage("apptainer", "/images/pytorch.sif"), "/images/pytorch.sif");
+  EXPECT_EQ(RuntimeImage("apptainer", "oras://ghcr.io/x/y:1"), "oras://ghcr.io/x/y:1");
+}
+
 TEST(ContainerTest, RefusesWhatItCannotRun) {
   auto none = BuildContainerCommand({}, Launch());
   ASSERT_FALSE(none.has_value());

@@ -90,6 +90,8 @@ struct NodeMonitor::Impl {
     std::vector<uint32_t> cpus;
     std::unique_ptr<JobCgroup> cgroup;
     std::vector<std::string> cleanup;  // container removal
+    // Step tasks run in containers (podman, docker): their removal, by (step, task).
+    std::map<std::pair<uint32_t, uint32_t>, std::vector<std::string>> task_cleanup;
     bool batch = false;                // its batch step runs here: FinishJob ends it
   };
 
@@ -177,6 +179,53 @@ struct NodeMonitor::Impl {
     }
     CORRAL_ASSIGN_OR_RETURN(entry.cgroup, cgroups->Create(cs));
     return entry;
+  }
+
+  // Replaces `spec`'s command with the container runtime's, running `command` (a step task's;
+  // empty: the batch script `spec->argv[0]`) in `container`'s image with the GPUs `gpus` of
+  // this node and the run's CPUs `cpus`. Returns the container's removal command, if any.
+  Result<std::vector<std::string>> Containerize(const Job& job, const std::vector<uint32_t>& cpus,
+                                                const ContainerSpec& container,
+                                                const GpuSet& gpus_here, std::vector<std::string> command,
+                                                std::string instance, ProcessSpec* spec) {
+    const NodeAllocation* here = Here(job);
+    ContainerLaunch l;
+    l.job = job.id;
+    l.node = config.name;
+    l.image = container.image;
+    l.script = command.empty() && !spec->argv.empty() ? spec->argv[0] : "";
+    l.command = std::move(command);
+    l.instance = std::move(instance);
+    l.workdir = spec->cwd;
+    for (const auto& p : {spec->stdout_path, spec->stderr_path}) {
+      if (!p.empty()) l.output_dirs.push_back(p[0] == '/' ? Dir(p) : spec->cwd);
+    }
+    l.env = spec->env;
+    l.uid = spec->uid;
+    l.gid = spec->gid;
+    l.home = HomeOf(spec->uid.value_or(geteuid()));
+    for (const auto& g : gpus) {
+      if (gpus_here.contains(g.index)) {
+        l.gpus.push_back(g);
+        for (const auto& f : backend.DeviceFiles(g.index)) l.device_files.push_back(f);
+      }
+    }
+    l.spec = container;
+    l.memory_mb = here != nullptr ? here->mem_mb : 0;
+    l.cpus = cpus;
+    CORRAL_ASSIGN_OR_RETURN(ContainerCommand cmd, BuildContainerCommand(config.container, l));
+    CORRAL_ASSIGN_OR_RETURN(std::string runtime, FindRuntime(config.container));
+    cmd.argv[0] = runtime;
+    spec->argv = cmd.argv;
+    std::string home = cmd.runs_as_user ? l.home : HomeOf(geteuid());
+    spec->env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                 "HOME=" + (home.empty() ? std::string("/") : home)};
+    spec->env.insert(spec->env.end(), cmd.env.begin(), cmd.env.end());
+    // podman/docker run as the agent; the job's user is inside (--user). Output files are
+    // still opened as the user.
+    if (!cmd.runs_as_user && spec->uid) spec->run_as_agent = true;
+    if (!cmd.cleanup.empty()) cmd.cleanup[0] = runtime;
+    return cmd.cleanup;
   }
 
   // Removes the run's entry and returns it (empty when there is none).
@@ -304,53 +353,17 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
   spec->cpus = entry.cpus;
 
   if (!job.spec.container.image.empty()) {
-    const NodeAllocation* here = im.Here(job);
-    ContainerLaunch l;
-    l.job = job.id;
-    l.node = im.config.name;
-    l.image = job.spec.container.image;
-    l.script = spec->argv.empty() ? "" : spec->argv[0];
-    l.workdir = spec->cwd;
-    for (const auto& p : {spec->stdout_path, spec->stderr_path}) {
-      if (!p.empty()) l.output_dirs.push_back(p[0] == '/' ? Dir(p) : spec->cwd);
-    }
-    l.env = spec->env;
-    l.uid = spec->uid;
-    l.gid = spec->gid;
-    l.home = HomeOf(spec->uid.value_or(geteuid()));
-    for (const auto& g : im.gpus) {
-      if (entry.gpus.contains(g.index)) {
-        l.gpus.push_back(g);
-        for (const auto& f : im.backend.DeviceFiles(g.index)) l.device_files.push_back(f);
-      }
-    }
-    l.spec = job.spec.container;
-    l.memory_mb = here != nullptr ? here->mem_mb : 0;
-    l.cpus = entry.cpus;
-    Result<ContainerCommand> cmd = BuildContainerCommand(im.config.container, l);
-    Result<std::string> runtime = cmd ? FindRuntime(im.config.container) : Result<std::string>("");
-    if (!cmd || !runtime) {
+    auto cleanup = im.Containerize(job, entry.cpus, job.spec.container, entry.gpus, {}, "", spec);
+    if (!cleanup) {
       if (existing) {
         std::lock_guard<std::mutex> lock(im.mu);
         im.runs[run] = std::move(entry);  // the step's tasks keep their cgroup
       } else {
         im.Destroy(run, entry);
       }
-      return tl::unexpected<Error>(!cmd ? cmd.error() : runtime.error());
+      return tl::unexpected<Error>(cleanup.error());
     }
-    cmd->argv[0] = *runtime;
-    spec->argv = cmd->argv;
-    std::string home = cmd->runs_as_user ? l.home : HomeOf(geteuid());
-    spec->env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                 "HOME=" + (home.empty() ? std::string("/") : home)};
-    spec->env.insert(spec->env.end(), cmd->env.begin(), cmd->env.end());
-    // podman/docker run as the agent; the job's user is inside (--user). Output files are
-    // still opened as the user.
-    if (!cmd->runs_as_user && spec->uid) spec->run_as_agent = true;
-    if (!cmd->cleanup.empty()) {
-      entry.cleanup = cmd->cleanup;
-      entry.cleanup[0] = *runtime;
-    }
+    entry.cleanup = std::move(*cleanup);
   }
   entry.batch = true;
   std::lock_guard<std::mutex> lock(im.mu);
@@ -359,24 +372,55 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
   return {};
 }
 
-Status NodeMonitor::PrepareTask(const Job& job, ProcessSpec* spec) {
+Status NodeMonitor::PrepareTask(const Job& job, const TaskContainer& container, ProcessSpec* spec) {
   Impl& im = *impl_;
   const JobRun run{job.id, job.allocation.generation};
   std::lock_guard<std::mutex> prepare(im.prepare_mu);
+  bool known = false;
   {
     std::lock_guard<std::mutex> lock(im.mu);
     if (auto it = im.runs.find(run); it != im.runs.end()) {
       if (it->second.cgroup != nullptr) spec->cgroup_procs = it->second.cgroup->procs_files();
       spec->cpus = it->second.cpus;
-      return {};
+      known = true;
     }
   }
-  CORRAL_ASSIGN_OR_RETURN(Impl::RunEntry entry, im.MakeEntry(job));
-  if (entry.cgroup != nullptr) spec->cgroup_procs = entry.cgroup->procs_files();
-  spec->cpus = entry.cpus;
-  std::lock_guard<std::mutex> lock(im.mu);
-  im.runs[run] = std::move(entry);
+  if (!known) {
+    CORRAL_ASSIGN_OR_RETURN(Impl::RunEntry entry, im.MakeEntry(job));
+    if (entry.cgroup != nullptr) spec->cgroup_procs = entry.cgroup->procs_files();
+    spec->cpus = entry.cpus;
+    std::lock_guard<std::mutex> lock(im.mu);
+    im.runs[run] = std::move(entry);
+  }
+  if (container.spec.image.empty()) return {};
+  // One container per task, named after its run, step and task.
+  std::string instance = "corral-" + im.config.name + "-" + job.id.ToString() + "-" +
+                         job.allocation.generation.ToString() + "-" + std::to_string(spec->step) + "-" +
+                         std::to_string(spec->task);
+  CORRAL_ASSIGN_OR_RETURN(std::vector<std::string> cleanup,
+                          im.Containerize(job, spec->cpus, container.spec, container.gpus, spec->argv, instance, spec));
+  if (!cleanup.empty()) {
+    std::lock_guard<std::mutex> lock(im.mu);
+    if (auto it = im.runs.find(run); it != im.runs.end()) it->second.task_cleanup[{spec->step, spec->task}] = cleanup;
+  }
   return {};
+}
+
+void NodeMonitor::FinishTask(JobRun run, uint32_t step, uint32_t task, bool killed) {
+  Impl& im = *impl_;
+  std::vector<std::string> cleanup;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    auto it = im.runs.find(run);
+    if (it == im.runs.end()) return;
+    auto ct = it->second.task_cleanup.find({step, task});
+    if (ct == it->second.task_cleanup.end()) return;
+    cleanup = std::move(ct->second);
+    it->second.task_cleanup.erase(ct);
+  }
+  // A runtime client that exited by itself removed its container (--rm); one that was killed
+  // may have left it running.
+  if (killed) RunQuietly(cleanup);
 }
 
 void NodeMonitor::AbandonJob(JobRun run) {
@@ -411,6 +455,7 @@ void NodeMonitor::FinishJob(JobRun run, api::JobEvent* ev) {
   }
   im.Destroy(run, entry);
   RunQuietly(entry.cleanup);
+  for (const auto& [key, cleanup] : entry.task_cleanup) RunQuietly(cleanup);
 }
 
 void NodeMonitor::ReleaseRun(JobRun run) {
@@ -424,6 +469,7 @@ void NodeMonitor::ReleaseRun(JobRun run) {
     im.runs.erase(it);
   }
   im.Destroy(run, entry);
+  for (const auto& [key, cleanup] : entry.task_cleanup) RunQuietly(cleanup);
 }
 
 std::vector<JobRun> NodeMonitor::Runs() const {

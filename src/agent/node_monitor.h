@@ -59,11 +59,22 @@ class NodeMonitor {
   // Returns kFailedPrecondition / kInvalidArgument for a container that cannot run here,
   // kInternal when its cgroup cannot be made.
   Status PrepareJob(const Job& job, ProcessSpec* spec);
+  // The container a step task runs in (`srun --container-image`), and the task's GPUs here.
+  struct TaskContainer {
+    ContainerSpec spec;  // an empty image: no container
+    GpuSet gpus;
+  };
   // Puts step task `spec` of `job`'s run into the run's cgroup on this node and binds it to
   // the run's CPUs. On the run's first use of this node (a node of the allocation other than
   // the batch host) the cgroup is made; it stays until `ReleaseRun` (or `FinishJob` on the
-  // batch host). Returns kInternal when the cgroup cannot be made.
-  Status PrepareTask(const Job& job, ProcessSpec* spec);
+  // batch host). With a container image, the task's command (`spec->argv`, run as it is in
+  // the image) is replaced by the runtime's, which gets only `container.gpus`, and its
+  // environment carried in. Returns kInternal when the cgroup cannot be made,
+  // kFailedPrecondition / kInvalidArgument for a container that cannot run here.
+  Status PrepareTask(const Job& job, const TaskContainer& container, ProcessSpec* spec);
+  // Step task (`step`, `task`) of the run ended; `killed`: by a signal (its runtime client
+  // may have left its container running, which is then removed).
+  void FinishTask(JobRun run, uint32_t step, uint32_t task, bool killed);
   // Launch failed: undo PrepareJob.
   void AbandonJob(JobRun run);
   // The run's batch step ended: fills `ev`'s GPU usage, `out_of_memory` and `gpu_failure`,

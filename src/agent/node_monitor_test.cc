@@ -146,8 +146,8 @@ TEST_F(NodeMonitorTest, ARequeuedJobsRunsHaveTheirOwnCgroups) {
 TEST_F(NodeMonitorTest, StepTasksOnAnotherNodeShareTheJobsCgroupUntilItIsReleased) {
   Job job = MakeJob(3, 1, /*other=*/"batch-host");
   ProcessSpec a, b;
-  ASSERT_TRUE(monitor_->PrepareTask(job, &a).has_value());
-  ASSERT_TRUE(monitor_->PrepareTask(job, &b).has_value());
+  ASSERT_TRUE(monitor_->PrepareTask(job, {}, &a).has_value());
+  ASSERT_TRUE(monitor_->PrepareTask(job, {}, &b).has_value());
   ASSERT_FALSE(a.cgroup_procs.empty());
   EXPECT_EQ(a.cgroup_procs, b.cgroup_procs);
   EXPECT_EQ(a.cpus, b.cpus);
@@ -178,7 +178,7 @@ TEST_F(NodeMonitorTest, StepTasksOnTheBatchHostJoinTheBatchStepsCgroup) {
   Job job = MakeJob(4, 0);
   ProcessSpec batch, task;
   ASSERT_TRUE(monitor_->PrepareJob(job, &batch).has_value());
-  ASSERT_TRUE(monitor_->PrepareTask(job, &task).has_value());
+  ASSERT_TRUE(monitor_->PrepareTask(job, {}, &task).has_value());
   EXPECT_EQ(batch.cgroup_procs, task.cgroup_procs);
   monitor_->ReleaseRun({JobId(1), Generation(4)});
   for (const auto& f : batch.cgroup_procs) EXPECT_TRUE(fs::exists(DirOf(f))) << f;

@@ -600,6 +600,7 @@ void Fields(V& v, S& s) {
   v("io_port", s.io_port);
   v("io_token", s.io_token);
   v("master_port", s.master_port);
+  v("container", s.container);
 }
 
 template <typename V, Is<StepTask> S>
@@ -642,6 +643,7 @@ void Fields(V& v, S& s) {
   v("tasks_per_node", s.tasks_per_node);
   v("cpus_per_task", s.cpus_per_task);
   v("kill_on_bad_exit", s.kill_on_bad_exit);
+  v("container", s.container);
   v("start_time", s.start_time);
   v("end_time", s.end_time);
   v("exit_code", s.exit_code);

@@ -330,7 +330,8 @@ StepSpec FullStepSpec() {
                   .io_node = "gpu01",
                   .io_port = 40123,
                   .io_token = "0123abcd",
-                  .master_port = 29542};
+                  .master_port = 29542,
+                  .container = FullContainerSpec()};
 }
 
 StepTask FullStepTask() {
@@ -355,6 +356,7 @@ StepInfo FullStepInfo() {
                   .tasks_per_node = {8, 8},
                   .cpus_per_task = 4,
                   .kill_on_bad_exit = true,
+                  .container = FullContainerSpec(),
                   .start_time = At(50),
                   .end_time = At(60),
                   .exit_code = 2,
@@ -582,12 +584,12 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "InjectRequest changed: update json_codec.cc and FullInjectRequest";
   EXPECT_EQ(sizeof(CancelRequest), 16u)
       << "CancelRequest changed: update json_codec.cc and FullCancelRequest";
-  EXPECT_EQ(sizeof(StepSpec), 272u) << "StepSpec changed: update json_codec.cc and FullStepSpec";
+  EXPECT_EQ(sizeof(StepSpec), 424u) << "StepSpec changed: update json_codec.cc and FullStepSpec";
   EXPECT_EQ(sizeof(StepTask), 56u) << "StepTask changed: update json_codec.cc and FullStepTask";
   EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
   EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepInfo), 232u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepLaunchRequest), 1792u)
+  EXPECT_EQ(sizeof(StepInfo), 384u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
+  EXPECT_EQ(sizeof(StepLaunchRequest), 1944u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
   EXPECT_EQ(sizeof(StepSignalRequest), 24u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";

@@ -216,6 +216,7 @@ struct StepInfo {
   std::vector<uint32_t> tasks_per_node;
   uint32_t cpus_per_task = 0;
   bool kill_on_bad_exit = false;
+  ContainerSpec container;             // the tasks' container (image filled in for a name)
   Timestamp start_time{};
   Timestamp end_time{};
   // srun's rule: the highest exit code of any task; 128 + signal for a task killed by one.

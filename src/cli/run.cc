@@ -41,6 +41,13 @@ enum Opt {
   kController,
   kJson,
   kHelp,
+  kContainerImage,
+  kContainerMounts,
+  kContainerWorkdir,
+  kContainerName,
+  kContainerEnv,
+  kContainerMountHome,
+  kNoContainerMountHome,
 };
 
 const option kOptions[] = {
@@ -61,6 +68,13 @@ const option kOptions[] = {
     {"controller", required_argument, nullptr, kController},
     {"json", no_argument, nullptr, kJson},
     {"help", no_argument, nullptr, kHelp},
+    {"container-image", required_argument, nullptr, kContainerImage},
+    {"container-mounts", required_argument, nullptr, kContainerMounts},
+    {"container-workdir", required_argument, nullptr, kContainerWorkdir},
+    {"container-name", required_argument, nullptr, kContainerName},
+    {"container-env", required_argument, nullptr, kContainerEnv},
+    {"container-mount-home", no_argument, nullptr, kContainerMountHome},
+    {"no-container-mount-home", no_argument, nullptr, kNoContainerMountHome},
     {nullptr, 0, nullptr, 0},
 };
 
@@ -90,6 +104,9 @@ void Usage() {
       "  -e, --error PATTERN        the same for stderr\n"
       "      --jobid JOB            the job (default: $CORRAL_JOB_ID)\n"
       "      --json                 print the step's record at the end\n"
+      "      --container-image IMAGE   run each task in IMAGE ([USER@][REGISTRY#]IMAGE[:TAG])\n"
+      "      --container-mounts SRC:DST[:FLAGS],...  --container-workdir DIR\n"
+      "      --container-name NAME  --container-env NAME,...  --[no-]container-mount-home\n"
       "Every task gets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK,\n"
       "LOCAL_WORLD_SIZE and CORRAL_PROCID, CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n");
 }
@@ -101,6 +118,15 @@ Result<uint32_t> Count(const char* opt, const std::string& v) {
     return InvalidArgument(std::string("--") + opt + ": \"" + v + "\" is not a valid count");
   }
   return static_cast<uint32_t>(n);
+}
+
+std::vector<std::string> SplitList(const std::string& v) {
+  std::vector<std::string> out;
+  std::stringstream ss(v);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
 }
 
 Status Apply(int opt, const std::string& v, Settings* s) {
@@ -168,6 +194,44 @@ Status Apply(int opt, const std::string& v, Settings* s) {
       break;
     case kHelp:
       s->help = true;
+      break;
+    case kContainerImage:
+      if (v.empty()) return InvalidArgument("--container-image: argument required");
+      spec.container.image = v;
+      break;
+    case kContainerMounts:
+      spec.container.mounts.clear();
+      for (auto& m : SplitList(v)) {
+        // SRC[:DST[:FLAGS]], both absolute (the agent maps them onto its runtime).
+        std::vector<std::string> parts;
+        std::stringstream ms(m);
+        for (std::string p; std::getline(ms, p, ':');) parts.push_back(p);
+        bool ok = parts.size() >= 1 && parts.size() <= 3;
+        for (size_t i = 0; ok && i < std::min<size_t>(parts.size(), 2); ++i)
+          ok = !parts[i].empty() && parts[i][0] == '/';
+        if (!ok)
+          return InvalidArgument("--container-mounts: \"" + m +
+                                 "\" is not SRC[:DST[:FLAGS]] with absolute paths");
+        spec.container.mounts.push_back(m);
+      }
+      break;
+    case kContainerWorkdir:
+      if (v.empty() || v[0] != '/')
+        return InvalidArgument("--container-workdir: \"" + v + "\" is not an absolute path");
+      spec.container.workdir = v;
+      break;
+    case kContainerName:
+      if (v.empty()) return InvalidArgument("--container-name: argument required");
+      spec.container.name = v;
+      break;
+    case kContainerEnv:
+      spec.container.env = SplitList(v);
+      break;
+    case kContainerMountHome:
+      spec.container.mount_home = true;
+      break;
+    case kNoContainerMountHome:
+      spec.container.mount_home = false;
       break;
     default:
       return InvalidArgument("unsupported option");

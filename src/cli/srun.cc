@@ -110,6 +110,19 @@ std::vector<std::string> StepCommandLine(const slurm::SubmitRequest& req, const 
   if (!req.spec.working_dir.empty()) out.push_back("--chdir=" + req.spec.working_dir);
   if (!req.spec.stdout_path.empty()) out.push_back("--output=" + req.spec.stdout_path);
   if (!req.spec.stderr_path.empty()) out.push_back("--error=" + req.spec.stderr_path);
+  // pyxis: the tasks run in the container (given here, or inherited from the job).
+  const ContainerSpec& c = req.spec.container;
+  if (!c.image.empty()) out.push_back("--container-image=" + c.image);
+  if (!c.name.empty()) out.push_back("--container-name=" + c.name);
+  if (!c.image.empty() || !c.name.empty()) {
+    std::string mounts, env;
+    for (const auto& m : c.mounts) mounts += (mounts.empty() ? "" : ",") + m;
+    for (const auto& e : c.env) env += (env.empty() ? "" : ",") + e;
+    if (!mounts.empty()) out.push_back("--container-mounts=" + mounts);
+    if (!env.empty()) out.push_back("--container-env=" + env);
+    if (!c.workdir.empty()) out.push_back("--container-workdir=" + c.workdir);
+    if (!c.mount_home) out.push_back("--no-container-mount-home");
+  }
   out.push_back("--");
   out.insert(out.end(), req.client.command.begin(), req.client.command.end());
   return out;
@@ -127,6 +140,7 @@ int RunStep(std::vector<std::string> args) {
 std::optional<api::JobInfo> Allocate(Client& client, JobSpec spec, const std::string& prog,
                                      const slurm::ClientOptions& opts) {
   spec.script = kHolderScript;
+  spec.container = ContainerSpec();  // the holder runs bare; steps get the container
   spec.command.clear();
   spec.script_args.clear();
   spec.stdout_path = "/dev/null";
@@ -238,8 +252,10 @@ int RunSrun(int argc, char** argv) {
     std::printf(
         "Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]]\n"
         "Inside an allocation: -N, -n, --ntasks-per-node, -c, --gpus-per-task, -l, -K, --export,\n"
-        "-D, -o, -e (a step of the job, `corral run`); outside one, also the job's options (an\n"
-        "allocation for the command's duration). Details: docs/slurm.md\n");
+        "-D, -o, -e, and pyxis' --container-image, --container-mounts, --container-workdir,\n"
+        "--container-name, --container-env, --[no-]container-mount-home (a step of the job,\n"
+        "`corral run`); outside one, also the job's options (an allocation for the command's\n"
+        "duration). Details: docs/slurm.md\n");
     return 0;
   }
   if (req->client.version) {
@@ -247,12 +263,6 @@ int RunSrun(int argc, char** argv) {
     return 0;
   }
   for (const auto& w : req->warnings) std::fprintf(stderr, "%s\n", w.c_str());
-  if (!req->spec.container.image.empty()) {
-    PrintError(
-        prog,
-        "option --container-image is not supported by Corral for srun steps (use it on sbatch)");
-    return 1;
-  }
   GivenOptions given = FindGiven(args, ctx);
   if (req->client.jobid.has_value()) {
     return RunStep(StepCommandLine(*req, given, *req->client.jobid, /*whole_job=*/false));
@@ -309,6 +319,8 @@ int RunSalloc(int argc, char** argv) {
   }
   std::map<std::string, std::string> env = ProcessEnvironment();
   for (auto& [k, v] : AllocationEnvironment(j)) env[k] = v;
+  // salloc's pyxis options reach the steps run in it, as Slurm's SPANK variables.
+  for (auto& [k, v] : slurm::PyxisEnvironment(req->spec.container)) env[k] = v;
   std::vector<std::string> env_store;
   for (const auto& [k, v] : env) env_store.push_back(k + "=" + v);
   std::vector<char*> envp, cargv;

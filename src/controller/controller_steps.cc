@@ -23,6 +23,43 @@ int32_t TaskExitStatus(const api::StepTaskInfo& t) {
   return t.exit_code;
 }
 
+// pyxis' --container-name: a step that names a container without an image runs in the image
+// of the job's latest step (of this run) that named it with one. The container's filesystem
+// is not kept between steps: each task starts from the image (docs/slurm.md).
+template <typename Steps>
+Status ResolveStepContainer(const Job& job, const Steps& steps, ContainerSpec* c) {
+  const std::string what = "job " + job.id.ToString() + ": --container-name=" + c->name;
+  if (c->image.empty() && c->name.empty()) {
+    *c = ContainerSpec();  // mounts or a workdir alone mean nothing (as with pyxis)
+    return {};
+  }
+  if (!c->name.empty()) {
+    size_t colon = c->name.find(':');
+    if (colon != std::string::npos) {
+      std::string flag = c->name.substr(colon + 1);
+      if (flag != "auto") {
+        return InvalidArgument(what + ": the flag \"" + flag +
+                               "\" is not supported by Corral (only \"auto\")");
+      }
+      c->name.erase(colon);
+    }
+    if (c->name.empty())
+      return InvalidArgument("job " + job.id.ToString() + ": --container-name: empty name");
+  }
+  if (!c->image.empty()) return {};
+  auto first = steps.lower_bound({job.id, 0});
+  for (auto it = steps.upper_bound({job.id, kAllSteps}); it != first;) {
+    const api::StepInfo& info = (--it)->second.info;
+    if (info.generation != job.allocation.generation) continue;
+    if (info.container.name == c->name && !info.container.image.empty()) {
+      c->image = info.container.image;
+      return {};
+    }
+  }
+  return InvalidArgument(what + ": no earlier step of this job made a container of that name; " +
+                         "give --container-image with it the first time");
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -39,6 +76,7 @@ Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id,
   }
   if (e.cancel_requested) return FailedPrecondition("job " + id.ToString() + ": being cancelled");
   CORRAL_ASSIGN_OR_RETURN(StepLayout layout, PlanStep(e.job, spec));
+  CORRAL_RETURN_IF_ERROR(ResolveStepContainer(e.job, steps_, &spec.container));
   // Where output goes: the caller's node, which must be one of the job's.
   std::string io_url;
   if (spec.io_port != 0) {
@@ -88,6 +126,7 @@ Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id,
   info.tasks_per_node = layout.tasks_per_node;
   info.cpus_per_task = layout.cpus_per_task;
   info.kill_on_bad_exit = spec.kill_on_bad_exit;
+  info.container = spec.container;
   info.start_time = now;
   for (const StepTask& t : layout.tasks) info.tasks.push_back({.task = t});
   s.live_nodes.insert(layout.nodes.begin(), layout.nodes.end());

@@ -53,6 +53,10 @@ struct StepSpec {
   uint32_t io_port = 0;
   std::string io_token;
   uint32_t master_port = 0;  // 0 = the job's (see MasterPortCandidate)
+  // pyxis' options (srun --container-image ...): each task runs in this image with the node's
+  // container runtime. An empty image with a name takes the image of the job's earlier step
+  // of that name (the controller fills it in). Empty = no container.
+  ContainerSpec container;
   bool operator==(const StepSpec&) const = default;
 };
 

@@ -7,8 +7,10 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "tests/integration/test_cluster.h"
@@ -457,6 +459,216 @@ TEST(ContainerTest, PodmanRunsTheScriptWithItsEnvironmentMountsAndOnlyItsGpus) {
   for (uint32_t g : gpus.ToVector()) uuids += (uuids.empty() ? "" : ",") + inv.gpus[g].uuid;
   EXPECT_NE(out.find("nvd=" + uuids), std::string::npos) << out;
   fs::remove_all(scratch);
+}
+
+// srun --container-image with podman itself: each task in the image, with its rank.
+TEST(ContainerTest, PodmanRunsEachSrunTaskInTheImageWithItsRank) {
+  char tmpl[] = "/tmp/corral-podman-XXXXXX";
+  std::string scratch = mkdtemp(tmpl);
+  std::string image, conf;
+  std::string problem = PodmanProblem(scratch, &image, &conf);
+  if (!problem.empty()) {
+    fs::remove_all(scratch);
+    GTEST_SKIP() << problem;
+  }
+  TestCluster cluster(Options(4, "", "[container]\nruntime = \"podman\"\ngpus = \"none\"\nenv = [\"CONTAINERS_CONF=" +
+                                         conf + "\"]\n"));
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  auto r = cluster.CliAs("srun", {"-n", "2", "-l", "--container-image=" + image, "sh", "-c",
+                                  "ls /bin/busybox >/dev/null && echo \"rank=$RANK of=$WORLD_SIZE pwd=$(pwd)\""},
+                         cluster.work_dir());
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string pwd = " pwd=" + cluster.work_dir();
+  std::vector<std::string> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  std::sort(lines.begin(), lines.end());
+  EXPECT_EQ(lines, (std::vector<std::string>{"0: rank=0 of=2" + pwd, "1: rank=1 of=2" + pwd})) << r.out << r.err;
+  fs::remove_all(scratch);
+}
+
+// --- Containers for srun steps (pyxis' srun --container-image) ---------------------------
+
+// A stand-in for podman, configured as the agents' runtime: records each call's arguments in
+// `dir`/calls, then does what `podman run` would with them, without isolation: runs the
+// command after the image with the --env variables, in --workdir, telling it the image and
+// the devices it was given (FAKE_IMAGE, FAKE_DEVICES).
+std::string FakeRuntime(const std::string& dir) {
+  std::string calls = dir + "/calls";
+  fs::create_directories(calls);
+  fs::permissions(calls, fs::perms::all);
+  std::string path = dir + "/fake-podman";
+  std::ofstream(path) << "#!/bin/bash\n"
+                         "printf '%s\\n' \"$@\" > '" + calls + "/'$(date +%s%N).$$\n"
+                         "[ \"$1\" = run ] || exit 0\n"
+                         "shift\n"
+                         "wd=/\n"
+                         "while [ $# -gt 0 ]; do\n"
+                         "  case \"$1\" in\n"
+                         "    --env=*) export \"${1#--env=}\" 2>/dev/null ;;\n"
+                         "    --workdir=*) wd=\"${1#--workdir=}\" ;;\n"
+                         "    --device=*) devices=\"$devices${1#--device=} \" ;;\n"
+                         "    --name) shift ;;\n"
+                         "    --*) ;;\n"
+                         "    *) break ;;\n"
+                         "  esac\n"
+                         "  shift\n"
+                         "done\n"
+                         "export FAKE_IMAGE=\"$1\" FAKE_DEVICES=\"$devices\"\n"
+                         "shift\n"
+                         "cd \"$wd\" && exec \"$@\"\n";
+  fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                            fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  return path;
+}
+
+// The recorded `run` calls: one argument vector each.
+std::vector<std::vector<std::string>> RunCalls(const std::string& dir) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& f : fs::directory_iterator(dir + "/calls")) {
+    std::vector<std::string> argv;
+    std::istringstream in(Read(f.path()));
+    for (std::string line; std::getline(in, line);) argv.push_back(line);
+    if (!argv.empty() && argv[0] == "run") out.push_back(argv);
+  }
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+std::vector<std::string> SortedLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class StepContainerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/corral-fake-runtime-XXXXXX";
+    scratch_ = mkdtemp(tmpl);
+    fake_ = FakeRuntime(scratch_);
+    ClusterOptions o = Options(4, "", "[container]\nruntime = \"podman\"\nruntime_path = \"" + fake_ + "\"\n");
+    o.nodes = 2;
+    cluster_ = std::make_unique<TestCluster>(o);
+    ASSERT_TRUE(cluster_->Start().has_value()) << cluster_->ControllerLog();
+    fs::create_directories(cluster_->dir() + "/data");
+  }
+  void TearDown() override {
+    cluster_.reset();
+    fs::remove_all(scratch_);
+  }
+  std::string scratch_, fake_;
+  std::unique_ptr<TestCluster> cluster_;
+};
+
+// The shape of most pyxis jobs: a batch script (itself not in a container) whose srun runs
+// every task in the image, one GPU each, with a data mount. Each task goes through the
+// runtime with the image (pyxis' "REGISTRY#IMAGE" written for podman), the mount, only its own
+// GPU, its working directory, and its ranks and Slurm variables in its environment.
+TEST_F(StepContainerTest, SrunTasksRunThroughTheRuntimeWithImageMountsGpusAndRanks) {
+  TestCluster& c = *cluster_;
+  const std::string data = c.dir() + "/data";
+  std::ofstream(c.work_dir() + "/train.sh")
+      << "#!/bin/bash\n"
+         "#SBATCH -N 2 --ntasks-per-node=2 --gpus-per-node=2 -o train-%j.out\n"
+         "srun -l --gpus-per-task=1 --container-image=nvcr.io#nvidia/pytorch:24.01-py3 "
+         "--container-mounts=" + data + ":/data:ro bash -c 'echo \"rank=$RANK local=$LOCAL_RANK "
+         "world=$WORLD_SIZE procid=$SLURM_PROCID master=$MASTER_ADDR:$MASTER_PORT "
+         "cuda=$CUDA_VISIBLE_DEVICES nvidia=$NVIDIA_VISIBLE_DEVICES image=$FAKE_IMAGE "
+         "devices=$FAKE_DEVICES pwd=$(pwd)\"'\n";
+  auto r = c.CliAs("sbatch", {"--parsable", "train.sh"}, c.work_dir());
+  ASSERT_EQ(r.status, 0) << r.err;
+  JobId id(std::stoull(r.out));
+  auto done = c.WaitJob(id, seconds(90));
+  ASSERT_TRUE(done.has_value());
+  std::string out = Read(c.work_dir() + "/train-" + id.ToString() + ".out");
+  ASSERT_EQ(done->job.state, JobState::kCompleted) << done->job.reason << "\n" << out;
+
+  auto nodes = c.ListNodes();
+  ASSERT_TRUE(nodes.has_value());
+  std::map<std::string, std::vector<GpuInfo>> inventory;
+  for (const auto& n : *nodes) inventory[n.node.inventory.name] = n.node.inventory.gpus;
+  const Job& j = done->job;
+  ASSERT_EQ(j.allocation.nodes.size(), 2u);
+  std::vector<std::string> want;
+  std::vector<std::string> uuids;
+  for (uint32_t rank = 0; rank < 4; ++rank) {
+    const NodeAllocation& na = j.allocation.nodes[rank / 2];
+    uint32_t gpu = na.gpus.ToVector().at(rank % 2);
+    std::string uuid = inventory[na.node_name].at(gpu).uuid;
+    uuids.push_back(uuid);
+    want.push_back(std::to_string(rank) + ": rank=" + std::to_string(rank) + " local=" + std::to_string(rank % 2) +
+                   " world=4 procid=" + std::to_string(rank) + " master=");
+    want.back() += "* cuda=0 nvidia=" + uuid + " image=nvcr.io/nvidia/pytorch:24.01-py3 devices=nvidia.com/gpu=" +
+                   uuid + "  pwd=" + c.work_dir();
+  }
+  std::vector<std::string> lines = SortedLines(out);
+  ASSERT_EQ(lines.size(), 4u) << out;
+  std::set<std::string> masters;
+  for (size_t i = 0; i < 4; ++i) {
+    // MASTER_ADDR:MASTER_PORT are the job's (node01's address, a free port): the same for all.
+    size_t star = want[i].find('*');
+    size_t cuda = lines[i].find(" cuda=");
+    ASSERT_NE(cuda, std::string::npos) << out;
+    EXPECT_EQ(lines[i].substr(0, star), want[i].substr(0, star)) << out;
+    EXPECT_EQ(lines[i].substr(cuda), want[i].substr(star + 1)) << out;
+    masters.insert(lines[i].substr(star, cuda - star));
+  }
+  EXPECT_EQ(masters.size(), 1u) << out;
+  EXPECT_EQ(masters.begin()->find(':') != std::string::npos, true) << out;
+
+  // Every task went through the runtime: the task's own container, image, mount, GPU, ranks.
+  auto calls = RunCalls(scratch_);
+  ASSERT_EQ(calls.size(), 4u);
+  std::set<std::string> names, ranks;
+  for (const auto& argv : calls) {
+    EXPECT_TRUE(Contains(argv, "--volume=" + data + ":/data:ro"));
+    EXPECT_TRUE(Contains(argv, "--workdir=" + c.work_dir()));
+    EXPECT_TRUE(Contains(argv, "nvcr.io/nvidia/pytorch:24.01-py3"));
+    EXPECT_EQ(argv[argv.size() - 3], "bash");  // the command, as given: found in the image
+    auto name = std::find(argv.begin(), argv.end(), "--name");
+    ASSERT_NE(name, argv.end());
+    names.insert(*(name + 1));
+    int devices = 0;
+    for (const auto& a : argv) {
+      if (a.rfind("--env=RANK=", 0) == 0) ranks.insert(a.substr(11));
+      if (a.rfind("--device=", 0) == 0) ++devices;
+      EXPECT_NE(a.rfind("--env=PATH=", 0), 0u) << "the image's PATH is its own";
+    }
+    EXPECT_EQ(devices, 1);
+  }
+  EXPECT_EQ(names.size(), 4u) << "one container per task";
+  EXPECT_EQ(ranks, (std::set<std::string>{"0", "1", "2", "3"}));
+}
+
+// Options given to salloc reach the steps run in it (Slurm's SPANK variables) while the
+// allocation itself runs bare, and --container-name names a container whose image later steps
+// of the job get by naming it.
+TEST_F(StepContainerTest, AllocationOptionsAreInheritedAndANamedContainerIsReused) {
+  TestCluster& c = *cluster_;
+  const std::string no_image = "env -u SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image ";
+  auto r = c.CliAs("salloc", {"-N", "1", "--container-image=docker.io/library/ubuntu:24.04", "--container-name=dev",
+                              "bash", "-c",
+                              "srun bash -c 'echo first=$FAKE_IMAGE'; "
+                              "srun --container-image=alpine:3 --container-name=tools bash -c 'echo second=$FAKE_IMAGE'; " +
+                                  no_image + "srun --container-name=tools bash -c 'echo third=$FAKE_IMAGE'; " + no_image +
+                                  "srun --container-name=never true; echo status=$?"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("first=docker.io/library/ubuntu:24.04\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("second=alpine:3\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("third=alpine:3\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.out.find("status=1\n"), std::string::npos) << r.out << r.err;
+  EXPECT_NE(r.err.find("--container-name=never: no earlier step of this job made a container of that name; give "
+                       "--container-image with it the first time"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(RunCalls(scratch_).size(), 3u) << "three steps in containers; the allocation itself runs bare";
 }
 
 }  // namespace

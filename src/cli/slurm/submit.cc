@@ -135,6 +135,26 @@ constexpr EnvOption kSrunEnv[] = {
     {"SLURM_WORKING_DIR", "chdir"},
 };
 
+// pyxis' options as srun inherits them, the later overriding the earlier (the command line
+// overrides both): pyxis' own PYXIS_CONTAINER_* defaults, then the options given to the
+// enclosing sbatch or salloc, which Slurm passes to the job's environment as SPANK variables.
+constexpr const char* kSpankPrefix = "SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_";
+constexpr EnvOption kPyxisEnv[] = {
+    {"PYXIS_CONTAINER_IMAGE", "container-image"},
+    {"PYXIS_CONTAINER_MOUNTS", "container-mounts"},
+    {"PYXIS_CONTAINER_WORKDIR", "container-workdir"},
+    {"PYXIS_CONTAINER_NAME", "container-name"},
+    {"PYXIS_CONTAINER_ENV", "container-env"},
+    {"PYXIS_CONTAINER_MOUNT_HOME", "container-mount-home"},  // a boolean: 1/0, true/false
+    {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image", "container-image"},
+    {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_mounts", "container-mounts"},
+    {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_workdir", "container-workdir"},
+    {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_name", "container-name"},
+    {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_env", "container-env"},
+    {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_mount_home", "container-mount-home"},
+    {"SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_no_container_mount_home", "no-container-mount-home"},
+};
+
 constexpr EnvOption kSallocEnv[] = {
     {"SALLOC_ACCOUNT", "account"},
     {"SALLOC_ACCTG_FREQ", "acctg-freq"},
@@ -276,6 +296,26 @@ class Builder {
       }
       if (name == "jobid" && !AllDigits(it->second)) continue;  // e.g. an array job's "12_3"?
       CORRAL_RETURN_IF_ERROR(Apply(o, Source::kEnvironment, begin[i].variable));
+    }
+    if (cmd_ == Command::kSrun) CORRAL_RETURN_IF_ERROR(ApplyPyxisEnvironment());
+    return {};
+  }
+
+  Status ApplyPyxisEnvironment() {
+    for (const EnvOption& e : kPyxisEnv) {
+      auto it = ctx_.environment.find(e.variable);
+      if (it == ctx_.environment.end()) continue;
+      ParsedOption o{.name = e.option, .has_value = true, .value = it->second};
+      if (std::string_view(e.variable) == "PYXIS_CONTAINER_MOUNT_HOME") {
+        std::string v = Lower(it->second);
+        if (v == "0" || v == "false" || v == "no") {
+          o.name = "no-container-mount-home";
+        } else if (v != "1" && v != "true" && v != "yes") {
+          return Err("invalid PYXIS_CONTAINER_MOUNT_HOME value \"" + it->second +
+                     "\": expected 1 or 0");
+        }
+      }
+      CORRAL_RETURN_IF_ERROR(Apply(o, Source::kEnvironment, e.variable));
     }
     return {};
   }
@@ -569,14 +609,19 @@ class Builder {
       export_ = v;
       return {};
     }
+    // pyxis: the image, workdir and name take the last value given (pyxis refuses a second,
+    // different one); mounts and variable names add up, as in pyxis.
     if (name == "container-image") {
+      if (v.empty()) return Err("--container-image: argument required" + where());
       req_.spec.container.image = v;
       return {};
     }
     if (name == "container-mounts") {
-      req_.spec.container.mounts.clear();
       for (auto& m : Split(v, ',')) {
-        if (!m.empty()) req_.spec.container.mounts.push_back(m);
+        auto& mounts = req_.spec.container.mounts;
+        if (!m.empty() && std::find(mounts.begin(), mounts.end(), m) == mounts.end()) {
+          mounts.push_back(m);
+        }
       }
       return {};
     }
@@ -585,6 +630,7 @@ class Builder {
       return {};
     }
     if (name == "container-name") {
+      if (v.empty()) return Err("--container-name: argument required" + where());
       req_.spec.container.name = v;
       return {};
     }
@@ -597,9 +643,11 @@ class Builder {
       return {};
     }
     if (name == "container-env") {
-      req_.spec.container.env.clear();
+      auto& names = req_.spec.container.env;
       for (auto& e : Split(v, ',')) {
-        if (!e.empty()) req_.spec.container.env.push_back(e);
+        if (!e.empty() && std::find(names.begin(), names.end(), e) == names.end()) {
+          names.push_back(e);
+        }
       }
       return {};
     }
@@ -808,6 +856,8 @@ class Builder {
       if (!gpus_env_[2].empty()) e["SLURM_GPUS_PER_TASK"] = gpus_env_[2];
       if (r.cpus_per_gpu > 0) e["SLURM_CPUS_PER_GPU"] = std::to_string(r.cpus_per_gpu);
       if (open_mode_.has_value()) e["SLURM_OPEN_MODE"] = std::string(1, *open_mode_);
+      // pyxis' options, for the job's srun steps (Slurm passes SPANK options this way).
+      for (auto& [k, v] : PyxisEnvironment(spec.container)) e[k] = v;
     }
 
     if (auto s = ValidateResourceRequest(r); !s.has_value()) return Err(s.error().message);
@@ -831,6 +881,23 @@ class Builder {
 };
 
 }  // namespace
+
+std::map<std::string, std::string> PyxisEnvironment(const ContainerSpec& c) {
+  std::map<std::string, std::string> out;
+  auto join = [](const std::vector<std::string>& items) {
+    std::string s;
+    for (const auto& i : items) s += (s.empty() ? "" : ",") + i;
+    return s;
+  };
+  const std::string p = kSpankPrefix;
+  if (!c.image.empty()) out[p + "container_image"] = c.image;
+  if (!c.mounts.empty()) out[p + "container_mounts"] = join(c.mounts);
+  if (!c.workdir.empty()) out[p + "container_workdir"] = c.workdir;
+  if (!c.name.empty()) out[p + "container_name"] = c.name;
+  if (!c.env.empty()) out[p + "container_env"] = join(c.env);
+  if (!c.mount_home) out[p + "no_container_mount_home"] = "";
+  return out;
+}
 
 std::string WrapScript(std::string_view command) {
   return "#!/bin/sh\n# This script was created by sbatch --wrap.\n\n" + std::string(command) + "\n";

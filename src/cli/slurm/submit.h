@@ -91,6 +91,13 @@ struct SubmitRequest {
   std::vector<std::string> warnings;  // non-fatal lines Slurm prints too ("sbatch: Warning: ...")
 };
 
+// The variables through which the steps of a job inherit its pyxis options, as Slurm passes
+// SPANK options to a job's environment: SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image,
+// ..._container_mounts, ..._container_workdir, ..._container_name, ..._container_env (lists
+// joined with ','), and ..._no_container_mount_home (empty) when the home is not mounted.
+// Set by sbatch in the job's environment and by salloc in its command's; read by srun.
+std::map<std::string, std::string> PyxisEnvironment(const ContainerSpec& container);
+
 // The sbatch script of `sbatch --wrap=CMD`, byte for byte as Slurm writes it.
 std::string WrapScript(std::string_view command);
 

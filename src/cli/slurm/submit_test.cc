@@ -803,6 +803,66 @@ TEST(SrunTest, OutsideAnAllocationAndErrors) {
   EXPECT_TRUE(ParseSrun({"--help"}, Context()).has_value());
 }
 
+// pyxis: a job's options reach its steps through Slurm's SPANK variables; srun's own
+// options beat them (mounts and variable names add up), and PYXIS_CONTAINER_* are defaults.
+TEST(SrunTest, PyxisOptionsAreInheritedFromTheJob) {
+  auto job = ParseSbatch(
+      {"--container-image=nvcr.io#nvidia/pytorch:24.01-py3", "--container-mounts=/data:/data",
+       "--container-name=train", "--no-container-mount-home", "job.sh"},
+      Script({"srun python train.py"}), Context());
+  ASSERT_TRUE(job.has_value()) << job.error().message;
+  Env env = {{"SLURM_JOB_ID", "77"}, {"SLURM_NTASKS", "2"}};
+  for (const auto& [k, v] : job->spec.environment) {
+    if (k.rfind("SLURM_SPANK_", 0) == 0) env[k] = v;
+  }
+  EXPECT_EQ(env["SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image"],
+            "nvcr.io#nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(env["SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_mounts"], "/data:/data");
+  EXPECT_EQ(env["SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_name"], "train");
+  EXPECT_TRUE(env.contains("SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_no_container_mount_home"));
+  EXPECT_FALSE(env.contains("SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_workdir"));
+
+  auto r = ParseSrun({"python", "train.py"}, Context(env));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->spec.container.image, "nvcr.io#nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(r->spec.container.mounts, (std::vector<std::string>{"/data:/data"}));
+  EXPECT_EQ(r->spec.container.name, "train");
+  EXPECT_FALSE(r->spec.container.mount_home);
+
+  r = ParseSrun({"--container-image=ubuntu:24.04", "--container-mounts=/ckpt:/ckpt,/data:/data",
+                 "--container-mount-home", "--container-workdir=/w", "true"},
+                Context(env));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->spec.container.image, "ubuntu:24.04");
+  EXPECT_EQ(r->spec.container.mounts, (std::vector<std::string>{"/data:/data", "/ckpt:/ckpt"}));
+  EXPECT_TRUE(r->spec.container.mount_home);
+  EXPECT_EQ(r->spec.container.workdir, "/w");
+
+  // pyxis' own variables, below the job's options.
+  r = ParseSrun({"true"}, Context({{"PYXIS_CONTAINER_IMAGE", "alpine:3"},
+                                   {"PYXIS_CONTAINER_MOUNT_HOME", "0"},
+                                   {"PYXIS_CONTAINER_ENV", "NCCL_DEBUG"}}));
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->spec.container.image, "alpine:3");
+  EXPECT_FALSE(r->spec.container.mount_home);
+  EXPECT_EQ(r->spec.container.env, (std::vector<std::string>{"NCCL_DEBUG"}));
+  env["PYXIS_CONTAINER_IMAGE"] = "alpine:3";
+  EXPECT_EQ(ParseSrun({"true"}, Context(env))->spec.container.image,
+            "nvcr.io#nvidia/pytorch:24.01-py3");
+  auto bad = ParseSrun({"true"}, Context({{"PYXIS_CONTAINER_MOUNT_HOME", "maybe"}}));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message,
+            "srun: error: invalid PYXIS_CONTAINER_MOUNT_HOME value \"maybe\": expected 1 or 0");
+  bad = ParseSrun({"--container-image=", "true"}, Context());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "srun: error: --container-image: argument required");
+
+  // salloc and sbatch read neither (their options are their own).
+  auto s = ParseSbatch({"job.sh"}, Script({"true"}), Context(env));
+  ASSERT_TRUE(s.has_value());
+  EXPECT_TRUE(s->spec.container.image.empty());
+}
+
 TEST(SallocTest, AllocatesWithAShellOrACommand) {
   auto r = ParseSalloc({"-N2", "--gres=gpu:8", "-t", "60"}, Context());
   ASSERT_TRUE(r.has_value()) << r.error().message;

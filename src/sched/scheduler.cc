@@ -135,6 +135,12 @@ class FlatMap {
   FlatMap() { slots_.resize(16); }
   iterator end() const { return nullptr; }
   size_t size() const { return size_; }
+  // Empties the map, keeping its slots.
+  void clear() {
+    if (size_ == 0) return;
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+    size_ = 0;
+  }
   void reserve(size_t n) {
     while (slots_.size() < 2 * n) Grow();
   }
@@ -509,6 +515,8 @@ struct NodeCache {
   std::vector<WorkNode> work;
   std::vector<Pool> pools;
   std::vector<std::vector<NodeUse>> node_uses;
+  std::vector<RunJob> jobs;
+  NameMap<int> account_ids, user_ids, qos_ids;
 
   bool Matches(const ClusterSnapshot& s) const {
     if (!built || s.nodes.size() != keys.size() || s.partitions.size() != partitions.size())
@@ -797,7 +805,7 @@ class Pass {
   std::vector<NodeBitset> window_nodes_;
 
   // Jobs.
-  std::vector<RunJob> jobs_;
+  std::vector<RunJob>& jobs_ = cache_.jobs;
   std::vector<JobInfo> pending_;
   std::vector<const FinishedJobView*> finished_;                                    // sorted by id
   std::map<std::pair<std::string_view, std::string_view>, JobId> singleton_first_;  // (user, name)
@@ -807,7 +815,7 @@ class Pass {
   std::vector<bool> inflight_for_;  // by pending index: victims already being preempted for it
 
   // Interned names and use counters.
-  NameMap<int> account_ids_;
+  NameMap<int>& account_ids_ = cache_.account_ids;  // views into the snapshot and config
   int last_account_ = -1, last_user_ = -1;  // one-entry caches of AccountId/UserId
   // One-entry caches of `Prepare`: consecutive jobs are often one user's batch.
   const std::string* last_qos_name_ = nullptr;
@@ -815,10 +823,10 @@ class Pass {
   const std::vector<std::string>* last_parts_ = nullptr;
   std::array<int32_t, 4> last_parts_ids_{};
   uint32_t last_parts_tier_ = 0;
-  NameMap<int> user_ids_;
+  NameMap<int>& user_ids_ = cache_.user_ids;
   std::vector<std::string_view> user_names_;
   std::vector<const UserConfig*> user_config_;     // by user id; nullptr = no [[user]] entry
-  NameMap<int> qos_cache_;                         // QOS name -> index (lookups only)
+  NameMap<int>& qos_cache_ = cache_.qos_ids;      // QOS name -> index (lookups only)
   FlatMap<uint64_t, int32_t, IntHash> assoc_ids_;  // (account id, user id) -> association
   std::vector<bool> assoc_member_;                 // by association: the user may use the account
   std::vector<std::pair<std::string_view, std::string_view>> assoc_names_;  // (account, user)
@@ -882,6 +890,10 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
   } else {
     cache_.epoch = snap_.node_epoch;
   }
+  jobs_.clear();
+  account_ids_.clear();
+  user_ids_.clear();
+  qos_cache_.clear();
   account_names_.resize(index_.accounts.size());
   account_parent_.resize(index_.accounts.size());
   for (size_t i = 0; i < index_.accounts.size(); ++i) {
@@ -954,10 +966,11 @@ void Pass::IndexNodes() {
   total_gpus_ = cache_.total_gpus;
   total_cpus_ = cache_.total_cpus;
   // Work nodes: the static fields from the cache, the use from the snapshot.
-  nodes_.assign(cache_.templ.begin(), cache_.templ.end());
+  nodes_.resize(n_nodes);
   for (size_t i = 0; i < n_nodes; ++i) {
     const NodeView& v = snap_.nodes[i];
     WorkNode& w = nodes_[i];
+    w = cache_.templ[i];
     w.view = &v;
     w.cpus_free = SubSat(v.cpus, v.used_cpus);
     w.mem_free = SubSat(v.mem_mb, v.used_mem_mb);
@@ -1000,19 +1013,8 @@ void Pass::IndexNodes() {
 
 void Pass::IndexJobs() {
   // Running jobs: use per node, per account/user/QOS, arrays.
+  // `jobs_` and `node_uses_` keep the capacity of earlier passes (NodeCache).
   jobs_.reserve(snap_.running.size() + snap_.pending.size() / 4);
-  // One allocation per busy node, with room for a few starts of this pass.
-  {
-    std::vector<uint32_t> count(nodes_.size(), 0);
-    for (const RunningJobView& r : snap_.running) {
-      for (const NodeAllocation& a : r.allocation.nodes) {
-        if (int64_t n = NodeIndexOf(a); n >= 0) ++count[n];
-      }
-    }
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      if (count[n] > 0) node_uses_[n].reserve(count[n] + 2);
-    }
-  }
   std::map<int, std::vector<uint32_t>> by_guarantee;  // holder -> its running jobs
   for (const RunningJobView& r : snap_.running) {
     if (snap_.nodes.empty()) break;
@@ -2663,8 +2665,14 @@ void Pass::Run(Plan* plan) {
     keys[rank[i]] = {~static_cast<uint64_t>(j.tier), ~prio, rank[i], static_cast<uint32_t>(i)};
   }
   // Keys start in rank order; a stable LSD radix sort by (tier, priority) keeps rank order among
-  // equal keys. Bytes on which all keys agree are skipped (most of them, in practice).
-  {
+  // equal keys. Bytes on which all keys agree are skipped (most of them, in practice). A few
+  // keys are sorted by comparison instead, by (tier, priority, rank): the same order, as ranks
+  // are distinct, without the radix sort's 16 passes over 256 counters.
+  if (n <= 64) {
+    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+      return std::tie(a.tier, a.priority, a.rank) < std::tie(b.tier, b.priority, b.rank);
+    });
+  } else {
     std::vector<Key> tmp(n);
     auto radix_pass = [&](auto byte_of) {
       size_t count[257] = {};

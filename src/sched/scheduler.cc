@@ -458,6 +458,7 @@ struct Membership {
   uint32_t pool;
   int type;
   uint32_t count;
+  GpuSet mask;  // the node's GPUs of the type (`Pass::TypeMask`)
 };
 
 // Compares short strings (names, GPU models) without a call to memcmp.
@@ -483,6 +484,7 @@ struct NodeCache {
   struct Key {
     NodeId id;
     uint32_t cpus = 0;
+    uint64_t mem_mb = 0;
     GpuSet usable;
     bool schedulable = false;
     uint32_t gpus_begin = 0, gpus_end = 0;  // into `key_gpus`
@@ -510,6 +512,10 @@ struct NodeCache {
   uint32_t max_tier = 1;
   uint64_t total_gpus = 0;
   uint64_t total_cpus = 0;
+  // `Pass::CapableNodes` of demands without a node filter, which depends on the key alone:
+  // (partition, cpus, memory, GPUs, type, exclusive) -> (capable nodes, type missing).
+  std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint32_t, int, bool>, std::pair<uint32_t, bool>>
+      capable;
 
   // Buffers of a pass (reset by each).
   std::vector<WorkNode> work;
@@ -525,7 +531,7 @@ struct NodeCache {
     for (size_t i = 0; i < keys.size(); ++i) {
       const NodeView& v = s.nodes[i];
       const Key& k = keys[i];
-      if (v.id != k.id || v.cpus != k.cpus || v.usable_gpus != k.usable ||
+      if (v.id != k.id || v.cpus != k.cpus || v.mem_mb != k.mem_mb || v.usable_gpus != k.usable ||
           v.schedulable != k.schedulable || v.gpus.size() != k.gpus_end - k.gpus_begin ||
           !SameName(v.name, names[i])) {
         return false;
@@ -553,6 +559,7 @@ void NodeCache::Build(const ClusterSnapshot& snap, const ConfigIndex& index) {
     Key& k = keys[i];
     k.id = v.id;
     k.cpus = v.cpus;
+    k.mem_mb = v.mem_mb;
     k.usable = v.usable_gpus;
     k.schedulable = v.schedulable;
     k.gpus_begin = static_cast<uint32_t>(key_gpus.size());
@@ -655,10 +662,12 @@ void NodeCache::Build(const ClusterSnapshot& snap, const ConfigIndex& index) {
     w.pools_begin = static_cast<uint32_t>(memberships.size());
     for (size_t p = 0; p < n_parts; ++p) {
       if (!part_member[p].Contains(static_cast<uint32_t>(n))) continue;
-      memberships.push_back({static_cast<uint32_t>(pool_of[p][0]), 0, 0});
+      memberships.push_back(
+          {static_cast<uint32_t>(pool_of[p][0]), 0, 0, snap.nodes[n].usable_gpus});
       for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
         const int type = node_types[t].first;
-        memberships.push_back({static_cast<uint32_t>(pool_of[p][type]), type, 0});
+        memberships.push_back(
+            {static_cast<uint32_t>(pool_of[p][type]), type, 0, node_types[t].second});
       }
     }
     w.pools_end = static_cast<uint32_t>(memberships.size());
@@ -1005,7 +1014,7 @@ void Pass::IndexNodes() {
     const WorkNode& w = nodes_[n];
     for (uint32_t k = w.pools_begin; k < w.pools_end; ++k) {
       Membership& m = memberships_[k];
-      m.count = Available(static_cast<uint32_t>(n), m.type, false).size();
+      m.count = ((w.free & m.mask) - w.resv_gpus).size();  // Available(n, m.type, false)
       pools_[m.pool].buckets[m.count].Set(static_cast<uint32_t>(n));
     }
   }
@@ -1285,7 +1294,7 @@ void Pass::UpdatePools(uint32_t n) {
   const WorkNode& w = nodes_[n];
   for (uint32_t k = w.pools_begin; k < w.pools_end; ++k) {
     Membership& m = memberships_[k];
-    uint32_t c = Available(n, m.type, false).size();
+    uint32_t c = ((w.free & m.mask) - w.resv_gpus).size();  // Available(n, m.type, false)
     if (c == m.count) continue;
     pools_[m.pool].buckets[m.count].Clear(n);
     pools_[m.pool].buckets[c].Set(n);
@@ -1359,6 +1368,21 @@ uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
       return it->second.first;
     }
   }
+  // Without a node filter the count depends on the nodes' static fields alone: kept between
+  // passes.
+  const bool kept = shared && !j.node_filter && r.constraint.empty() && j.reservation < 0;
+  const auto kept_key = std::make_tuple(p, d.cpus, d.mem, d.gpus, d.type, d.exclusive);
+  if (kept) {
+    if (auto it = cache_.capable.find(kept_key); it != cache_.capable.end()) {
+      *type_or_feature_missing = it->second.second;
+      capable_[key] = it->second;
+      if (state != nullptr) {
+        state->capable = static_cast<int32_t>(it->second.first);
+        state->missing = it->second.second;
+      }
+      return it->second.first;
+    }
+  }
   const Constraint c = ParseConstraint(r.constraint);
   const bool filter = j.node_filter;
   uint32_t capable = 0;
@@ -1375,6 +1399,7 @@ uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
   }
   *type_or_feature_missing = !any_match;
   if (shared) capable_[key] = {capable, !any_match};
+  if (kept) cache_.capable[kept_key] = {capable, !any_match};
   if (state != nullptr) {
     state->capable = static_cast<int32_t>(capable);
     state->missing = !any_match;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -379,6 +380,9 @@ class OutputSink {
   std::set<std::pair<uint32_t, bool>> eofs_;
 };
 
+// How long `corral run` waits for an unavailable controller (a restart) before giving up.
+constexpr std::chrono::seconds kControllerOutage(300);
+
 int Fail(const std::string& message) {
   std::fprintf(stderr, "corral run: error: %s\n", message.c_str());
   return 1;
@@ -495,12 +499,32 @@ int RunStepCommand(int argc, char** argv) {
 
   api::StepInfo final_info = *step;
   int status = 0;
+  // The controller may restart while the step runs (its steps are stored): wait for it to
+  // come back, for a bounded time.
+  std::optional<std::chrono::steady_clock::time_point> outage;
+  auto pause = std::chrono::milliseconds(100);
   while (final_info.state == JobState::kRunning) {
     auto info = (*client)->WaitStep(*job, step_id, 30);
     if (!info) {
+      auto now = std::chrono::steady_clock::now();
+      if (info.error().code == ErrorCode::kUnavailable &&
+          (!outage || now - *outage < kControllerOutage)) {
+        if (!outage) {
+          std::fprintf(stderr, "corral run: %s; retrying for up to %lld s\n",
+                       info.error().message.c_str(),
+                       static_cast<long long>(kControllerOutage.count()));
+          outage = now;
+        }
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::milliseconds(2000));
+        continue;
+      }
       status = Fail(info.error().message);
       break;
     }
+    if (outage) std::fprintf(stderr, "corral run: the controller is back\n");
+    outage.reset();
+    pause = std::chrono::milliseconds(100);
     final_info = *info;
   }
   done.store(true);

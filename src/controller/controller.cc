@@ -135,6 +135,7 @@ Status Controller::Recover(store::StoredState state) {
   meta("next_node_id", &nid);
   next_node_id_ = static_cast<uint32_t>(nid);
   RecoverUsage(state);
+  RecoverSteps(state);
   for (auto& [id, e] : jobs_) {
     if (e.job.spec.array.empty()) continue;
     if (auto a = ParseArraySpec(e.job.spec.array)) e.array_max_running = a->max_running;
@@ -1022,6 +1023,7 @@ MonoTime Controller::NextTickDeadline() const {
 }
 
 store::WriteBatch Controller::TakeWrites() {
+  PutDirtySteps();
   store::WriteBatch out = std::move(batch_);
   batch_.Clear();
   return out;

@@ -315,6 +315,10 @@ class Controller {
   // A job stops holding its resources: charge its usage up to now.
   void ChargeUsage(const JobEntry& e);
   void RecoverUsage(const store::StoredState& state);
+  // Steps are stored per job in the meta table ("steps/<job id>", controller_steps.cc), so
+  // that a restarted controller knows the running ones: their tasks' exits still count.
+  void RecoverSteps(const store::StoredState& state);
+  void PutDirtySteps();
   void PersistUsage(bool force);
   void ApplyPreemptions(const sched::Plan& plan);
   bool IsAdmin(const api::Identity& who) const;
@@ -376,6 +380,7 @@ class Controller {
   // Steps (controller_steps.cc).
   std::map<std::pair<JobId, uint32_t>, StepEntry> steps_;
   std::map<JobId, uint32_t> next_step_;
+  std::set<JobId> steps_dirty_;  // jobs whose steps changed since the last TakeWrites
   std::vector<std::pair<JobId, uint32_t>> finished_steps_;
   std::map<JobId, PendingStop> stops_;
   // Scheduling (controller_sched.cc).

@@ -1,8 +1,12 @@
 // Controller: job steps (`corral run`) and checkpoints. The rest of the class is in
 // controller.cc; see controller.h.
 #include <algorithm>
+#include <charconv>
 #include <csignal>
+#include <cstdlib>
+#include <sstream>
 
+#include "api/json_codec.h"
 #include "controller/controller.h"
 #include "core/log.h"
 
@@ -11,6 +15,7 @@ namespace {
 
 // How long a finished step stays readable (GET .../steps/{step}) after its job has ended.
 constexpr Duration kKeepEndedSteps = Minutes(10);
+constexpr const char* kStepsKeyPrefix = "steps/";
 
 std::string StepName(JobId job, uint32_t step) {
   return "job " + job.ToString() + " step " + std::to_string(step);
@@ -148,6 +153,7 @@ Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id,
   }
   api::StepInfo out = info;
   steps_[{id, step_id}] = std::move(s);
+  steps_dirty_.insert(id);
   CORRAL_LOG(Debug) << StepName(id, step_id) << ": " << out.tasks.size() << " tasks on "
                     << out.nodes.size() << " nodes";
   return out;
@@ -184,6 +190,7 @@ Status Controller::CancelStep(const api::Identity& who, JobId id, uint32_t step)
   }
   if (!s.cancel_requested) {
     s.cancel_requested = true;
+    steps_dirty_.insert(id);
     SignalStepNodes(s, 0);
   }
   return {};
@@ -222,6 +229,7 @@ bool Controller::ApplyTaskEvent(const std::string& node, const api::JobEvent& ev
 }
 
 void Controller::EndTask(StepEntry& s, api::StepTaskInfo& t) {
+  steps_dirty_.insert(s.info.job);
   t.ended = true;
   ++s.ended_tasks;
   // Once --kill-on-bad-exit has fired, the tasks it ends do not change the step's exit code:
@@ -280,6 +288,7 @@ void Controller::EndStepsOfJob(const JobEntry& e, const std::string& reason) {
     s.info.end_time = clock_.Now();
     s.live_nodes.clear();
     finished_steps_.push_back({id, s.info.step});
+    steps_dirty_.insert(id);
   }
   stops_.erase(id);
 }
@@ -338,6 +347,80 @@ void Controller::OnStepLaunchFailed(JobId job, Generation generation, uint32_t s
     EndTask(s, t);
     if (s.info.state != JobState::kRunning) break;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Durable steps: meta "steps/<job id>" holds, while the job runs, "next N" (its next step
+// id) and one line per step that runs or ended within kKeepEndedSteps:
+// "<cancel_requested 0|1> <bad_exit 0|1> <StepInfo JSON>". It is emptied when the job stops
+// running. A restarted controller recovers them, so that the tasks' exits the agents
+// report (they keep unacknowledged events) end the steps, and `corral run` gets the result.
+
+void Controller::PutDirtySteps() {
+  if (steps_dirty_.empty()) return;
+  const Timestamp now = clock_.Now();
+  for (JobId id : steps_dirty_) {
+    std::string value;
+    if (running_.contains(id)) {
+      auto next = next_step_.find(id);
+      value = "next " + std::to_string(next == next_step_.end() ? 0 : next->second) + "\n";
+      for (auto it = steps_.lower_bound({id, 0}); it != steps_.end() && it->first.first == id;
+           ++it) {
+        const StepEntry& s = it->second;
+        if (s.info.state != JobState::kRunning && s.info.end_time + kKeepEndedSteps < now) continue;
+        value += std::string(s.cancel_requested ? "1 " : "0 ") + (s.bad_exit ? "1 " : "0 ") +
+                 api::EncodeStepInfo(s.info) + "\n";
+      }
+    }
+    batch_.PutMeta(kStepsKeyPrefix + id.ToString(), std::move(value));
+  }
+  steps_dirty_.clear();
+}
+
+void Controller::RecoverSteps(const store::StoredState& state) {
+  size_t recovered = 0;
+  for (auto it = state.meta.lower_bound(kStepsKeyPrefix);
+       it != state.meta.end() && it->first.rfind(kStepsKeyPrefix, 0) == 0; ++it) {
+    if (it->second.empty()) continue;
+    std::string_view digits =
+        std::string_view(it->first).substr(std::string_view(kStepsKeyPrefix).size());
+    uint64_t value = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+    if (ec != std::errc() || end != digits.data() + digits.size()) continue;
+    const JobId id(value);
+    if (!running_.contains(id)) continue;
+    const Generation gen = jobs_.at(id).job.allocation.generation;
+    std::istringstream in(it->second);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("next ", 0) == 0) {
+        next_step_[id] = static_cast<uint32_t>(std::strtoul(line.c_str() + 5, nullptr, 10));
+        continue;
+      }
+      if (line.size() < 4) continue;
+      auto info = api::DecodeStepInfo(std::string_view(line).substr(4));
+      if (!info || info->job != id || info->generation != gen) {
+        CORRAL_LOG(Warn) << "job " << id.ToString() << ": a stored step cannot be read"
+                         << (info ? "" : ": " + info.error().message);
+        continue;
+      }
+      StepEntry s;
+      s.cancel_requested = line[0] == '1';
+      s.bad_exit = line[2] == '1';
+      s.info = std::move(*info);
+      for (const auto& t : s.info.tasks) {
+        if (t.ended) {
+          ++s.ended_tasks;
+        } else {
+          s.live_nodes.insert(t.task.node);
+        }
+      }
+      uint32_t step = s.info.step;
+      next_step_[id] = std::max(next_step_[id], step + 1);
+      recovered += s.info.state == JobState::kRunning ? 1 : 0;
+      steps_[{id, step}] = std::move(s);
+    }
+  }
+  if (recovered > 0) CORRAL_LOG(Info) << "recovered " << recovered << " running steps";
 }
 
 // ---------------------------------------------------------------------------------------------

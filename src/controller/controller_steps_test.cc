@@ -274,6 +274,100 @@ TEST_F(ControllerStepsTest, StepLaunchFailureOnANodeFailsItsTasks) {
   EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kFailed);
 }
 
+// Steps are stored with their job (meta "steps/<job>"): a controller recovered from the store
+// knows the running step, takes its tasks' exits, ends it, and does not reuse its id.
+TEST_F(ControllerStepsTest, StepsSurviveARestartFromTheStore) {
+  Job j = StartJob();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"true"})).has_value());
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"python3", "train.py"})).has_value());
+  ASSERT_TRUE(controller_->CancelStep(kAlice, j.id, 0).has_value());
+  for (uint32_t task : {0u, 1u})
+    ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 1, task, 0)).has_value());
+  Flush();
+
+  // A new controller from what the store holds.
+  ControllerConfig config;
+  config.heartbeat_interval = Seconds(1);
+  config.node_timeout = Seconds(5);
+  auto restarted = std::make_unique<Controller>(
+      config, std::vector<Partition>{}, std::make_unique<RecordingPolicy>(&snapshot_), clock_);
+  ASSERT_TRUE(restarted->Recover(*store_.Load()).has_value());
+  auto cancelled = restarted->GetStep(j.id, 0);
+  ASSERT_TRUE(cancelled.has_value());
+  EXPECT_EQ(cancelled->state, JobState::kRunning);
+  auto running = restarted->GetStep(j.id, 1);
+  ASSERT_TRUE(running.has_value());
+  EXPECT_EQ(running->state, JobState::kRunning);
+  EXPECT_TRUE(running->tasks[0].ended);
+  EXPECT_FALSE(running->tasks[2].ended);
+  EXPECT_EQ(running->argv, (std::vector<std::string>{"python3", "train.py"}));
+  // The other node's tasks end after the restart; the last one ends the step with its code.
+  ASSERT_TRUE(restarted->HandleEvents(TaskExit("node02", j, 1, 2, 0)).has_value());
+  EXPECT_EQ(restarted->GetStep(j.id, 1)->state, JobState::kRunning);
+  ASSERT_TRUE(restarted->HandleEvents(TaskExit("node02", j, 1, 3, 7)).has_value());
+  auto done = restarted->GetStep(j.id, 1);
+  EXPECT_EQ(done->state, JobState::kFailed);
+  EXPECT_EQ(done->exit_code, 7);
+  // The cancel asked before the restart still decides how step 0 ends.
+  for (auto [node, task] : std::vector<std::pair<std::string, uint32_t>>{
+           {"node01", 0}, {"node01", 1}, {"node02", 2}, {"node02", 3}}) {
+    ASSERT_TRUE(restarted->HandleEvents(TaskExit(node, j, 0, task, 0, SIGTERM)).has_value());
+  }
+  EXPECT_EQ(restarted->GetStep(j.id, 0)->state, JobState::kCancelled);
+  EXPECT_EQ(restarted->CreateStep(kAlice, j.id, Run({"true"}))->step, 2u);
+  ASSERT_TRUE(store_.Write(restarted->TakeWrites()).has_value());
+  EXPECT_NE(store_.Load()->meta.at("steps/" + j.id.ToString()), "");
+  // Once the job ends, nothing of its steps is kept.
+  api::JobEvent exited{
+      .type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
+  ASSERT_TRUE(restarted->HandleEvents({.node = "node01", .events = {exited}}).has_value());
+  ASSERT_TRUE(store_.Write(restarted->TakeWrites()).has_value());
+  EXPECT_EQ(store_.Load()->meta.at("steps/" + j.id.ToString()), "");
+}
+
+// pyxis' --container-name: a later step naming the container gets its image.
+TEST_F(ControllerStepsTest, NamedContainerGivesLaterStepsItsImage) {
+  Job j = StartJob();
+  StepSpec first = Run({"true"});
+  first.container.image = "nvcr.io#nvidia/pytorch:24.01-py3";
+  first.container.name = "train:auto";
+  auto a = controller_->CreateStep(kAlice, j.id, first);
+  ASSERT_TRUE(a.has_value()) << a.error().message;
+  EXPECT_EQ(a->container.name, "train");
+  StepSpec later = Run({"python3", "train.py"});
+  later.container.name = "train";
+  later.container.mounts = {"/data:/data"};
+  auto out = Flush();
+  auto b = controller_->CreateStep(kAlice, j.id, later);
+  ASSERT_TRUE(b.has_value()) << b.error().message;
+  EXPECT_EQ(b->container.image, "nvcr.io#nvidia/pytorch:24.01-py3");
+  out = Flush();
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out[0].step_launch.spec.container.image, "nvcr.io#nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(out[0].step_launch.spec.container.mounts, (std::vector<std::string>{"/data:/data"}));
+
+  StepSpec unknown = Run({"true"});
+  unknown.container.name = "eval";
+  auto c = controller_->CreateStep(kAlice, j.id, unknown);
+  ASSERT_FALSE(c.has_value());
+  EXPECT_EQ(c.error().message,
+            "job " + j.id.ToString() +
+                ": --container-name=eval: no earlier step of this job made a container of "
+                "that name; give --container-image with it the first time");
+  unknown.container.name = "train:exec";
+  EXPECT_EQ(controller_->CreateStep(kAlice, j.id, unknown).error().message,
+            "job " + j.id.ToString() +
+                ": --container-name=train:exec: the flag \"exec\" is not supported by Corral (only "
+                "\"auto\")");
+  // Mounts alone mean no container.
+  StepSpec bare = Run({"true"});
+  bare.container.mounts = {"/data:/data"};
+  auto d = controller_->CreateStep(kAlice, j.id, bare);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_TRUE(d->container.image.empty());
+  EXPECT_TRUE(d->container.mounts.empty());
+}
+
 TEST_F(ControllerStepsTest, CreateStepErrors) {
   Job j = StartJob();
   EXPECT_EQ(controller_->CreateStep(kBob, j.id, Run({"true"})).error().code,

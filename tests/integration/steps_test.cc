@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/json_codec.h"
 #include "tests/integration/test_cluster.h"
 
 namespace corral::testing {
@@ -279,6 +280,65 @@ TEST_F(StepsTest, CheckpointApiErrors) {
   auto bad_signal = cluster_->Cli({"submit", "--signal", "USR1@soon", "--wrap", "true"});
   EXPECT_NE(bad_signal.status, 0);
   EXPECT_NE(bad_signal.err.find("--signal"), std::string::npos) << bad_signal.err;
+}
+
+// A step survives a controller restart (kill -9): it is stored, so the restarted controller
+// knows it; a task that exits while the controller is down is reported once it is back (the
+// agent keeps the event), the others exit after the restart, and `corral run` (which waits
+// for the controller) returns the tasks' real exit codes. Step ids are not reused.
+TEST(StepRestartTest, RunningStepSurvivesAControllerRestart) {
+  TestCluster cluster({.nodes = 2, .gpus_per_node = 4});
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  const std::string work = cluster.work_dir();
+  const std::string corral = CORRAL_BINARY;
+  std::ofstream(work + "/restart.sh")
+      << "#!/bin/sh\n" + corral +
+             " run -n 4 sh -c 'touch started-$RANK; "
+             "while [ ! -e release ] && [ ! -e release-$RANK ]; do sleep 0.05; done; "
+             "touch done-$RANK; exit $((RANK + 3))'\n"
+             "echo \"run exit=$?\"\n" +
+             corral + " run -n 1 sh -c 'echo \"second step=$CORRAL_STEP_ID\"'\n";
+  auto r = cluster.Cli({"submit", "--parsable", "--nodes=2", "--ntasks-per-node=2", "--output=out-%j.log",
+                        work + "/restart.sh"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  JobId id(std::stoull(r.out));
+  auto exists = [&](const std::string& name) { return fs::exists(work + "/" + name); };
+  ASSERT_TRUE(WaitFor([&] { return exists("started-0") && exists("started-1") && exists("started-2") &&
+                                   exists("started-3"); },
+                      std::chrono::seconds(60)))
+      << cluster.ControllerLog();
+
+  cluster.KillController(SIGKILL);
+  std::ofstream(work + "/release-0").flush();  // task 0 exits while the controller is down
+  ASSERT_TRUE(WaitFor([&] { return exists("done-0"); }, std::chrono::seconds(30)));
+  ASSERT_TRUE(cluster.StartController().has_value()) << cluster.ControllerLog();
+  auto steps = cluster.Request("GET", "/api/v1/jobs/" + id.ToString() + "/steps/0", "");
+  ASSERT_TRUE(steps.has_value());
+  EXPECT_EQ(steps->status, 200) << steps->body;
+  std::ofstream(work + "/release").flush();
+
+  auto done = cluster.WaitJob(id, std::chrono::seconds(90));
+  ASSERT_TRUE(done.has_value()) << cluster.ControllerLog();
+  std::ifstream in(work + "/out-" + id.ToString() + ".log");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string out = text.str();
+  EXPECT_EQ(done->job.state, JobState::kCompleted) << done->job.reason << "\n" << out;
+  EXPECT_NE(out.find("run exit=6\n"), std::string::npos) << out;  // the highest: rank 3's
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string node = rank < 2 ? "node01" : "node02";
+    EXPECT_NE(out.find("corral run: error: " + node + ": task " + std::to_string(rank) + ": Exited with exit code " +
+                       std::to_string(rank + 3) + "\n"),
+              std::string::npos)
+        << out;
+  }
+  EXPECT_NE(out.find("second step=1\n"), std::string::npos) << out;
+  auto info = cluster.Request("GET", "/api/v1/jobs/" + id.ToString() + "/steps/0", "");
+  ASSERT_TRUE(info.has_value());
+  auto step = api::DecodeStepInfo(info->body);
+  ASSERT_TRUE(step.has_value()) << info->body;
+  EXPECT_EQ(step->state, JobState::kFailed);
+  EXPECT_EQ(step->exit_code, 6);
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "api/http.h"
 #include "api/json_codec.h"
 #include "cli/client.h"
+#include "core/clock.h"
 #include "core/step.h"
 
 extern char** environ;
@@ -501,12 +502,12 @@ int RunStepCommand(int argc, char** argv) {
   int status = 0;
   // The controller may restart while the step runs (its steps are stored): wait for it to
   // come back, for a bounded time.
-  std::optional<std::chrono::steady_clock::time_point> outage;
+  std::optional<MonoTime> outage;
   auto pause = std::chrono::milliseconds(100);
   while (final_info.state == JobState::kRunning) {
     auto info = (*client)->WaitStep(*job, step_id, 30);
     if (!info) {
-      auto now = std::chrono::steady_clock::now();
+      MonoTime now = SystemClock::Get().MonotonicNow();
       if (info.error().code == ErrorCode::kUnavailable &&
           (!outage || now - *outage < kControllerOutage)) {
         if (!outage) {

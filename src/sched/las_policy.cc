@@ -122,6 +122,14 @@ std::optional<Timestamp> LasPolicy::NextLevelChange(const ClusterSnapshot& snaps
 Plan LasPolicy::Decide(const ClusterSnapshot& s, Timestamp now) {
   Plan plan = engine_->Decide(s, now);
   if (!config_.preemption.enabled || s.running.empty()) return plan;
+  // Only a job waiting for resources (or behind a reservation) may preempt: without one, the
+  // search below changes nothing, so skip building its per-node index.
+  if (config_.preemption.max_preemptors_per_pass == 0 ||
+      std::none_of(plan.pending.begin(), plan.pending.end(), [](const PendingReason& r) {
+        return r.examined && (r.code == "Resources" || r.code == "Priority");
+      })) {
+    return plan;
+  }
 
   // Nodes: free GPUs after this pass's starts. `nodes` is sorted by NodeId.
   const size_t n_nodes = s.nodes.size();

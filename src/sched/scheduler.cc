@@ -517,7 +517,20 @@ struct NodeCache {
   std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint32_t, int, bool>, std::pair<uint32_t, bool>>
       capable;
 
-  // Buffers of a pass (reset by each).
+  // Buffers of a pass (reset by each). `work`, `memberships` and `pools` are kept up to date
+  // between passes instead when `work_valid` (see `Pass::IndexNodes`).
+  struct Use {  // what a node's work node and pools are computed from, besides the key
+    uint32_t cpus = 0;
+    uint64_t mem = 0;
+    GpuSet gpus;
+    uint32_t jobs = 0;
+    bool exclusive = false;
+    bool stale = false;  // changed by the last pass
+    bool operator==(const Use&) const = default;
+  };
+  bool work_valid = false;
+  std::vector<Use> uses_seen;     // per node: the use its work node was computed from
+  std::vector<uint32_t> touched;  // nodes the last pass changed (Allocate, HoldForReservation)
   std::vector<WorkNode> work;
   std::vector<Pool> pools;
   std::vector<std::vector<NodeUse>> node_uses;
@@ -974,9 +987,9 @@ void Pass::IndexNodes() {
   max_tier_ = cache_.max_tier;
   total_gpus_ = cache_.total_gpus;
   total_cpus_ = cache_.total_cpus;
-  // Work nodes: the static fields from the cache, the use from the snapshot.
-  nodes_.resize(n_nodes);
-  for (size_t i = 0; i < n_nodes; ++i) {
+  for (std::vector<NodeUse>& uses : node_uses_) uses.clear();
+  part_blocked_.assign(snap_.partitions.size(), false);
+  auto fill = [&](size_t i) {
     const NodeView& v = snap_.nodes[i];
     WorkNode& w = nodes_[i];
     w = cache_.templ[i];
@@ -986,8 +999,38 @@ void Pass::IndexNodes() {
     w.free = v.usable_gpus - v.used_gpus;
     w.jobs = v.running_jobs;
     w.exclusive = v.exclusive;
+  };
+  auto use_of = [](const NodeView& v) {
+    return NodeCache::Use{v.used_cpus, v.used_mem_mb, v.used_gpus, v.running_jobs, v.exclusive};
+  };
+  // Without reservation windows, the work nodes and pools of the last pass are brought up to
+  // date: only nodes whose use differs from what they were computed from, or that the last pass
+  // changed, are computed again (as the full path below would compute them).
+  if (cache_.work_valid && reservations_.empty() && nodes_.size() == n_nodes) {
+    for (uint32_t n : cache_.touched) cache_.uses_seen[n].stale = true;
+    cache_.touched.clear();
+    for (size_t i = 0; i < n_nodes; ++i) {
+      const NodeView& v = snap_.nodes[i];
+      const NodeCache::Use u = use_of(v);
+      if (u == cache_.uses_seen[i]) {
+        nodes_[i].view = &v;
+        continue;
+      }
+      cache_.uses_seen[i] = u;
+      fill(i);
+      UpdatePools(static_cast<uint32_t>(i));
+    }
+    return;
   }
-  for (std::vector<NodeUse>& uses : node_uses_) uses.clear();
+  // Work nodes: the static fields from the cache, the use from the snapshot.
+  cache_.touched.clear();
+  cache_.uses_seen.resize(n_nodes);
+  nodes_.resize(n_nodes);
+  for (size_t i = 0; i < n_nodes; ++i) {
+    fill(i);
+    cache_.uses_seen[i] = use_of(snap_.nodes[i]);
+  }
+  cache_.work_valid = reservations_.empty();
   // Reservation windows per node.
   window_nodes_.resize(reservations_.size());
   std::vector<std::vector<uint32_t>> per_node(reservations_.empty() ? 0 : n_nodes);
@@ -1005,7 +1048,6 @@ void Pass::IndexNodes() {
     node_windows_.insert(node_windows_.end(), per_node[i].begin(), per_node[i].end());
     nodes_[i].windows_end = static_cast<uint32_t>(node_windows_.size());
   }
-  part_blocked_.assign(snap_.partitions.size(), false);
   // Pools: every node in the bucket of its available GPUs.
   for (Pool& pool : pools_) {
     for (NodeBitset& b : pool.buckets) b.Resize(n_nodes);
@@ -1312,6 +1354,7 @@ void Pass::Allocate(uint32_t n, const Demand& d, GpuSet gpus, uint32_t job_ref,
   w.free = w.free - gpus;
   w.jobs += 1;
   if (d.exclusive) w.exclusive = true;
+  cache_.touched.push_back(n);
   node_uses_[n].push_back({job_ref, cpus, mem, gpus});
   if (!min_end_.empty()) min_end_[n] = std::min(min_end_[n], jobs_[job_ref].end);
   UpdatePools(n);
@@ -1335,6 +1378,7 @@ void Pass::HoldForReservation(uint32_t n, const Demand& d, GpuSet gpus, Timestam
     w.resv_mem += MemOn(d, n);
   }
   w.resv_start = std::min(w.resv_start, start);
+  cache_.touched.push_back(n);
   reserved_nodes_.insert(n);
   latest_resv_start_ = std::max(latest_resv_start_, w.resv_start);
   UpdatePools(n);

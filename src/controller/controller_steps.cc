@@ -352,7 +352,7 @@ void Controller::OnStepLaunchFailed(JobId job, Generation generation, uint32_t s
 // ---------------------------------------------------------------------------------------------
 // Durable steps: meta "steps/<job id>" holds, while the job runs, "next N" (its next step
 // id) and one line per step that runs or ended within kKeepEndedSteps:
-// "<cancel_requested 0|1> <bad_exit 0|1> <StepInfo JSON>". It is emptied when the job stops
+// "<cancel_requested 0|1> <bad_exit 0|1> <StepInfo JSON>". It is deleted when the job stops
 // running. A restarted controller recovers them, so that the tasks' exits the agents
 // report (they keep unacknowledged events) end the steps, and `corral run` gets the result.
 
@@ -372,7 +372,11 @@ void Controller::PutDirtySteps() {
                  api::EncodeStepInfo(s.info) + "\n";
       }
     }
-    batch_.PutMeta(kStepsKeyPrefix + id.ToString(), std::move(value));
+    if (value.empty()) {
+      batch_.DeleteMeta(kStepsKeyPrefix + id.ToString());
+    } else {
+      batch_.PutMeta(kStepsKeyPrefix + id.ToString(), std::move(value));
+    }
   }
   steps_dirty_.clear();
 }

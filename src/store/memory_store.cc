@@ -19,9 +19,11 @@ Status MemoryStore::Write(const WriteBatch& batch) {
             nodes_.insert_or_assign(o.node.id, o.node);
           } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
             meta_.insert_or_assign(o.key, o.value);
-          } else {
-            static_assert(std::is_same_v<T, WriteBatch::DeleteJobOp>);
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
             jobs_.erase(o.id);
+          } else {
+            static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
+            meta_.erase(o.key);
           }
         },
         op);

@@ -78,6 +78,11 @@ const PgStatement& DeleteJob() {
       "corral_delete_job", internal::DeleteJobSql(Dialect::kPostgres), {kInt8Oid}};
   return s;
 }
+const PgStatement& DeleteMeta() {
+  static const PgStatement s{
+      "corral_delete_meta", internal::DeleteMetaSql(Dialect::kPostgres), {kTextOid}};
+  return s;
+}
 const PgStatement& SelectJobs() {
   static const PgStatement s{"corral_select_jobs", internal::SelectJobsSql(), {}};
   return s;
@@ -532,8 +537,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
         return UpsertNode();
       case 2:
         return PutMeta();
-      default:
+      case 3:
         return DeleteJob();
+      default:
+        return DeleteMeta();
     }
   };
   auto describe = [&](size_t i) -> std::string {
@@ -546,8 +553,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
             return "write node " + o.node.id.ToString();
           } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
             return "write meta \"" + o.key + "\"";
-          } else {
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
             return "delete job " + o.id.ToString();
+          } else {
+            return "delete meta \"" + o.key + "\"";
           }
         },
         batch.ops()[i]);
@@ -556,12 +565,15 @@ Status PostgresStore::Write(const WriteBatch& batch) {
       std::is_same_v<std::variant_alternative_t<0, WriteBatch::Op>, WriteBatch::PutJobOp>);
   static_assert(
       std::is_same_v<std::variant_alternative_t<3, WriteBatch::Op>, WriteBatch::DeleteJobOp>);
+  static_assert(
+      std::is_same_v<std::variant_alternative_t<4, WriteBatch::Op>, WriteBatch::DeleteMetaOp>);
+  static_assert(std::variant_size_v<WriteBatch::Op> == 5);
   auto fail = [&](Status s) {
     c.RollbackQuietly();
     return s;
   };
   // Statements are prepared outside the pipeline.
-  bool prepared[4] = {};
+  bool prepared[std::variant_size_v<WriteBatch::Op>] = {};
   for (const WriteBatch::Op& op : batch.ops()) {
     if (prepared[op.index()]) continue;
     if (Status s = c.Prepare(statement(op)); !s.has_value()) return fail(s);
@@ -582,8 +594,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
           } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
             params.Text(o.key);
             params.Text(o.value);
-          } else {
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
             params.Int(static_cast<int64_t>(o.id.value));
+          } else {
+            params.Text(o.key);
           }
         },
         op);

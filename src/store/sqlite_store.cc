@@ -398,6 +398,7 @@ Status SqliteStore::Write(const WriteBatch& batch) {
   static const std::string kUpsertNode = internal::UpsertNodeSql(Dialect::kSqlite);
   static const std::string kPutMeta = internal::PutMetaSql(Dialect::kSqlite);
   static const std::string kDeleteJob = internal::DeleteJobSql(Dialect::kSqlite);
+  static const std::string kDeleteMeta = internal::DeleteMetaSql(Dialect::kSqlite);
   for (const WriteBatch::Op& op : batch.ops()) {
     Status s = std::visit(
         [&](const auto& o) -> Status {
@@ -418,10 +419,14 @@ Status SqliteStore::Write(const WriteBatch& batch) {
                   b.Text(o.value);
                 },
                 "write meta \"" + o.key + "\"");
-          } else {
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
             return run(
                 kDeleteJob, [&](Binder& b) { b.Int(static_cast<int64_t>(o.id.value)); },
                 "delete job " + o.id.ToString());
+          } else {
+            static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
+            return run(
+                kDeleteMeta, [&](Binder& b) { b.Text(o.key); }, "delete meta \"" + o.key + "\"");
           }
         },
         op);

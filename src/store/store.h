@@ -39,7 +39,8 @@ class WriteBatch {
   struct PutNodeOp { Node node; };
   struct PutMetaOp { std::string key; std::string value; };
   struct DeleteJobOp { JobId id; };
-  using Op = std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp>;
+  struct DeleteMetaOp { std::string key; };
+  using Op = std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp, DeleteMetaOp>;
 
   void PutJob(const Job& job) { ops_.push_back(PutJobOp{job}); }
   void PutNode(const Node& node) { ops_.push_back(PutNodeOp{node}); }
@@ -47,6 +48,8 @@ class WriteBatch {
     ops_.push_back(PutMetaOp{std::move(key), std::move(value)});
   }
   void DeleteJob(JobId id) { ops_.push_back(DeleteJobOp{id}); }
+  // Removes the meta key (nothing when it is absent).
+  void DeleteMeta(std::string key) { ops_.push_back(DeleteMetaOp{std::move(key)}); }
 
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }

@@ -363,6 +363,22 @@ TYPED_TEST(StoreConformanceTest, MetaCountersAccumulateAcrossWrites) {
             (std::map<std::string, std::string>{{"generation", "2000"}, {"next_job_id", "20"}}));
 }
 
+TYPED_TEST(StoreConformanceTest, DeleteMetaRemovesOnlyThatKey) {
+  WriteBatch b;
+  b.PutMeta("steps/1", "next 1");
+  b.PutMeta("steps/2", "next 4");
+  b.PutMeta("next_job_id", "3");
+  this->WriteOk(b);
+  WriteBatch d;
+  d.DeleteMeta("steps/1");
+  d.DeleteMeta("never/written");  // absent: nothing to do, not an error
+  d.PutMeta("steps/3", "x");
+  d.DeleteMeta("steps/3");  // later op wins within one batch
+  this->WriteOk(d);
+  EXPECT_EQ(this->LoadOk().meta,
+            (std::map<std::string, std::string>{{"next_job_id", "3"}, {"steps/2", "next 4"}}));
+}
+
 // A population with known attributes for the query tests. Written in shuffled order so that
 // results sorted by id prove the store sorts.
 std::vector<Job> QueryPopulation() {

@@ -234,6 +234,7 @@ std::vector<std::string> CreateSchemaSql(Dialect d) {
 
 std::string UpsertJobSql(Dialect d) { return Upsert(d, "jobs", kJobColumns); }
 std::string DeleteJobSql(Dialect d) { return "DELETE FROM jobs WHERE id = " + Placeholder(d, 1); }
+std::string DeleteMetaSql(Dialect d) { return "DELETE FROM meta WHERE key = " + Placeholder(d, 1); }
 std::string UpsertNodeSql(Dialect d) { return Upsert(d, "nodes", kNodeColumns); }
 std::string PutMetaSql(Dialect d) {
   return "INSERT INTO meta (key, value) VALUES (" + Placeholder(d, 1) + ", " + Placeholder(d, 2) +

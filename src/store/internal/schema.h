@@ -159,6 +159,7 @@ Status ReadNodeRow(RowReader& r, Node* node);
 std::vector<std::string> CreateSchemaSql(Dialect dialect);
 std::string UpsertJobSql(Dialect dialect);
 std::string DeleteJobSql(Dialect dialect);
+std::string DeleteMetaSql(Dialect dialect);
 std::string UpsertNodeSql(Dialect dialect);
 std::string PutMetaSql(Dialect dialect);
 std::string SelectJobsSql();                     // all jobs by id

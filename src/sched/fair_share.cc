@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <string_view>
 
 namespace corral::sched {
 namespace {
@@ -36,7 +37,7 @@ class FairTree {
   }
 
   int Account(const std::string& name) {
-    auto it = accounts_.find(name);
+    auto it = accounts_.find(std::string_view(name));
     if (it != accounts_.end()) return it->second;
     int idx = static_cast<int>(nodes_.size());
     nodes_.push_back(TreeNode{.name = name, .shares = 1});
@@ -46,18 +47,17 @@ class FairTree {
   }
 
   int Leaf(const std::string& account, const std::string& user) {
-    auto key = std::make_pair(account, user);
-    auto it = leaves_.find(key);
+    auto it = leaves_.find(std::pair<std::string_view, std::string_view>(account, user));
     if (it != leaves_.end()) return it->second;
     int acct = Account(account);
     int idx = static_cast<int>(nodes_.size());
-    auto shares = user_shares_.find(user);
+    auto shares = user_shares_.find(std::string_view(user));
     nodes_.push_back(TreeNode{.name = user,
                               .account = account,
                               .is_user = true,
                               .shares = shares == user_shares_.end() ? 1.0 : shares->second});
     nodes_[acct].children.push_back(idx);
-    leaves_[key] = idx;
+    leaves_.emplace(std::make_pair(account, user), idx);
     return idx;
   }
 
@@ -67,6 +67,7 @@ class FairTree {
     SumUsage(0);
     ComputeLevelFairShare(0);
     users_total_ = static_cast<uint32_t>(leaves_.size());
+    ranks_.assign(nodes_.size(), 0);
     Visit(nodes_[0].children);
     std::vector<FairShareEntry> out;
     out.reserve(leaves_.size());
@@ -143,10 +144,19 @@ class FairTree {
   }
 
   std::vector<TreeNode> nodes_;
-  std::map<std::string, int> accounts_;
-  std::map<std::pair<std::string, std::string>, int> leaves_;
-  std::map<std::string, double> user_shares_;
-  std::map<int, uint32_t> ranks_;
+  // (account, user) order, looked up without copying the names.
+  struct PairLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const int c = std::string_view(a.first).compare(std::string_view(b.first));
+      return c != 0 ? c < 0 : std::string_view(a.second) < std::string_view(b.second);
+    }
+  };
+  std::map<std::string, int, std::less<>> accounts_;
+  std::map<std::pair<std::string, std::string>, int, PairLess> leaves_;
+  std::map<std::string, double, std::less<>> user_shares_;
+  std::vector<uint32_t> ranks_;  // by node; 0 = not ranked
   uint32_t ranked_ = 0;
   uint32_t users_total_ = 0;
 };

@@ -103,14 +103,14 @@ void UsageLedger::Advance(Timestamp now, const std::vector<RunningJobView>& runn
   }
   const Timestamp period_start = PeriodStart(now, f.usage_period);
   const bool qos_factors = AnyUsageFactor(config);
-  // Jobs in JobId order are often one user's batch: reuse the last job's entry.
-  const RunningJobView* prev = nullptr;
-  AssociationUsage* e = nullptr;
+  // Each job's entry from the last Advance, unless its names changed; forget ended jobs now
+  // and then (the map is only a cache: lookups only, never iterated).
+  std::unordered_map<uint64_t, AssociationUsage*>& memo = job_entries_.by_job;
+  if (memo.size() > 2 * running.size() + 64) memo.clear();
   for (const RunningJobView& j : running) {
     if (j.start_time >= now) continue;  // charged nothing (see `Charge`)
-    if (prev == nullptr || j.account != prev->account || j.user != prev->user)
-      e = &Entry(j.account, j.user);
-    prev = &j;
+    AssociationUsage*& e = memo[j.id.value];
+    if (e == nullptr || e->account != j.account || e->user != j.user) e = &Entry(j.account, j.user);
     Charge(j, *e, last_update_, now, period_start, qos_factors, config);
   }
   last_update_ = now;

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -73,6 +74,19 @@ class UsageLedger {
               Timestamp period_start, bool qos_factors, const SchedulerConfig& config);
 
   std::map<std::pair<std::string, std::string>, AssociationUsage, KeyLess> entries_;
+  // `Advance`'s entry of each running job, by JobId, checked against the job's names before
+  // use. Entries are never removed, so the pointers stay valid while this ledger lives; a copy
+  // (or a ledger moved to) starts without them.
+  struct JobEntries {
+    JobEntries() = default;
+    JobEntries(const JobEntries&) {}
+    JobEntries& operator=(const JobEntries&) {
+      by_job.clear();
+      return *this;
+    }
+    std::unordered_map<uint64_t, AssociationUsage*> by_job;
+  };
+  JobEntries job_entries_;
   Timestamp last_update_{};
   bool started_ = false;
 };

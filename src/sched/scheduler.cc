@@ -839,6 +839,8 @@ class Pass {
   // Interned names and use counters.
   NameMap<int>& account_ids_ = cache_.account_ids;  // views into the snapshot and config
   int last_account_ = -1, last_user_ = -1;  // one-entry caches of AccountId/UserId
+  const std::string* last_run_qos_ = nullptr;  // one-entry cache of a running job's QOS
+  int last_run_qos_id_ = -1;
   // One-entry caches of `Prepare`: consecutive jobs are often one user's batch.
   const std::string* last_qos_name_ = nullptr;
   int last_qos_ = -1;
@@ -1079,13 +1081,19 @@ void Pass::IndexJobs() {
     for (const NodeAllocation& a : r.allocation.nodes) rj.gpus += a.gpus.size();
     rj.account = AccountId(r.account);
     rj.user = UserId(r.user);
-    auto [q, fresh] =
-        qos_cache_.try_emplace(r.qos.empty() ? std::string_view(config_.default_qos) : r.qos, -1);
-    if (fresh) {
-      auto found = index_.qos_ids.find(q->first);
-      q->second = found == index_.qos_ids.end() ? -1 : found->second;
+    if (last_run_qos_ != nullptr && *last_run_qos_ == r.qos) {  // most jobs share one QOS
+      rj.qos = last_run_qos_id_;
+    } else {
+      auto [q, fresh] = qos_cache_.try_emplace(
+          r.qos.empty() ? std::string_view(config_.default_qos) : r.qos, -1);
+      if (fresh) {
+        auto found = index_.qos_ids.find(q->first);
+        q->second = found == index_.qos_ids.end() ? -1 : found->second;
+      }
+      rj.qos = q->second;
+      last_run_qos_ = &r.qos;
+      last_run_qos_id_ = rj.qos;
     }
-    rj.qos = q->second;
     uint32_t ref = static_cast<uint32_t>(jobs_.size());
     jobs_.push_back(rj);
     for (const NodeAllocation& a : r.allocation.nodes) {

@@ -498,7 +498,7 @@ struct NodeCache {
   std::vector<Partition> partitions;
 
   // The index.
-  std::vector<WorkNode> templ;  // static fields of each work node (leaf, types, pools)
+  std::vector<WorkNode> templ;     // static fields of each work node (leaf, types, pools)
   NameMap<uint32_t> node_by_name;  // views into `names`; lookups only
   std::vector<std::pair<int, GpuSet>> node_types;
   std::vector<std::string> type_names;  // by type id; [0] = ""
@@ -622,7 +622,8 @@ void NodeCache::Build(const ClusterSnapshot& snap, const ConfigIndex& index) {
     }
   }
   // Views into `type_names`, now that it no longer grows.
-  for (size_t t = 1; t < type_names.size(); ++t) type_ids.emplace(type_names[t], static_cast<int>(t));
+  for (size_t t = 1; t < type_names.size(); ++t)
+    type_ids.emplace(type_names[t], static_cast<int>(t));
 
   // Partitions: members, and one pool per (partition, GPU type) plus one for "any type".
   const size_t n_parts = partitions.size();
@@ -805,13 +806,13 @@ class Pass {
   std::vector<WorkNode>& nodes_ = cache_.work;
   const NameMap<uint32_t>& node_by_name_ = cache_.node_by_name;  // lookups only
   const std::vector<std::pair<int, GpuSet>>& node_types_ = cache_.node_types;
-  const NameMap<int>& type_ids_ = cache_.type_ids;  // lookups only
+  const NameMap<int>& type_ids_ = cache_.type_ids;             // lookups only
   std::vector<Membership>& memberships_ = cache_.memberships;  // counts follow the nodes
   std::vector<Pool>& pools_ = cache_.pools;
   const std::map<std::pair<uint32_t, int>, uint32_t>& pool_ids_ = cache_.pool_ids;
   const std::vector<std::vector<uint32_t>>& part_nodes_ = cache_.part_nodes;  // ascending
   const std::vector<NodeBitset>& part_member_ = cache_.part_member;
-  std::vector<std::vector<int>> part_allowed_;  // allowed account ids, sorted
+  std::vector<std::vector<int>> part_allowed_;                   // allowed account ids, sorted
   const NameMap<uint32_t>& part_by_name_ = cache_.part_by_name;  // lookups only
   uint32_t max_tier_ = 1;
   uint64_t total_gpus_ = 0;
@@ -838,8 +839,8 @@ class Pass {
 
   // Interned names and use counters.
   NameMap<int>& account_ids_ = cache_.account_ids;  // views into the snapshot and config
-  int last_account_ = -1, last_user_ = -1;  // one-entry caches of AccountId/UserId
-  const std::string* last_run_qos_ = nullptr;  // one-entry cache of a running job's QOS
+  int last_account_ = -1, last_user_ = -1;          // one-entry caches of AccountId/UserId
+  const std::string* last_run_qos_ = nullptr;       // one-entry cache of a running job's QOS
   int last_run_qos_id_ = -1;
   // One-entry caches of `Prepare`: consecutive jobs are often one user's batch.
   const std::string* last_qos_name_ = nullptr;
@@ -850,7 +851,7 @@ class Pass {
   NameMap<int>& user_ids_ = cache_.user_ids;
   std::vector<std::string_view> user_names_;
   std::vector<const UserConfig*> user_config_;     // by user id; nullptr = no [[user]] entry
-  NameMap<int>& qos_cache_ = cache_.qos_ids;      // QOS name -> index (lookups only)
+  NameMap<int>& qos_cache_ = cache_.qos_ids;       // QOS name -> index (lookups only)
   FlatMap<uint64_t, int32_t, IntHash> assoc_ids_;  // (account id, user id) -> association
   std::vector<bool> assoc_member_;                 // by association: the user may use the account
   std::vector<std::pair<std::string_view, std::string_view>> assoc_names_;  // (account, user)
@@ -1084,8 +1085,8 @@ void Pass::IndexJobs() {
     if (last_run_qos_ != nullptr && *last_run_qos_ == r.qos) {  // most jobs share one QOS
       rj.qos = last_run_qos_id_;
     } else {
-      auto [q, fresh] = qos_cache_.try_emplace(
-          r.qos.empty() ? std::string_view(config_.default_qos) : r.qos, -1);
+      auto [q, fresh] =
+          qos_cache_.try_emplace(r.qos.empty() ? std::string_view(config_.default_qos) : r.qos, -1);
       if (fresh) {
         auto found = index_.qos_ids.find(q->first);
         q->second = found == index_.qos_ids.end() ? -1 : found->second;

@@ -582,6 +582,13 @@ void Fields(V& v, S& s) {
   v("generation", s.generation);
 }
 
+template <typename V, Is<TimeLimitRequest> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("generation", s.generation);
+  v("time_limit", s.time_limit);
+}
+
 template <typename V, Is<StepSpec> S>
 void Fields(V& v, S& s) {
   v("argv", s.argv);
@@ -1665,6 +1672,10 @@ Result<InjectRequest> DecodeInjectRequest(std::string_view json) {
 std::string EncodeCancelRequest(const CancelRequest& r) { return Encode(r); }
 Result<CancelRequest> DecodeCancelRequest(std::string_view json) {
   return Decode<CancelRequest>(json, kStrict);
+}
+std::string EncodeTimeLimitRequest(const TimeLimitRequest& r) { return Encode(r); }
+Result<TimeLimitRequest> DecodeTimeLimitRequest(std::string_view json) {
+  return Decode<TimeLimitRequest>(json, kStrict);
 }
 
 std::string EncodeStepSpec(const StepSpec& spec) {

@@ -72,6 +72,8 @@ std::string EncodeInjectRequest(const InjectRequest& r);
 Result<InjectRequest> DecodeInjectRequest(std::string_view json);
 std::string EncodeCancelRequest(const CancelRequest& r);
 Result<CancelRequest> DecodeCancelRequest(std::string_view json);
+std::string EncodeTimeLimitRequest(const TimeLimitRequest& r);
+Result<TimeLimitRequest> DecodeTimeLimitRequest(std::string_view json);
 
 // Steps (`corral run`): the request is strict, the answers lenient.
 std::string EncodeStepSpec(const StepSpec& spec);

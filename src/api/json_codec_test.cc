@@ -383,6 +383,10 @@ CancelRequest FullCancelRequest() {
   return CancelRequest{.job = JobId(4242), .generation = Generation(77)};
 }
 
+TimeLimitRequest FullTimeLimitRequest() {
+  return TimeLimitRequest{.job = JobId(4242), .generation = Generation(77), .time_limit = Seconds(5400)};
+}
+
 // --- Round trips ------------------------------------------------------------------------------
 
 template <typename T, typename Enc, typename Dec>
@@ -444,6 +448,9 @@ TEST(JsonCodecTest, AgentMessagesRoundTrip) {
   ExpectRoundTrip(FullLaunchRequest(), EncodeLaunchRequest, DecodeLaunchRequest);
   ExpectRoundTrip(FullSignalRequest(), EncodeSignalRequest, DecodeSignalRequest);
   ExpectRoundTrip(FullCancelRequest(), EncodeCancelRequest, DecodeCancelRequest);
+  ExpectRoundTrip(FullTimeLimitRequest(), EncodeTimeLimitRequest, DecodeTimeLimitRequest);
+  ExpectRoundTrip(TimeLimitRequest{.job = JobId(1), .generation = Generation(2), .time_limit = kUnlimited},
+                  EncodeTimeLimitRequest, DecodeTimeLimitRequest);
 }
 
 TEST(JsonCodecTest, StringMapRoundTripsInOrder) {
@@ -504,6 +511,8 @@ TEST(JsonCodecTest, EveryFieldIsWrittenAndRead) {
   ExpectEveryFieldMatters(FullInjectRequest(), EncodeInjectRequest(FullInjectRequest()), DecodeInjectRequest);
   ExpectEveryFieldMatters(FullSignalRequest(), EncodeSignalRequest(FullSignalRequest()),
                           DecodeSignalRequest);
+  ExpectEveryFieldMatters(FullTimeLimitRequest(), EncodeTimeLimitRequest(FullTimeLimitRequest()),
+                          DecodeTimeLimitRequest);
   ExpectEveryFieldMatters(FullSubmitResponse(), EncodeSubmitResponse(FullSubmitResponse()),
                           DecodeSubmitResponse);
 }

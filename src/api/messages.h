@@ -191,6 +191,15 @@ struct CancelRequest {
   bool operator==(const CancelRequest&) const = default;
 };
 
+// A running job's new time limit (scontrol update TimeLimit=), for every process of that run
+// on the node: counted from the job's start, like the limit it was launched with.
+struct TimeLimitRequest {
+  JobId job;
+  Generation generation;
+  Duration time_limit{};
+  bool operator==(const TimeLimitRequest&) const = default;
+};
+
 // --- Steps: `corral run` inside an allocation (see core/step.h and docs/api.md) ---
 
 // A task of a step as the API shows it.

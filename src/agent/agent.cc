@@ -557,19 +557,17 @@ struct Agent::Impl {
       spec.uid = job.spec.uid;
       spec.gid = job.spec.gid;
     }
-    // The rest of the job's time limit, and its warning signal unless that is for the batch
-    // script only.
+    // The job's time limit, counted from the job's start (so that a new limit for the job,
+    // `SetTimeLimit`, applies to the tasks as it does to the batch script), and its warning
+    // signal unless that is for the batch script only. A step started after the job's warning
+    // time does not get the warning at once (see `ProcessSpec::warn`).
     spec.time_limit = kUnlimited;
     if (job.time_limit != kUnlimited && job.time_limit > Duration(0)) {
-      Duration left = job.start_time + job.time_limit - clock.Now();
-      spec.time_limit = std::max<Duration>(left, Millis(1));
+      spec.time_limit = job.time_limit;
+      spec.limit_start = job.start_time;
     }
     spec.kill_grace = config.kill_grace;
-    // A step started after the job's warning time does not get the warning at once.
-    if (!job.spec.signal.batch_only && job.spec.signal.signal != 0 && spec.time_limit != kUnlimited &&
-        job.spec.signal.before < spec.time_limit) {
-      spec.warn = job.spec.signal;
-    }
+    if (!job.spec.signal.batch_only && job.spec.signal.signal != 0) spec.warn = job.spec.signal;
     std::pair<int, int> pipes{-1, -1};
     if (forwarder != nullptr) {
       CORRAL_ASSIGN_OR_RETURN(pipes, forwarder->AddTask(task.rank));
@@ -705,6 +703,34 @@ struct Agent::Impl {
     return Ok();
   }
 
+  // A new time limit for a run of a job: its batch script and step tasks on this node.
+  // Refused (kAborted) when a newer run of the job was launched here; nothing of the run
+  // running here is no error (a node that runs none of its steps now).
+  api::HttpResponse HandleTimeLimit(const api::HttpRequest& req) {
+    auto r = api::DecodeTimeLimitRequest(req.body);
+    if (!r) return api::ErrorResponse(r.error());
+    const std::string what = "job " + r->job.ToString();
+    if (r->time_limit.count() <= 0) {
+      return api::ErrorResponse({ErrorCode::kInvalidArgument, what + ": time limit must be positive"});
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      Generation newest = r->generation;
+      if (auto it = seen.find(r->job); it != seen.end()) newest = std::max(newest, it->second);
+      if (auto it = step_generation.find(r->job); it != step_generation.end()) {
+        newest = std::max(newest, it->second);
+      }
+      if (r->generation < newest) {
+        return api::ErrorResponse({ErrorCode::kAborted, what + ": stale time limit for generation " +
+                                                            r->generation.ToString() + " (generation " +
+                                                            newest.ToString() + " was launched)"});
+      }
+    }
+    Status s = supervisor->SetTimeLimit(r->job, r->generation, r->time_limit);
+    if (!s && s.error().code != ErrorCode::kNotFound) return api::ErrorResponse(s.error());
+    return Ok();
+  }
+
   api::HttpResponse HandleStepSignal(const api::HttpRequest& req) {
     auto r = api::DecodeStepSignalRequest(req.body);
     if (!r) return api::ErrorResponse(r.error());
@@ -813,6 +839,9 @@ Status Agent::Start() {
                              : impl->supervisor->Signal(c->job, c->generation, c->signal);
     if (!s) return api::ErrorResponse(s.error());
     return Ok();
+  }));
+  im.server.Route("POST", "/api/v1/jobs/limit", guarded([impl](const api::HttpRequest& req) {
+    return impl->HandleTimeLimit(req);
   }));
   im.server.Route("POST", "/api/v1/steps/launch", guarded([impl](const api::HttpRequest& req) {
     return impl->HandleStepLaunch(req);

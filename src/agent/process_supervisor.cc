@@ -280,8 +280,10 @@ struct ProcessSupervisor::Impl {
     int pidfd = -1;
     Timestamp start_time{};
     MonoTime start_mono{};
+    MonoTime limit_origin{};   // what the time limit counts from
     Duration kill_grace{};
     SignalSpec warn;
+    bool warned = false;       // the warning was sent (or its time had passed at the start)
     MonoTime warn_at = kNever;
     MonoTime term_at = kNever;
     MonoTime kill_at = kNever;
@@ -345,6 +347,7 @@ struct ProcessSupervisor::Impl {
     for (auto& [serial, e] : entries) {
       if (e.warn_at <= now) {
         e.warn_at = kNever;
+        e.warned = true;
         if (e.warn.batch_only) {
           if (kill(e.pid, e.warn.signal) < 0 && errno != ESRCH) {
             CORRAL_LOG(Warn) << JobPrefix(e.job) << ": warning signal: " << ErrnoText(errno);
@@ -731,9 +734,19 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   e.start_mono = start_mono;
   e.kill_grace = spec.kill_grace;
   e.warn = spec.warn;
-  e.term_at = AddSaturating(start_mono, spec.time_limit);
+  const bool own_start = spec.limit_start == Timestamp{};
+  e.limit_origin = own_start ? start_mono : start_mono + (spec.limit_start - start_time);
+  e.term_at = AddSaturating(e.limit_origin, spec.time_limit);
+  if (e.term_at != kNever) e.term_at = std::max(e.term_at, start_mono + Millis(1));
   if (spec.warn.signal != 0 && e.term_at != kNever) {
-    e.warn_at = spec.warn.before >= spec.time_limit ? start_mono : e.term_at - spec.warn.before;
+    MonoTime warn_time = e.term_at - spec.warn.before;
+    if (warn_time >= start_mono) {
+      e.warn_at = warn_time;
+    } else if (own_start) {
+      e.warn_at = start_mono;
+    } else {
+      e.warned = true;
+    }
   }
 
   std::unique_lock lock(im.mu);
@@ -813,6 +826,38 @@ Status ProcessSupervisor::CancelStep(JobId job, Generation generation, uint32_t 
     im.WakeIfEarlier(e.NextDeadline());
   }
   if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+  return {};
+}
+
+Status ProcessSupervisor::SetTimeLimit(JobId job, Generation generation, Duration limit) {
+  if (limit.count() <= 0) {
+    return InvalidArgument(JobPrefix(job) + ": time limit must be positive");
+  }
+  Impl& im = *impl_;
+  std::lock_guard lock(im.mu);
+  bool any = false;
+  MonoTime now = im.clock.MonotonicNow();
+  for (auto it = im.by_key.lower_bound(ProcessKey{job, generation, 0, 0});
+       it != im.by_key.end() && std::get<0>(it->first) == job &&
+       std::get<1>(it->first) == generation;
+       ++it) {
+    Impl::Entry& e = im.entries.at(it->second);
+    any = true;
+    if (e.cancelled || e.timed_out) continue;
+    e.term_at = AddSaturating(e.limit_origin, limit);
+    e.warn_at = kNever;
+    if (e.warn.signal == 0 || e.term_at == kNever) continue;
+    MonoTime warn_time = e.term_at - e.warn.before;
+    if (warn_time > now) {
+      e.warned = false;  // re-armed: the new limit puts the warning time back in the future
+      e.warn_at = warn_time;
+    } else if (!e.warned) {
+      e.warn_at = now;
+    }
+  }
+  if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+  im.planned_wake = MonoTime::min();
+  im.Wake();
   return {};
 }
 

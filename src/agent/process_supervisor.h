@@ -64,10 +64,17 @@ struct ProcessSpec {
   // the agent is not root, nothing is switched (`corral dev` runs its own user's jobs).
   std::optional<uint32_t> uid;
   std::optional<uint32_t> gid;
-  Duration time_limit = kUnlimited;   // measured from the start
+  Duration time_limit = kUnlimited;   // measured from `limit_start`
+  // When the time limit counts from: the job's start for a step's tasks; the epoch (the
+  // default) means the process's own start. A limit already over when the process starts
+  // ends it at once (after 1 ms).
+  Timestamp limit_start{};
   Duration kill_grace = Seconds(30);  // between SIGTERM and SIGKILL
   SignalSpec warn;                    // sent `warn.before` the time limit (to the group; to the
-                                      // leader only when `warn.batch_only`)
+                                      // leader only when `warn.batch_only`). When that time is
+                                      // already past at the start: sent at once if the limit
+                                      // counts from the process's start, else not at all (a
+                                      // step started after its job's warning time)
   // Isolation: the child writes itself into each of these cgroup.procs files and binds itself
   // to `cpus` before it executes anything, so that nothing of the job runs outside them (the
   // step that fails is named "cgroup" or "sched_setaffinity").
@@ -139,6 +146,17 @@ class ProcessSupervisor {
   // Signal and Cancel of the tasks of one step only. Same errors.
   Status SignalStep(JobId job, Generation generation, uint32_t step, int signal);
   Status CancelStep(JobId job, Generation generation, uint32_t step);
+
+  // Changes the time limit of each of the run's processes (its batch script and its steps'
+  // tasks) to `limit`, counted from where each one's limit counted from at launch (see
+  // `ProcessSpec::limit_start`), and moves its warning signal with it: a warning already sent
+  // is not sent again unless the new limit puts its time back in the future; one whose time is
+  // already past and that was not sent is sent now. A limit already over ends the processes
+  // now (TERM, then KILL after the grace; reported `timed_out`). Processes already being
+  // terminated (cancelled or timed out) are left as they are. The deadlines are looked at
+  // again at once. Returns kNotFound if no process of `job`/`generation` runs,
+  // kInvalidArgument for a limit that is not positive.
+  Status SetTimeLimit(JobId job, Generation generation, Duration limit);
 
   // What runs (launched and not yet reported), in (job, generation, step, task) order.
   std::vector<RunningProcess> Running() const;

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "core/testing/fake_clock.h"
 #include "core/clock.h"
 
 namespace corral::agent {
@@ -702,6 +703,150 @@ TEST_F(ProcessSupervisorTest, ChildReapedBehindItsBackIsStillReportedOnce) {
 }
 
 // --- run as another user (needs root) ---
+
+// Time limits changed while the processes run, on a fake clock: `SetTimeLimit` has the
+// supervisor look at its deadlines at once, so each call is also the moment the deadlines of
+// the fake time are checked.
+class ProcessSupervisorLimitTest : public ProcessSupervisorTest {
+ protected:
+  ProcessSupervisorLimitTest() { sup_ = std::make_unique<ProcessSupervisor>(clock_, exits_.Callback()); }
+
+  // A process that writes "ready" once its traps are set, a line for each warning and
+  // "term" on SIGTERM (then exits 0).
+  ProcessSpec Trapping(uint64_t job, Duration limit) {
+    std::string ready = "ready" + std::to_string(job);
+    ProcessSpec spec = Sh(job, "trap 'echo warned' USR1; trap 'echo term; exit 0' TERM; echo > " + ready +
+                                   "; while :; do sleep 1000 & wait; done");
+    spec.time_limit = limit;
+    spec.kill_grace = Minutes(600);
+    return spec;
+  }
+
+  void LaunchReady(const ProcessSpec& spec) {
+    Status s = sup_->Launch(spec);
+    ASSERT_TRUE(s.has_value()) << s.error().message;
+    ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / ("ready" + std::to_string(spec.job.value))); }));
+  }
+
+  Duration Ran(const ProcessExit& x) { return x.end_time - x.start_time; }
+
+  testing::FakeClock clock_;
+};
+
+TEST_F(ProcessSupervisorLimitTest, ALimitBelowTheTimeRunEndsTheProcessNow) {
+  ProcessSpec a = Trapping(1, Minutes(60));
+  LaunchReady(a);
+  clock_.Advance(Minutes(30));
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(1), Generation(1), Minutes(20)).has_value());
+  ProcessExit x = exits_.Wait(JobId(1));
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_FALSE(x.cancelled);
+  EXPECT_EQ(x.exit_code, 0);
+  EXPECT_EQ(Ran(x), Minutes(30));
+  EXPECT_EQ(ReadFile(a.stdout_path), "term\n");
+  // Bad input changes nothing; a run that is not there is not found.
+  EXPECT_EQ(sup_->SetTimeLimit(JobId(1), Generation(1), Minutes(5)).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(sup_->SetTimeLimit(JobId(1), Generation(1), Seconds(0)).error().code, ErrorCode::kInvalidArgument);
+}
+
+TEST_F(ProcessSupervisorLimitTest, LoweringTimesOutAtTheNewDeadline) {
+  ProcessSpec b = Trapping(2, Minutes(60));
+  LaunchReady(b);
+  ProcessSpec sentinel = Trapping(3, Minutes(40));  // times out in the same pass as the check
+  LaunchReady(sentinel);
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(2), Generation(1), Minutes(45)).has_value());
+  EXPECT_EQ(sup_->SetTimeLimit(JobId(2), Generation(2), Minutes(45)).error().code, ErrorCode::kNotFound);
+  clock_.Advance(Minutes(44));
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(2), Generation(1), Minutes(45)).has_value());
+  EXPECT_TRUE(exits_.Wait(JobId(3)).timed_out);
+  clock_.Advance(Minutes(2));
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(2), Generation(1), Minutes(45)).has_value());
+  ProcessExit x = exits_.Wait(JobId(2));
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_EQ(Ran(x), Minutes(46));  // not at 44 minutes, nor at the old 60
+  EXPECT_EQ(ReadFile(b.stdout_path), "term\n");
+}
+
+TEST_F(ProcessSupervisorLimitTest, RaisingLetsItRunPastTheOldDeadline) {
+  ProcessSpec c = Trapping(4, Minutes(10));
+  LaunchReady(c);
+  ProcessSpec sentinel = Trapping(5, Minutes(15));
+  LaunchReady(sentinel);
+  clock_.Advance(Minutes(5));
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(4), Generation(1), Minutes(60)).has_value());
+  clock_.Advance(Minutes(15));  // 20 minutes: past the old limit
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(4), Generation(1), Minutes(60)).has_value());
+  EXPECT_TRUE(exits_.Wait(JobId(5)).timed_out);
+  EXPECT_EQ(exits_.Count(JobId(4)), 0u);
+  clock_.Advance(Minutes(41));
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(4), Generation(1), Minutes(60)).has_value());
+  ProcessExit x = exits_.Wait(JobId(4));
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_EQ(Ran(x), Minutes(61));
+  // An unlimited limit has no deadline at all.
+  ProcessSpec d = Trapping(6, Minutes(1));
+  LaunchReady(d);
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(6), Generation(1), kUnlimited).has_value());
+  clock_.Advance(Minutes(100000));
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(6), Generation(1), kUnlimited).has_value());
+  ASSERT_TRUE(sup_->Cancel(JobId(6), Generation(1)).has_value());
+  ProcessExit y = exits_.Wait(JobId(6));
+  EXPECT_TRUE(y.cancelled);
+  EXPECT_FALSE(y.timed_out);
+}
+
+TEST_F(ProcessSupervisorLimitTest, WarningIsSentOnceAndReArmedByALaterLimit) {
+  ProcessSpec w = Trapping(7, Minutes(10));
+  w.warn = SignalSpec{.signal = SIGUSR1, .before = Minutes(5)};
+  LaunchReady(w);
+  auto warnings = [&] {
+    std::string out = ReadFile(w.stdout_path);
+    return std::count(out.begin(), out.end(), 'w');
+  };
+  clock_.Advance(Minutes(6));  // past the warning time (5 minutes)
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(10)).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return warnings() == 1; }));
+  // The same deadline again, or a later one whose warning time is past too: not sent again.
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(10)).has_value());
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(11)).has_value());
+  // A limit whose warning time is ahead re-arms it: sent at 25 minutes, not before.
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(30)).has_value());
+  clock_.Advance(Minutes(18));  // 24 minutes
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(30)).has_value());
+  clock_.Advance(Minutes(2));  // 26 minutes
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(30)).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return warnings() == 2; }));
+  clock_.Advance(Minutes(5));  // 31 minutes
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(30)).has_value());
+  ProcessExit x = exits_.Wait(JobId(7));
+  EXPECT_TRUE(x.timed_out);
+  EXPECT_EQ(ReadFile(w.stdout_path), "warned\nwarned\nterm\n");
+}
+
+TEST_F(ProcessSupervisorLimitTest, StepTasksCountTheirLimitFromTheJobsStart) {
+  Timestamp job_start = clock_.Now();
+  ProcessSpec batch = Trapping(8, Minutes(60));
+  LaunchReady(batch);
+  clock_.Advance(Minutes(10));
+  ProcessSpec task = Sh(8, "trap 'echo term; exit 0' TERM; echo > task.ready; while :; do sleep 1000 & wait; done");
+  task.step = 0;
+  task.stdout_path = dir_ / "task.out";
+  task.time_limit = Minutes(60);
+  task.limit_start = job_start;
+  task.kill_grace = Minutes(600);
+  ASSERT_TRUE(sup_->Launch(task).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "task.ready"); }));
+  clock_.Advance(Minutes(5));
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(8), Generation(1), Minutes(20)).has_value());
+  clock_.Advance(Minutes(6));  // 21 minutes after the job's start, 11 after the task's
+  ASSERT_TRUE(sup_->SetTimeLimit(JobId(8), Generation(1), Minutes(20)).has_value());
+  ASSERT_TRUE(WaitUntil([&] { return exits_.Count(JobId(8)) == 2; }));
+  for (const ProcessExit& x : exits_.All()[JobId(8)]) {
+    EXPECT_TRUE(x.timed_out) << "step " << x.step;
+    EXPECT_EQ(x.end_time, job_start + Minutes(21));
+  }
+  EXPECT_EQ(ReadFile(task.stdout_path), "term\n");
+}
 
 class ProcessSupervisorAsUserTest : public ProcessSupervisorTest {
  protected:

@@ -40,6 +40,8 @@ class AgentTransport {
   virtual void Cancel(const AgentAddress& to, const api::CancelRequest& request) = 0;
   virtual void LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) = 0;
   virtual void SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) = 0;
+  // A running job's new time limit for its processes on that node.
+  virtual void SetTimeLimit(const AgentAddress& to, const api::TimeLimitRequest& request) = 0;
   // Drops queued commands for `node` (it re-registered under a new address, or went down).
   virtual void Forget(const std::string& node) = 0;
 };

@@ -502,9 +502,9 @@ Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration 
   JobEntry& e = it->second;
   CORRAL_RETURN_IF_ERROR(CheckOwner(who, e.job));
   if (limit.count() <= 0) return InvalidArgument("job " + id.ToString() + ": time limit must be positive");
-  if (e.job.state != JobState::kPending) {
+  if (e.job.state != JobState::kPending && e.job.state != JobState::kRunning) {
     return FailedPrecondition("job " + id.ToString() + ": " + std::string(JobStateName(e.job.state)) +
-                              ": a time limit can only be changed while the job is pending");
+                              ": a time limit can only be changed while the job is pending or running");
   }
   if (!IsAdmin(who)) {
     if (limit > e.job.time_limit) {
@@ -523,7 +523,22 @@ Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration 
   e.job.spec.time_limit = limit;
   PutJob(e);
   MarkDirty();
+  if (e.job.state == JobState::kRunning) SendTimeLimit(e);
   return {};
+}
+
+void Controller::SendTimeLimit(const JobEntry& e) {
+  // Every node of the allocation: the batch host runs the script, any node may run step
+  // tasks (now or later: a later step's launch carries the new limit, and the per-node order
+  // of commands keeps an earlier launch before this update).
+  for (const auto& na : e.job.allocation.nodes) {
+    const NodeEntry* n = FindNode(na.node_name);
+    if (n == nullptr) continue;
+    OutgoingCommand c{.kind = OutgoingCommand::Kind::kTimeLimit,
+                      .to = {n->node.inventory.name, n->node.inventory.address}};
+    c.time_limit = {e.job.id, e.job.allocation.generation, e.job.time_limit};
+    outbox_.push_back(std::move(c));
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

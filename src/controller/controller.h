@@ -52,11 +52,12 @@ struct JobFilter {
 
 // A command for an agent, released after the batch that caused it is durable.
 struct OutgoingCommand {
-  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep } kind;
+  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep, kTimeLimit } kind;
   AgentAddress to;
   api::LaunchRequest launch;
   api::SignalRequest signal;
   api::CancelRequest cancel;
+  api::TimeLimitRequest time_limit;
   api::StepLaunchRequest step_launch;
   api::StepSignalRequest step_signal;
 };
@@ -110,12 +111,15 @@ class Controller {
   // Holds / releases a pending job. Returns kNotFound, kPermissionDenied, kFailedPrecondition.
   Status Hold(const api::Identity& who, JobId id, bool hold);
 
-  // Sets a pending job's time limit (`scontrol update JobId=.. TimeLimit=..`). As in Slurm, only
-  // an admin may raise it (or go beyond the partition's maximum). Returns kNotFound,
-  // kPermissionDenied (not the owner nor an admin, or a user raising the limit),
-  // kFailedPrecondition when the job is not pending (a running job's limit is enforced by its
-  // agent from the launch on), kInvalidArgument for a limit that is not positive or over the
-  // partition's maximum.
+  // Sets a pending or running job's time limit (`scontrol update JobId=.. TimeLimit=..`). As in
+  // Slurm, only an admin may raise it (or go beyond the partition's maximum). For a running
+  // job the new limit is stored and sent to the agent of every node of its allocation (for that
+  // run, by generation), which moves the deadlines (and the `--signal` warning) of the job's
+  // processes there; a limit shorter than the time the job has run ends it TIMEOUT at once.
+  // Returns kNotFound, kPermissionDenied (not the owner nor an admin, or a user raising the
+  // limit), kFailedPrecondition when the job has ended,
+  // kInvalidArgument for a limit that is not positive or over the partition's maximum.
+  // Nothing changes on error.
   Status UpdateTimeLimit(const api::Identity& who, JobId id, Duration limit);
 
   Result<api::JobInfo> GetJob(JobId id) const;
@@ -297,6 +301,8 @@ class Controller {
   void FailJobsOnNode(NodeEntry& n, const std::string& reason);
   void FailLostJob(JobEntry& e, const std::string& reason);
   void SendCancel(const JobEntry& e);
+  // The job's current time limit to the agent of every node of its allocation.
+  void SendTimeLimit(const JobEntry& e);
   NodeEntry* FindNode(const std::string& name);
   const NodeEntry* FindNode(const std::string& name) const;
   api::JobInfo MakeJobInfo(const JobEntry& e) const;

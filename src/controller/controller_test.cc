@@ -460,18 +460,102 @@ TEST_F(ControllerTest, UpdateTimeLimitOfPendingJobs) {
   EXPECT_EQ(controller_->UpdateTimeLimit(kBob, a, Minutes(10)).error().code, ErrorCode::kPermissionDenied);
   ASSERT_TRUE(controller_->UpdateTimeLimit(kAdmin, a, kUnlimited).has_value());
   EXPECT_EQ(Get(a).time_limit, kUnlimited);
-  // Not positive; unknown job; not pending.
+  // Not positive; unknown job; ended.
   EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, a, Seconds(0)).error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, JobId(999), Minutes(1)).error().code, ErrorCode::kNotFound);
-  auto running = controller_->UpdateTimeLimit(kAlice, busy, Minutes(1));
-  ASSERT_FALSE(running.has_value());
-  EXPECT_EQ(running.error().code, ErrorCode::kFailedPrecondition);
+  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", Get(busy), 0)).has_value());
+  ASSERT_EQ(Get(busy).state, JobState::kCompleted);
+  auto ended = controller_->UpdateTimeLimit(kAlice, busy, Minutes(1));
+  ASSERT_FALSE(ended.has_value());
+  EXPECT_EQ(ended.error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(ended.error().message, "job " + busy.ToString() +
+                                       ": COMPLETED: a time limit can only be changed while the job is "
+                                       "pending or running");
   // A user may not go over the partition's maximum (30 minutes in "short").
   JobSpec in_short = Spec(1);
   in_short.partitions = {"short"};
   in_short.time_limit = Minutes(20);
   JobId b = Submit(in_short);
   ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, b, Minutes(10)).has_value());
+}
+
+TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
+  RegisterNode("node01", 1);
+  RegisterNode("node02", 1);
+  RegisterNode("node03", 1);
+  Flush();
+  JobSpec s = Spec(1, /*nodes=*/2);
+  s.partitions = {"short"};
+  s.time_limit = Minutes(20);
+  JobId a = Submit(s);
+  controller_->Tick();
+  Job j = Get(a);
+  ASSERT_EQ(j.state, JobState::kRunning);
+  ASSERT_EQ(j.allocation.nodes.size(), 2u);
+  Flush();  // the launch
+
+  auto sent = [&](const std::vector<OutgoingCommand>& out) {
+    std::vector<std::string> to;
+    for (const auto& c : out) {
+      EXPECT_EQ(c.kind, OutgoingCommand::Kind::kTimeLimit);
+      EXPECT_EQ(c.time_limit.job, a);
+      EXPECT_EQ(c.time_limit.generation, j.allocation.generation);
+      to.push_back(c.to.node);
+    }
+    return to;
+  };
+  std::vector<std::string> nodes = {j.allocation.nodes[0].node_name, j.allocation.nodes[1].node_name};
+
+  // The owner lowers it: stored durably, and sent to both nodes of the allocation.
+  ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, a, Minutes(10)).has_value());
+  auto out = Flush();
+  EXPECT_EQ(sent(out), nodes);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].time_limit.time_limit, Minutes(10));
+  EXPECT_EQ(Get(a).time_limit, Minutes(10));
+  EXPECT_EQ(Get(a).state, JobState::kRunning);
+  auto stored = store_.Load();
+  ASSERT_TRUE(stored.has_value());
+  bool found = false;
+  for (const Job& sj : stored->jobs) {
+    if (sj.id != a) continue;
+    found = true;
+    EXPECT_EQ(sj.time_limit, Minutes(10));
+    EXPECT_EQ(sj.spec.time_limit, Minutes(10));
+  }
+  EXPECT_TRUE(found);
+
+  // Raising it, going over the partition's maximum and another user's job are refused, and
+  // change nothing: no record, no command.
+  auto raise = controller_->UpdateTimeLimit(kAlice, a, Minutes(15));
+  ASSERT_FALSE(raise.has_value());
+  EXPECT_EQ(raise.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(raise.error().message,
+            "job " + a.ToString() + ": only an administrator may raise a time limit (from 10:00 to 15:00)");
+  EXPECT_EQ(controller_->UpdateTimeLimit(kBob, a, Minutes(5)).error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, a, Seconds(0)).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(controller_->TakeWrites().empty());
+  EXPECT_TRUE(Flush().empty());
+  EXPECT_EQ(Get(a).time_limit, Minutes(10));
+
+  // An administrator may raise it, past the partition's maximum too.
+  ASSERT_TRUE(controller_->UpdateTimeLimit(kAdmin, a, Minutes(600)).has_value());
+  out = Flush();
+  EXPECT_EQ(sent(out), nodes);
+  ASSERT_FALSE(out.empty());
+  EXPECT_EQ(out[0].time_limit.time_limit, Minutes(600));
+
+  // A limit below the time run: the agents time the job out; its exit ends it TIMEOUT.
+  clock_.Advance(Minutes(30));
+  ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, a, Minutes(1)).has_value());
+  EXPECT_EQ(sent(Flush()), nodes);
+  ASSERT_TRUE(controller_->HandleEvents(Exit(nodes[0], Get(a), 0, /*timed_out=*/true)).has_value());
+  EXPECT_EQ(Get(a).state, JobState::kTimeout);
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAdmin, a, Minutes(60)).error().code, ErrorCode::kFailedPrecondition);
+  // A restarted controller has the last limit.
+  Flush();
+  Reset();
+  EXPECT_EQ(Get(a).time_limit, Minutes(1));
 }
 
 // Reports the queue's order as priorities: the earlier the job, the higher.

@@ -16,7 +16,7 @@ namespace corral::controller {
 namespace {
 
 struct Command {
-  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep } kind;
+  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep, kTimeLimit } kind;
   std::string url;
   std::string path;
   std::string body;
@@ -202,6 +202,12 @@ void HttpAgentTransport::SignalStep(const AgentAddress& to, const api::StepSigna
   impl_->Enqueue(to, {.kind = Command::Kind::kSignalStep, .path = "/api/v1/steps/signal",
                       .body = api::EncodeStepSignalRequest(request), .job = request.job,
                       .generation = request.generation, .step = request.step});
+}
+
+void HttpAgentTransport::SetTimeLimit(const AgentAddress& to, const api::TimeLimitRequest& request) {
+  impl_->Enqueue(to, {.kind = Command::Kind::kTimeLimit, .path = "/api/v1/jobs/limit",
+                      .body = api::EncodeTimeLimitRequest(request), .job = request.job,
+                      .generation = request.generation});
 }
 
 void HttpAgentTransport::Forget(const std::string& node) {

@@ -29,6 +29,7 @@ class HttpAgentTransport final : public AgentTransport {
   void Cancel(const AgentAddress& to, const api::CancelRequest& request) override;
   void LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) override;
   void SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) override;
+  void SetTimeLimit(const AgentAddress& to, const api::TimeLimitRequest& request) override;
   void Forget(const std::string& node) override;
 
  private:

@@ -176,6 +176,7 @@ struct ControllerService::Impl {
         case OutgoingCommand::Kind::kCancel: transport->Cancel(c.to, c.cancel); break;
         case OutgoingCommand::Kind::kLaunchStep: transport->LaunchStep(c.to, c.step_launch); break;
         case OutgoingCommand::Kind::kSignalStep: transport->SignalStep(c.to, c.step_signal); break;
+        case OutgoingCommand::Kind::kTimeLimit: transport->SetTimeLimit(c.to, c.time_limit); break;
       }
     }
     for (const auto& step : controller->TakeFinishedSteps()) {

@@ -454,6 +454,16 @@ const std::vector<CommandInfo>& Commands() {
        [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Hold(id, true); }); }},
       {"release", "corral release JOB...", {}, {},
        [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Hold(id, false); }); }},
+      {"update", "corral update JOB... --time-limit TIME   (pending or running; only admins may raise it)",
+       {"time-limit"}, {},
+       [](Client& c, const Args& a) {
+         auto it = a.values.find("time-limit");
+         if (it == a.values.end()) return UsageError(a.command, "--time-limit is required");
+         if (auto d = ParseSlurmDuration(it->second); !d) {
+           return UsageError(a.command, "--time-limit " + it->second + ": " + d.error().message);
+         }
+         return ForEachJob(a, [&](JobId id) { return c.UpdateTimeLimit(id, it->second); });
+       }},
       {"wait", "corral wait JOB...   (exits with the first failing job's exit status)", {}, {}, Wait},
       {"checkpoint-done", "corral checkpoint-done [JOB]   (inside a job: records its checkpoint)", {}, {},
        CheckpointDone},

@@ -334,6 +334,40 @@ TEST_F(SlurmTest, SallocAndSrunMakeAndReleaseAllocations) {
                       std::chrono::seconds(20)));
 }
 
+// A running job's time limit: lowered by scontrol below what it needs, it ends TIMEOUT; raised
+// by an administrator (`corral update`) past the limit it was started with, it completes.
+TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
+  JobId lowered = Sbatch({"-J", "lowered", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 300"});
+  ASSERT_TRUE(WaitState(lowered, JobState::kRunning));
+  auto update = cluster_->CliAs("scontrol", {"update", "JobId=" + lowered.ToString(), "TimeLimit=0:03"});
+  ASSERT_EQ(update.status, 0) << update.err;
+  EXPECT_EQ(cluster_->GetJob(lowered)->job.time_limit, Seconds(3));
+  Job j = WaitEnded(lowered);
+  EXPECT_EQ(j.state, JobState::kTimeout);
+  EXPECT_LT(j.end_time - j.start_time, Seconds(60));  // the new limit, not the old 10 minutes
+  // An ended job's limit is not changed: one line naming the problem.
+  auto ended = cluster_->CliAs("scontrol", {"update", "JobId=" + lowered.ToString(), "TimeLimit=5"});
+  EXPECT_EQ(ended.status, 1);
+  EXPECT_EQ(Lines(ended.err).size(), 1u) << ended.err;
+  EXPECT_TRUE(Has(ended.err, "TIMEOUT: a time limit can only be changed while the job is pending or running"))
+      << ended.err;
+
+  // Started with 2 seconds, the script needs about 4: the raise reaches its agent first.
+  std::string out = cluster_->work_dir() + "/raised.out";
+  JobId raised = Sbatch({"-J", "raised", "-t", "0:02", "-o", out, "--wrap", "sleep 4; echo done"});
+  ASSERT_TRUE(WaitState(raised, JobState::kRunning));
+  auto raise = cluster_->Cli({"update", raised.ToString(), "--time-limit", "10:00"});
+  ASSERT_EQ(raise.status, 0) << raise.err;
+  j = WaitEnded(raised);
+  EXPECT_EQ(j.state, JobState::kCompleted) << j.reason;
+  EXPECT_EQ(j.exit_code, 0);
+  EXPECT_EQ(j.time_limit, Minutes(10));
+  EXPECT_EQ(Read(out), "done\n");
+  auto usage = cluster_->Cli({"update", raised.ToString(), "--time-limit", "soon"});
+  EXPECT_EQ(usage.status, 2);
+  EXPECT_EQ(Lines(usage.err).size(), 1u) << usage.err;
+}
+
 // squeue, scontrol hold/release/update, scancel with array tasks and filters, sinfo, sacct.
 TEST_F(SlurmTest, QueueControlCancelAndAccounting) {
   JobId held = Sbatch({"-H", "-J", "held", "-t", "30", "-o", "/dev/null", "--wrap", "sleep 300"});

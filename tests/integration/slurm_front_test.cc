@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api/json_codec.h"
+#include "core/clock.h"
 #include "tests/integration/test_cluster.h"
 
 namespace corral::testing {
@@ -351,6 +353,32 @@ TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
   EXPECT_EQ(Lines(ended.err).size(), 1u) << ended.err;
   EXPECT_TRUE(Has(ended.err, "TIMEOUT: a time limit can only be changed while the job is pending or running"))
       << ended.err;
+  // The agent's route: only the controller may call it; a stale generation is refused, and
+  // the current one with nothing left running is no error.
+  auto nodes = cluster_->ListNodes();
+  ASSERT_TRUE(nodes.has_value());
+  std::string agent_url;
+  for (const auto& n : *nodes) {
+    if (n.node.inventory.name == j.allocation.nodes.front().node_name) agent_url = n.node.inventory.address;
+  }
+  auto key = api::JwtKey::FromFile(cluster_->dir() + "/jwt.key");
+  ASSERT_TRUE(key.has_value());
+  auto agent = api::HttpClient::Create(agent_url);
+  ASSERT_TRUE(agent.has_value());
+  auto post = [&](Generation gen, api::Role role) {
+    api::Identity who = api::CurrentProcessIdentity();
+    who.role = role;
+    api::TimeLimitRequest req{.job = lowered, .generation = gen, .time_limit = Minutes(5)};
+    auto r = (*agent)->Send("POST", "/api/v1/jobs/limit", api::EncodeTimeLimitRequest(req),
+                            {{"authorization", api::BearerHeader(*key, who, SystemClock::Get().Now())}});
+    return r ? *r : api::HttpResponse{.status = 0, .body = r.error().message};
+  };
+  const Generation gen = j.allocation.generation;
+  EXPECT_EQ(post(gen, api::Role::kController).status, 200);
+  api::HttpResponse stale = post(Generation(gen.value - 1), api::Role::kController);
+  EXPECT_EQ(stale.status, 409);
+  EXPECT_TRUE(Has(stale.body, "stale time limit for generation")) << stale.body;
+  EXPECT_EQ(post(gen, api::Role::kUser).status, 403);
 
   // Started with 2 seconds, the script needs about 4: the raise reaches its agent first.
   std::string out = cluster_->work_dir() + "/raised.out";

@@ -131,6 +131,31 @@ TEST_F(ControllerSchedTest, SubmissionsAreCheckedAgainstAccountsQosAndLimits) {
   EXPECT_FALSE(controller_->HasPendingWrites());
 }
 
+// The scheduler sees a running job end at its start plus its current limit: lowering or
+// raising it moves the estimated start of the job waiting for its GPUs.
+TEST_F(ControllerSchedTest, ChangingARunningJobsLimitMovesTheEstimatedStartOfTheNext) {
+  RegisterNode("node01", 2);
+  JobSpec long_job = Spec("ops", 2);
+  long_job.time_limit = Minutes(120);
+  JobId a = *controller_->Submit(kAlice, long_job).transform([](auto r) { return r.job_id; });
+  controller_->Tick();
+  ASSERT_EQ(Get(a).state, JobState::kRunning);
+  Timestamp started = Get(a).start_time;
+  JobSpec next = Spec("ops", 2);
+  next.time_limit = Minutes(10);
+  JobId b = *controller_->Submit(kBob, next).transform([](auto r) { return r.job_id; });
+  Advance(Seconds(1));
+  ASSERT_EQ(Get(b).state, JobState::kPending);
+  EXPECT_EQ(controller_->GetJob(b)->estimated_start, started + Minutes(120));
+  ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, a, Minutes(30)).has_value());
+  Advance(Seconds(1));
+  EXPECT_EQ(controller_->GetJob(b)->estimated_start, started + Minutes(30));
+  const Identity admin{.user = "root", .uid = 0, .gid = 0, .role = Role::kAdmin};
+  ASSERT_TRUE(controller_->UpdateTimeLimit(admin, a, Minutes(300)).has_value());
+  Advance(Seconds(1));
+  EXPECT_EQ(controller_->GetJob(b)->estimated_start, started + Minutes(300));
+}
+
 TEST_F(ControllerSchedTest, AccountAtItsLimitWaitsWithThatReason) {
   RegisterNode("node01", 4);
   JobId a = *controller_->Submit(kAlice, Spec("nlp", 2)).transform([](auto r) { return r.job_id; });

@@ -121,6 +121,9 @@ Status Controller::Recover(store::StoredState state) {
                       .to = {batch->node.inventory.name, batch->node.inventory.address}};
     c.launch.job = e.job;
     outbox_.push_back(std::move(c));
+    // A time limit changed while the job ran may have been stored but not delivered before
+    // the restart; agents take the same limit again as a no-op.
+    SendTimeLimit(e);
   }
   auto meta = [&](const char* key, uint64_t* out) {
     auto it = state.meta.find(key);

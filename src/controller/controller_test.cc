@@ -329,10 +329,15 @@ TEST_F(ControllerTest, RecoveryRestoresJobsNodesAllocationsAndCounters) {
   EXPECT_EQ(Get(a).state, JobState::kRunning);
   EXPECT_EQ(Get(a).allocation.generation, gen);
   EXPECT_EQ(Get(b).state, JobState::kPending);
-  // The recovered allocation still holds the GPUs, and the launch is sent again.
+  // The recovered allocation still holds the GPUs, and the launch is sent again, with the
+  // job's time limit (in case a change was stored but not delivered before the restart).
   auto out = Flush();
-  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kLaunch);
   EXPECT_EQ(out[0].launch.job.id, a);
+  EXPECT_EQ(out[1].kind, OutgoingCommand::Kind::kTimeLimit);
+  EXPECT_EQ(out[1].to.node, "node01");
+  EXPECT_EQ(out[1].time_limit, (api::TimeLimitRequest{a, gen, Get(a).time_limit}));
   controller_->Tick();
   EXPECT_EQ(Get(b).state, JobState::kPending);
   // Ids and generations continue where they were.

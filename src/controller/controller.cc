@@ -534,6 +534,7 @@ void Controller::SendTimeLimit(const JobEntry& e) {
   // Every node of the allocation: the batch host runs the script, any node may run step
   // tasks (now or later: a later step's launch carries the new limit, and the per-node order
   // of commands keeps an earlier launch before this update).
+  if (e.job.time_limit.count() <= 0) return;  // none recorded: nothing to enforce
   for (const auto& na : e.job.allocation.nodes) {
     const NodeEntry* n = FindNode(na.node_name);
     if (n == nullptr) continue;

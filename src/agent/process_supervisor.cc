@@ -280,10 +280,10 @@ struct ProcessSupervisor::Impl {
     int pidfd = -1;
     Timestamp start_time{};
     MonoTime start_mono{};
-    MonoTime limit_origin{};   // what the time limit counts from
+    MonoTime limit_origin{};  // what the time limit counts from
     Duration kill_grace{};
     SignalSpec warn;
-    bool warned = false;       // the warning was sent (or its time had passed at the start)
+    bool warned = false;  // the warning was sent (or its time had passed at the start)
     MonoTime warn_at = kNever;
     MonoTime term_at = kNever;
     MonoTime kill_at = kNever;

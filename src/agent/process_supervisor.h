@@ -64,7 +64,7 @@ struct ProcessSpec {
   // the agent is not root, nothing is switched (`corral dev` runs its own user's jobs).
   std::optional<uint32_t> uid;
   std::optional<uint32_t> gid;
-  Duration time_limit = kUnlimited;   // measured from `limit_start`
+  Duration time_limit = kUnlimited;  // measured from `limit_start`
   // When the time limit counts from: the job's start for a step's tasks; the epoch (the
   // default) means the process's own start. A limit already over when the process starts
   // ends it at once (after 1 ms).

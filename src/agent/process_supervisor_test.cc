@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "core/testing/fake_clock.h"
 #include "core/clock.h"
+#include "core/testing/fake_clock.h"
 
 namespace corral::agent {
 namespace {
@@ -709,14 +709,16 @@ TEST_F(ProcessSupervisorTest, ChildReapedBehindItsBackIsStillReportedOnce) {
 // the fake time are checked.
 class ProcessSupervisorLimitTest : public ProcessSupervisorTest {
  protected:
-  ProcessSupervisorLimitTest() { sup_ = std::make_unique<ProcessSupervisor>(clock_, exits_.Callback()); }
+  ProcessSupervisorLimitTest() {
+    sup_ = std::make_unique<ProcessSupervisor>(clock_, exits_.Callback());
+  }
 
   // A process that writes "ready" once its traps are set, a line for each warning and
   // "term" on SIGTERM (then exits 0).
   ProcessSpec Trapping(uint64_t job, Duration limit) {
     std::string ready = "ready" + std::to_string(job);
-    ProcessSpec spec = Sh(job, "trap 'echo warned' USR1; trap 'echo term; exit 0' TERM; echo > " + ready +
-                                   "; while :; do sleep 1000 & wait; done");
+    ProcessSpec spec = Sh(job, "trap 'echo warned' USR1; trap 'echo term; exit 0' TERM; echo > " +
+                                   ready + "; while :; do sleep 1000 & wait; done");
     spec.time_limit = limit;
     spec.kill_grace = Minutes(600);
     return spec;
@@ -725,7 +727,8 @@ class ProcessSupervisorLimitTest : public ProcessSupervisorTest {
   void LaunchReady(const ProcessSpec& spec) {
     Status s = sup_->Launch(spec);
     ASSERT_TRUE(s.has_value()) << s.error().message;
-    ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / ("ready" + std::to_string(spec.job.value))); }));
+    ASSERT_TRUE(
+        WaitUntil([&] { return fs::exists(dir_ / ("ready" + std::to_string(spec.job.value))); }));
   }
 
   Duration Ran(const ProcessExit& x) { return x.end_time - x.start_time; }
@@ -745,8 +748,10 @@ TEST_F(ProcessSupervisorLimitTest, ALimitBelowTheTimeRunEndsTheProcessNow) {
   EXPECT_EQ(Ran(x), Minutes(30));
   EXPECT_EQ(ReadFile(a.stdout_path), "term\n");
   // Bad input changes nothing; a run that is not there is not found.
-  EXPECT_EQ(sup_->SetTimeLimit(JobId(1), Generation(1), Minutes(5)).error().code, ErrorCode::kNotFound);
-  EXPECT_EQ(sup_->SetTimeLimit(JobId(1), Generation(1), Seconds(0)).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(sup_->SetTimeLimit(JobId(1), Generation(1), Minutes(5)).error().code,
+            ErrorCode::kNotFound);
+  EXPECT_EQ(sup_->SetTimeLimit(JobId(1), Generation(1), Seconds(0)).error().code,
+            ErrorCode::kInvalidArgument);
 }
 
 TEST_F(ProcessSupervisorLimitTest, LoweringTimesOutAtTheNewDeadline) {
@@ -755,7 +760,8 @@ TEST_F(ProcessSupervisorLimitTest, LoweringTimesOutAtTheNewDeadline) {
   ProcessSpec sentinel = Trapping(3, Minutes(40));  // times out in the same pass as the check
   LaunchReady(sentinel);
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(2), Generation(1), Minutes(45)).has_value());
-  EXPECT_EQ(sup_->SetTimeLimit(JobId(2), Generation(2), Minutes(45)).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(sup_->SetTimeLimit(JobId(2), Generation(2), Minutes(45)).error().code,
+            ErrorCode::kNotFound);
   clock_.Advance(Minutes(44));
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(2), Generation(1), Minutes(45)).has_value());
   EXPECT_TRUE(exits_.Wait(JobId(3)).timed_out);
@@ -828,7 +834,8 @@ TEST_F(ProcessSupervisorLimitTest, StepTasksCountTheirLimitFromTheJobsStart) {
   ProcessSpec batch = Trapping(8, Minutes(60));
   LaunchReady(batch);
   clock_.Advance(Minutes(10));
-  ProcessSpec task = Sh(8, "trap 'echo term; exit 0' TERM; echo > task.ready; while :; do sleep 1000 & wait; done");
+  ProcessSpec task = Sh(
+      8, "trap 'echo term; exit 0' TERM; echo > task.ready; while :; do sleep 1000 & wait; done");
   task.step = 0;
   task.stdout_path = dir_ / "task.out";
   task.time_limit = Minutes(60);

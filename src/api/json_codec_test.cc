@@ -384,7 +384,8 @@ CancelRequest FullCancelRequest() {
 }
 
 TimeLimitRequest FullTimeLimitRequest() {
-  return TimeLimitRequest{.job = JobId(4242), .generation = Generation(77), .time_limit = Seconds(5400)};
+  return TimeLimitRequest{
+      .job = JobId(4242), .generation = Generation(77), .time_limit = Seconds(5400)};
 }
 
 // --- Round trips ------------------------------------------------------------------------------
@@ -449,8 +450,9 @@ TEST(JsonCodecTest, AgentMessagesRoundTrip) {
   ExpectRoundTrip(FullSignalRequest(), EncodeSignalRequest, DecodeSignalRequest);
   ExpectRoundTrip(FullCancelRequest(), EncodeCancelRequest, DecodeCancelRequest);
   ExpectRoundTrip(FullTimeLimitRequest(), EncodeTimeLimitRequest, DecodeTimeLimitRequest);
-  ExpectRoundTrip(TimeLimitRequest{.job = JobId(1), .generation = Generation(2), .time_limit = kUnlimited},
-                  EncodeTimeLimitRequest, DecodeTimeLimitRequest);
+  ExpectRoundTrip(
+      TimeLimitRequest{.job = JobId(1), .generation = Generation(2), .time_limit = kUnlimited},
+      EncodeTimeLimitRequest, DecodeTimeLimitRequest);
 }
 
 TEST(JsonCodecTest, StringMapRoundTripsInOrder) {

@@ -506,8 +506,9 @@ Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration 
   CORRAL_RETURN_IF_ERROR(CheckOwner(who, e.job));
   if (limit.count() <= 0) return InvalidArgument("job " + id.ToString() + ": time limit must be positive");
   if (e.job.state != JobState::kPending && e.job.state != JobState::kRunning) {
-    return FailedPrecondition("job " + id.ToString() + ": " + std::string(JobStateName(e.job.state)) +
-                              ": a time limit can only be changed while the job is pending or running");
+    return FailedPrecondition(
+        "job " + id.ToString() + ": " + std::string(JobStateName(e.job.state)) +
+        ": a time limit can only be changed while the job is pending or running");
   }
   if (!IsAdmin(who)) {
     if (limit > e.job.time_limit) {

@@ -473,9 +473,10 @@ TEST_F(ControllerTest, UpdateTimeLimitOfPendingJobs) {
   auto ended = controller_->UpdateTimeLimit(kAlice, busy, Minutes(1));
   ASSERT_FALSE(ended.has_value());
   EXPECT_EQ(ended.error().code, ErrorCode::kFailedPrecondition);
-  EXPECT_EQ(ended.error().message, "job " + busy.ToString() +
-                                       ": COMPLETED: a time limit can only be changed while the job is "
-                                       "pending or running");
+  EXPECT_EQ(ended.error().message,
+            "job " + busy.ToString() +
+                ": COMPLETED: a time limit can only be changed while the job is "
+                "pending or running");
   // A user may not go over the partition's maximum (30 minutes in "short").
   JobSpec in_short = Spec(1);
   in_short.partitions = {"short"};
@@ -509,7 +510,8 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
     }
     return to;
   };
-  std::vector<std::string> nodes = {j.allocation.nodes[0].node_name, j.allocation.nodes[1].node_name};
+  std::vector<std::string> nodes = {j.allocation.nodes[0].node_name,
+                                    j.allocation.nodes[1].node_name};
 
   // The owner lowers it: stored durably, and sent to both nodes of the allocation.
   ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, a, Minutes(10)).has_value());
@@ -536,9 +538,12 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   ASSERT_FALSE(raise.has_value());
   EXPECT_EQ(raise.error().code, ErrorCode::kPermissionDenied);
   EXPECT_EQ(raise.error().message,
-            "job " + a.ToString() + ": only an administrator may raise a time limit (from 10:00 to 15:00)");
-  EXPECT_EQ(controller_->UpdateTimeLimit(kBob, a, Minutes(5)).error().code, ErrorCode::kPermissionDenied);
-  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, a, Seconds(0)).error().code, ErrorCode::kInvalidArgument);
+            "job " + a.ToString() +
+                ": only an administrator may raise a time limit (from 10:00 to 15:00)");
+  EXPECT_EQ(controller_->UpdateTimeLimit(kBob, a, Minutes(5)).error().code,
+            ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, a, Seconds(0)).error().code,
+            ErrorCode::kInvalidArgument);
   EXPECT_TRUE(controller_->TakeWrites().empty());
   EXPECT_TRUE(Flush().empty());
   EXPECT_EQ(Get(a).time_limit, Minutes(10));
@@ -556,7 +561,8 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   EXPECT_EQ(sent(Flush()), nodes);
   ASSERT_TRUE(controller_->HandleEvents(Exit(nodes[0], Get(a), 0, /*timed_out=*/true)).has_value());
   EXPECT_EQ(Get(a).state, JobState::kTimeout);
-  EXPECT_EQ(controller_->UpdateTimeLimit(kAdmin, a, Minutes(60)).error().code, ErrorCode::kFailedPrecondition);
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAdmin, a, Minutes(60)).error().code,
+            ErrorCode::kFailedPrecondition);
   // A restarted controller has the last limit.
   Flush();
   Reset();

@@ -341,17 +341,20 @@ TEST_F(SlurmTest, SallocAndSrunMakeAndReleaseAllocations) {
 TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
   JobId lowered = Sbatch({"-J", "lowered", "-t", "10", "-o", "/dev/null", "--wrap", "sleep 300"});
   ASSERT_TRUE(WaitState(lowered, JobState::kRunning));
-  auto update = cluster_->CliAs("scontrol", {"update", "JobId=" + lowered.ToString(), "TimeLimit=0:03"});
+  auto update =
+      cluster_->CliAs("scontrol", {"update", "JobId=" + lowered.ToString(), "TimeLimit=0:03"});
   ASSERT_EQ(update.status, 0) << update.err;
   EXPECT_EQ(cluster_->GetJob(lowered)->job.time_limit, Seconds(3));
   Job j = WaitEnded(lowered);
   EXPECT_EQ(j.state, JobState::kTimeout);
   EXPECT_LT(j.end_time - j.start_time, Seconds(60));  // the new limit, not the old 10 minutes
   // An ended job's limit is not changed: one line naming the problem.
-  auto ended = cluster_->CliAs("scontrol", {"update", "JobId=" + lowered.ToString(), "TimeLimit=5"});
+  auto ended =
+      cluster_->CliAs("scontrol", {"update", "JobId=" + lowered.ToString(), "TimeLimit=5"});
   EXPECT_EQ(ended.status, 1);
   EXPECT_EQ(Lines(ended.err).size(), 1u) << ended.err;
-  EXPECT_TRUE(Has(ended.err, "TIMEOUT: a time limit can only be changed while the job is pending or running"))
+  EXPECT_TRUE(Has(ended.err,
+                  "TIMEOUT: a time limit can only be changed while the job is pending or running"))
       << ended.err;
   // The agent's route: only the controller may call it; a stale generation is refused, and
   // the current one with nothing left running is no error.
@@ -359,7 +362,8 @@ TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
   ASSERT_TRUE(nodes.has_value());
   std::string agent_url;
   for (const auto& n : *nodes) {
-    if (n.node.inventory.name == j.allocation.nodes.front().node_name) agent_url = n.node.inventory.address;
+    if (n.node.inventory.name == j.allocation.nodes.front().node_name)
+      agent_url = n.node.inventory.address;
   }
   auto key = api::JwtKey::FromFile(cluster_->dir() + "/jwt.key");
   ASSERT_TRUE(key.has_value());
@@ -369,8 +373,9 @@ TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
     api::Identity who = api::CurrentProcessIdentity();
     who.role = role;
     api::TimeLimitRequest req{.job = lowered, .generation = gen, .time_limit = Minutes(5)};
-    auto r = (*agent)->Send("POST", "/api/v1/jobs/limit", api::EncodeTimeLimitRequest(req),
-                            {{"authorization", api::BearerHeader(*key, who, SystemClock::Get().Now())}});
+    auto r =
+        (*agent)->Send("POST", "/api/v1/jobs/limit", api::EncodeTimeLimitRequest(req),
+                       {{"authorization", api::BearerHeader(*key, who, SystemClock::Get().Now())}});
     return r ? *r : api::HttpResponse{.status = 0, .body = r.error().message};
   };
   const Generation gen = j.allocation.generation;

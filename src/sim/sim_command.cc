@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -9,9 +11,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/clock.h"
@@ -76,6 +80,8 @@ Output:
   --jobs-csv FILE       one row per policy and job: submit, start, end, preemptions
   --svg-dir DIR         jct_cdf.svg, utilisation.svg, queue.svg
   --write-trace FILE    write the trace that was replayed (e.g. from --from-store) as CSV
+  --threads N           policies simulated at once (default: the CPUs, at most one per
+                        policy); results do not depend on it
   --quiet               no table, no progress bar
   --profile             per policy: passes, skipped passes, time in the scheduler
 )";
@@ -95,6 +101,7 @@ struct Args {
   std::string csv, jobs_csv, svg_dir, write_trace;
   bool quiet = false;
   bool profile = false;
+  uint32_t threads = 0;  // 0 = the CPUs
 };
 
 std::vector<std::string> SplitList(const std::string& s, char sep) {
@@ -202,6 +209,13 @@ Result<Args> ParseArgs(int argc, char** argv) {
       CORRAL_ASSIGN_OR_RETURN(a.svg_dir, take());
     } else if (flag == "--write-trace") {
       CORRAL_ASSIGN_OR_RETURN(a.write_trace, take());
+    } else if (flag == "--threads") {
+      CORRAL_ASSIGN_OR_RETURN(std::string v, take());
+      char* end = nullptr;
+      unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || end != v.c_str() + v.size() || n == 0 || n > 256)
+        return InvalidArgument("--threads: not a number from 1 to 256: \"" + v + "\"");
+      a.threads = static_cast<uint32_t>(n);
     } else if (flag == "--quiet" || flag == "-q") {
       a.quiet = true;
     } else if (flag == "--profile") {
@@ -250,15 +264,34 @@ Result<Timestamp> ParseTime(const std::string& flag, const std::string& text) {
                    std::chrono::minutes(mi) + std::chrono::seconds(s));
 }
 
+// One bar for all the policies being simulated (several at once with --threads): each
+// reports its own fraction, the bar shows their mean. Thread-safe.
 class ProgressBar {
  public:
-  explicit ProgressBar(bool enabled) : enabled_(enabled) {}
+  ProgressBar(bool enabled, size_t runs) : enabled_(enabled), fractions_(runs, 0.0) {}
   void Start(const std::string& label) {
+    std::lock_guard<std::mutex> lock(mu_);
     label_ = label;
     last_ = -1;
-    Show(0);
+    ShowLocked(0);
   }
-  void Show(double fraction) {
+  void Report(size_t run, double fraction) {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    fractions_[run] = fraction;
+    double sum = 0;
+    for (double f : fractions_) sum += f;
+    ShowLocked(sum / static_cast<double>(fractions_.size()));
+  }
+  void Done() {
+    if (!enabled_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    std::fprintf(stderr, "\r%70s\r", "");
+    std::fflush(stderr);
+  }
+
+ private:
+  void ShowLocked(double fraction) {
     if (!enabled_) return;
     int pct = static_cast<int>(fraction * 100);
     if (pct == last_) return;
@@ -270,14 +303,10 @@ class ProgressBar {
     std::fprintf(stderr, "\r  %-10s [%s] %3d%%", label_.c_str(), bar.c_str(), pct);
     std::fflush(stderr);
   }
-  void Done() {
-    if (!enabled_) return;
-    std::fprintf(stderr, "\r%70s\r", "");
-    std::fflush(stderr);
-  }
 
- private:
   bool enabled_;
+  std::mutex mu_;
+  std::vector<double> fractions_;
   std::string label_;
   int last_ = -1;
 };
@@ -436,7 +465,6 @@ int RunSimCommand(int argc, char** argv) {
   std::vector<std::unique_ptr<SimResult>> results;
   std::vector<std::string> names;
   std::vector<std::string> profile_lines;
-  double total_wall = 0;
   std::string jobs_csv = "policy,job_id,gpus,submit_s,start_s,end_s,end,preemptions\n";
   if (history) {
     auto recorded = std::make_unique<SimResult>(RecordedRun(*workload, *history, capacity));
@@ -445,7 +473,12 @@ int RunSimCommand(int argc, char** argv) {
     names.push_back("recorded");
     results.push_back(std::move(recorded));
   }
-  ProgressBar bar(tty);
+  // The policies' objects first (a bad one is reported before anything runs), then their
+  // runs, several at once: each run is independent (its own policy object, options and
+  // results), and the results are gathered in the order of --policy, so the output does not
+  // depend on the threads.
+  std::vector<std::unique_ptr<sched::Policy>> policies;
+  std::vector<SimOptions> options;
   for (const std::string& name : args.policies) {
     std::unique_ptr<sched::Policy> policy;
     if (name == "las") {
@@ -467,13 +500,38 @@ int RunSimCommand(int argc, char** argv) {
     opt.profile_clock = &clock;
     if (!args.window) opt.window.enabled = false;
     opt.verify_windows = args.verify_windows;
-    bar.Start(name);
-    opt.progress = [&bar](double f) { bar.Show(f); };
-    MonoTime t0 = clock.MonotonicNow();
-    auto r = Simulate(*workload, nodes, config, *policy, opt);
-    double wall = ToSecondsF(clock.MonotonicNow() - t0);
-    total_wall += wall;
-    bar.Done();
+    policies.push_back(std::move(policy));
+    options.push_back(std::move(opt));
+  }
+  const size_t n_runs = policies.size();
+  size_t threads = args.threads != 0 ? args.threads : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, n_runs);
+  ProgressBar bar(tty, n_runs);
+  bar.Start(n_runs == 1 ? args.policies[0] : std::to_string(n_runs) + " policies");
+  std::vector<std::optional<Result<SimResult>>> outcomes(n_runs);
+  std::vector<double> walls(n_runs, 0.0);
+  std::atomic<size_t> next_run{0};
+  auto worker = [&] {
+    for (size_t i = next_run++; i < n_runs; i = next_run++) {
+      options[i].progress = [&bar, i](double f) { bar.Report(i, f); };
+      MonoTime t0 = clock.MonotonicNow();
+      outcomes[i] = Simulate(*workload, nodes, config, *policies[i], options[i]);
+      walls[i] = ToSecondsF(clock.MonotonicNow() - t0);
+      bar.Report(i, 1.0);
+    }
+  };
+  const MonoTime all_start = clock.MonotonicNow();
+  {
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+  }
+  const double total_wall = ToSecondsF(clock.MonotonicNow() - all_start);
+  bar.Done();
+  for (size_t i = 0; i < n_runs; ++i) {
+    const std::string& name = args.policies[i];
+    Result<SimResult>& r = *outcomes[i];
     if (!r) return Fail("policy " + name + ": " + r.error().message, 1);
     rows.push_back(ComputeMetrics(name, *workload, *r));
     if (!args.jobs_csv.empty()) jobs_csv += JobsCsvRows(name, *workload, *r);
@@ -482,7 +540,7 @@ int RunSimCommand(int argc, char** argv) {
         line, sizeof line,
         "  %-10s %7.2f s wall, %llu events, %llu passes (%llu skipped), %.2f s in Decide, "
         "%.0f pending jobs per pass, %llu window retries",
-        name.c_str(), wall, static_cast<unsigned long long>(r->stats.events),
+        name.c_str(), walls[i], static_cast<unsigned long long>(r->stats.events),
         static_cast<unsigned long long>(r->stats.passes),
         static_cast<unsigned long long>(r->stats.skipped_passes), r->stats.decide_seconds,
         r->stats.passes ? static_cast<double>(r->stats.pending_seen) / r->stats.passes : 0.0,
@@ -497,6 +555,7 @@ int RunSimCommand(int argc, char** argv) {
     std::printf("\n");
     if (args.profile) {
       for (const std::string& l : profile_lines) std::printf("%s\n", l.c_str());
+      std::printf("  %zu policies on %zu threads in %.2f s wall\n", n_runs, threads, total_wall);
     } else {
       std::printf("simulated in %.2f s (--profile for details)\n", total_wall);
     }

@@ -1,6 +1,7 @@
 // Replays every tests/sim/*.trace with `corral sim` and compares the metrics and per-job CSVs
 // with the scenario's *.expected, byte for byte. The trace's `# args:` line gives the options
-// (paths relative to tests/sim). CORRAL_UPDATE_GOLDEN=1 rewrites the expected files.
+// (paths relative to tests/sim); each runs twice, its policies one at a time and then all at
+// once (--threads). CORRAL_UPDATE_GOLDEN=1 rewrites the expected files.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -62,12 +63,19 @@ TEST_P(ScenarioTest, MatchesGoldenOutput) {
     if (a.size() > 5 && a.substr(a.size() - 5) == ".toml") a = (trace.parent_path() / a).string();
     args.push_back(a);
   }
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ASSERT_EQ(RunSimCommand(static_cast<int>(argv.size()), argv.data()), 0);
+  auto run = [&](const std::string& threads) {
+    std::vector<std::string> with = args;
+    with.push_back("--threads");
+    with.push_back(threads);
+    std::vector<char*> argv;
+    for (std::string& a : with) argv.push_back(a.data());
+    return RunSimCommand(static_cast<int>(argv.size()), argv.data());
+  };
+  // The policies one at a time.
+  ASSERT_EQ(run("1"), 0);
   std::string got = "== metrics\n" + Read(dir / "m.csv") + "== jobs\n" + Read(dir / "j.csv");
-  // The same trace and seed again: byte-identical output.
-  ASSERT_EQ(RunSimCommand(static_cast<int>(argv.size()), argv.data()), 0);
+  // The same trace and seed again, the policies all at once: byte-identical output.
+  ASSERT_EQ(run("8"), 0);
   EXPECT_EQ(got, "== metrics\n" + Read(dir / "m.csv") + "== jobs\n" + Read(dir / "j.csv"));
   fs::remove_all(dir);
   fs::path expected = trace;

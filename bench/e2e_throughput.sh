@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # End-to-end throughput of trivial jobs on `corral dev` (issue 2's benchmark; not a test).
-#   bench/e2e_throughput.sh [N] [api|cli|sbatch|both]     (default: N=1000, both = api and cli)
+#   bench/e2e_throughput.sh [N] [api|cli|sbatch|latency|both]  (default: N=1000, both = api and cli)
 # api: N submissions through the HTTP API from 8 keep-alive connections (bench/submit_load);
 # cli: one `corral submit --wrap true` process per job, in a loop, as users and scripts do.
 # sbatch: the same through the `sbatch` link (the Slurm front end), as Slurm users do.
+# latency: N submissions through the API, one every 20 ms from one connection (a cluster that
+# is not saturated): the latency of one job, submit-to-start and submit-to-end.
 # Prints submissions per second, the time until all N ended, and submit-to-start latency.
 # CORRAL_DEV_CONFIG=corral.toml gives the dev cluster those scheduling sections (e.g. a
 # [scheduler] policy to compare).
@@ -26,7 +28,9 @@ run_one() {
   for _ in $(seq 1 300); do grep -q "Press Ctrl-C" "$dir/dev.out" 2>/dev/null && break; sleep 0.1; done
   grep -q "Press Ctrl-C" "$dir/dev.out" || { cat "$dir/dev.out"; return 1; }
   echo "== $mode: $N trivial jobs on corral dev (4 nodes x 8 GPUs) =="
-  if [ "$mode" = api ]; then
+  if [ "$mode" = latency ]; then
+    "$load" --controller "http://127.0.0.1:$port" --key-file "$dir/dev/jwt.key" --jobs "$N" --threads 1 --interval 20
+  elif [ "$mode" = api ]; then
     "$load" --controller "http://127.0.0.1:$port" --key-file "$dir/dev/jwt.key" --jobs "$N" --threads 8
   else
     local t0 t1
@@ -50,5 +54,6 @@ case "$MODE" in
   api) run_one api ;;
   cli) run_one cli ;;
   sbatch) run_one sbatch ;;
+  latency) run_one latency ;;
   both) run_one api; run_one cli ;;
 esac

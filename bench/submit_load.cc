@@ -3,9 +3,12 @@
 //   submitted N jobs in S s: X submissions/s
 //   all N jobs ended Y s after the first submission: Z jobs/s end to end
 //   submit-to-start: median A ms, p99 B ms
-// Used by bench/e2e_throughput.sh; not a test.
+//   submit-to-end: median C ms, p99 D ms
+// Used by bench/e2e_throughput.sh; not a test. --interval MS paces each thread (one submission
+// every MS milliseconds): with one thread, the latency of a job on a cluster that is not
+// saturated.
 //
-//   submit_load --controller URL --key-file FILE [--jobs N] [--threads T] [--gpus G]
+//   submit_load --controller URL --key-file FILE [--jobs N] [--threads T] [--gpus G] [--interval MS]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,7 +28,7 @@ using namespace corral;
 
 int main(int argc, char** argv) {
   std::string url, key_file;
-  int jobs = 1000, threads = 8, gpus = 0;
+  int jobs = 1000, threads = 8, gpus = 0, interval_ms = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--controller") url = argv[i + 1];
@@ -33,9 +36,12 @@ int main(int argc, char** argv) {
     else if (a == "--jobs") jobs = std::atoi(argv[i + 1]);
     else if (a == "--threads") threads = std::atoi(argv[i + 1]);
     else if (a == "--gpus") gpus = std::atoi(argv[i + 1]);
+    else if (a == "--interval") interval_ms = std::atoi(argv[i + 1]);
   }
   if (url.empty() || key_file.empty()) {
-    std::fprintf(stderr, "usage: submit_load --controller URL --key-file FILE [--jobs N] [--threads T] [--gpus G]\n");
+    std::fprintf(stderr,
+                 "usage: submit_load --controller URL --key-file FILE [--jobs N] [--threads T] [--gpus G] "
+                 "[--interval MS]\n");
     return 2;
   }
   auto key = api::JwtKey::FromFile(key_file);
@@ -67,6 +73,7 @@ int main(int argc, char** argv) {
           continue;
         }
         ids[t].push_back(api::DecodeSubmitResponse(r->body)->job_id.value);
+        if (interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));  // pacing
       }
     });
   }
@@ -99,7 +106,7 @@ int main(int argc, char** argv) {
               jobs / total_s);
   auto listed = api::CheckResponse((*client)->Send("GET", "/api/v1/jobs?all=1", "", {{"authorization", auth}}, true));
   if (listed) {
-    std::vector<double> waits;
+    std::vector<double> waits, ends;
     int completed = 0;
     auto decoded = api::DecodeJobInfoList(listed->body);
     for (const auto& j : decoded ? *decoded : std::vector<api::JobInfo>{}) {
@@ -108,11 +115,19 @@ int main(int argc, char** argv) {
       if (j.job.start_time.time_since_epoch().count() != 0) {
         waits.push_back(ToSecondsF(j.job.start_time - j.job.submit_time) * 1000);
       }
+      if (j.job.end_time.time_since_epoch().count() != 0) {
+        ends.push_back(ToSecondsF(j.job.end_time - j.job.submit_time) * 1000);
+      }
     }
     std::sort(waits.begin(), waits.end());
     if (!waits.empty()) {
       std::printf("submit-to-start: median %.1f ms, p99 %.1f ms; %d of them COMPLETED\n", waits[waits.size() / 2],
                   waits[std::min(waits.size() - 1, waits.size() * 99 / 100)], completed);
+    }
+    std::sort(ends.begin(), ends.end());
+    if (!ends.empty()) {
+      std::printf("submit-to-end: median %.1f ms, p99 %.1f ms\n", ends[ends.size() / 2],
+                  ends[std::min(ends.size() - 1, ends.size() * 99 / 100)]);
     }
   }
   return 0;

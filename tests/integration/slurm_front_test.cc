@@ -436,7 +436,9 @@ TEST_F(SlurmTest, QueueControlCancelAndAccounting) {
   JobId array = Sbatch({"--array=1-4", "-J", "arr", "-o", "/dev/null", "--wrap", "sleep 300"});
   ASSERT_EQ(cluster_->CliAs("scancel", {array.ToString() + "_4"}).status, 0);
   ASSERT_EQ(cluster_->CliAs("scancel", {array.ToString() + "_[2-3]"}).status, 0);
+  // Tasks 2, 3 and 4 (ids array+1 .. array+3): each ends CANCELLED once its processes are gone.
   EXPECT_TRUE(WaitState(JobId(array.value + 3), JobState::kCancelled));
+  EXPECT_TRUE(WaitState(JobId(array.value + 2), JobState::kCancelled));
   EXPECT_TRUE(WaitState(JobId(array.value + 1), JobState::kCancelled));
   EXPECT_NE(cluster_->GetJob(array)->job.state, JobState::kCancelled);
   auto arr = cluster_->CliAs("squeue", {"-h", "-r", "-n", "arr", "-o", "%i"});

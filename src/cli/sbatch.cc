@@ -171,6 +171,7 @@ int RunBatchSubmit(int argc, char** argv, bool corral_submit) {
     }
   }
   slurm::SubmitContext ctx = ProcessContext();
+  ctx.exact_time_limits = corral_submit;
   auto req = slurm::ParseSbatch(args, parsed_text, ctx);
   if (!req) {
     report(req.error().message);

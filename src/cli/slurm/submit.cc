@@ -522,6 +522,7 @@ class Builder {
     }
     if (name == "time") {
       auto d = ParseTimeLimit(v);
+      if (d.has_value() && ctx_.exact_time_limits && *d != kUnlimited) d = ParseSlurmDuration(v);
       if (!d.has_value()) return Err("Invalid --time specification" + where());
       req_.spec.time_limit = *d;
       return {};

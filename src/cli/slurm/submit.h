@@ -49,6 +49,9 @@ struct SubmitContext {
   Timestamp now{};
   int64_t utc_offset_seconds = 0;  // the local zone, for --begin
   int nice = 0;                    // the caller's nice value (SLURM_PRIO_PROCESS)
+  // `corral submit`: --time keeps its seconds. sbatch/srun/salloc round a limit up to whole
+  // minutes, as Slurm does ("-t 0:30" is one minute).
+  bool exact_time_limits = false;
 };
 
 // Settings that stay on the client.

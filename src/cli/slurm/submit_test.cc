@@ -631,6 +631,26 @@ TEST(SbatchTest, ScriptArgumentsAndTheScriptItself) {
   EXPECT_EQ(r->spec.name, "run.slurm");
 }
 
+// sbatch rounds a limit up to whole minutes, as Slurm does; `corral submit` keeps seconds.
+TEST(SbatchTest, CorralSubmitKeepsTheSecondsOfATimeLimit) {
+  SubmitContext ctx = Context();
+  auto r = ParseSbatch({"-t", "0:03", "job.sh"}, "#!/bin/sh\n", ctx);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->spec.time_limit, Min(1));
+  ctx.exact_time_limits = true;
+  r = ParseSbatch({"-t", "0:03", "job.sh"}, "#!/bin/sh\n", ctx);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(std::chrono::seconds(3)));
+  r = ParseSbatch({"--time=1-2:03:04", "job.sh"}, "#!/bin/sh\n", ctx);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(std::chrono::seconds(
+                                    86400 + 2 * 3600 + 3 * 60 + 4)));
+  r = ParseSbatch({"--time=UNLIMITED", "job.sh"}, "#!/bin/sh\n", ctx);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->spec.time_limit, kUnlimited);
+  EXPECT_FALSE(ParseSbatch({"--time=soon", "job.sh"}, "#!/bin/sh\n", ctx).has_value());
+}
+
 TEST(SbatchTest, WrapBuildsSlurmsScript) {
   auto r = ParseSbatch({"--wrap", "echo \"a b\"; hostname"}, "", Context());
   ASSERT_TRUE(r.has_value());

@@ -96,9 +96,11 @@ void Controller::FillPendingView(const JobEntry& e, sched::PendingJobView* out) 
   v.time_limit = j.time_limit;
   v.submit_time = j.submit_time;
   v.nice = j.spec.nice;
-  v.held = j.spec.hold;
-  v.name = j.spec.name;
+  // One of the two: the engine explains an admin hold as JobHeldAdmin, which Schedule then
+  // stores as the job's reason, so the kind of hold outlives the pass.
   v.held_by_admin = j.spec.hold && j.reason == "JobHeldAdmin";
+  v.held = j.spec.hold && !v.held_by_admin;
+  v.name = j.spec.name;
   v.eligible_time = j.eligible_time;
   v.begin_time = j.spec.begin_time;
   v.dependencies = j.spec.dependencies;

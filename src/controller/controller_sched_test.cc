@@ -263,6 +263,9 @@ TEST_F(ControllerSchedTest, AnAdminHoldIsReleasedOnlyByAnAdmin) {
   EXPECT_EQ(controller_->Hold(kAlice, a, false).error().code, ErrorCode::kPermissionDenied);
   controller_->Tick();
   EXPECT_EQ(Get(a).state, JobState::kPending);
+  // A scheduling pass explains the hold; it is still the administrator's.
+  EXPECT_EQ(Get(a).reason, "JobHeldAdmin");
+  EXPECT_EQ(controller_->Hold(kAlice, a, false).error().code, ErrorCode::kPermissionDenied);
   ASSERT_TRUE(controller_->Hold(admin, a, false).has_value());
   controller_->Tick();
   EXPECT_EQ(Get(a).state, JobState::kRunning);

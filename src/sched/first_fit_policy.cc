@@ -95,6 +95,10 @@ Plan FirstFitPolicy::Decide(const ClusterSnapshot& snapshot, Timestamp /*now*/) 
   });
 
   for (const PendingJobView* job : order) {
+    if (job->held_by_admin) {
+      plan.pending.push_back({job->id, "JobHeldAdmin", "held by an administrator", {}});
+      continue;
+    }
     if (job->held) {
       plan.pending.push_back({job->id, "JobHeldUser", "held by its user", {}});
       continue;

@@ -288,8 +288,10 @@ void Controller::EndStepsOfJob(const JobEntry& e, const std::string& reason) {
     s.info.end_time = clock_.Now();
     s.live_nodes.clear();
     finished_steps_.push_back({id, s.info.step});
-    steps_dirty_.insert(id);
   }
+  // The job no longer runs: its stored steps go (PutDirtySteps deletes the key), whether or
+  // not some were still running.
+  if (next_step_.erase(id) > 0) steps_dirty_.insert(id);
   stops_.erase(id);
 }
 
@@ -385,14 +387,16 @@ void Controller::RecoverSteps(const store::StoredState& state) {
   size_t recovered = 0;
   for (auto it = state.meta.lower_bound(kStepsKeyPrefix);
        it != state.meta.end() && it->first.rfind(kStepsKeyPrefix, 0) == 0; ++it) {
-    if (it->second.empty()) continue;
     std::string_view digits =
         std::string_view(it->first).substr(std::string_view(kStepsKeyPrefix).size());
     uint64_t value = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
     if (ec != std::errc() || end != digits.data() + digits.size()) continue;
     const JobId id(value);
-    if (!running_.contains(id)) continue;
+    if (it->second.empty() || !running_.contains(id)) {
+      batch_.DeleteMeta(it->first);  // left by an older controller: nothing to recover
+      continue;
+    }
     const Generation gen = jobs_.at(id).job.allocation.generation;
     std::istringstream in(it->second);
     for (std::string line; std::getline(in, line);) {

@@ -325,6 +325,24 @@ TEST_F(ControllerStepsTest, StepsSurviveARestartFromTheStore) {
   EXPECT_FALSE(store_.Load()->meta.contains("steps/" + j.id.ToString()));
 }
 
+// A job whose steps had all ended leaves nothing of them in the store either.
+TEST_F(ControllerStepsTest, StoredStepsGoWhenTheJobEndsAfterThem) {
+  Job j = StartJob();
+  ASSERT_TRUE(controller_->CreateStep(kAlice, j.id, Run({"true"})).has_value());
+  for (uint32_t task : {0u, 1u})
+    ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, task, 0)).has_value());
+  for (uint32_t task : {2u, 3u})
+    ASSERT_TRUE(controller_->HandleEvents(TaskExit("node02", j, 0, task, 0)).has_value());
+  Flush();
+  ASSERT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kCompleted);
+  EXPECT_TRUE(store_.Load()->meta.contains("steps/" + j.id.ToString()));
+  api::JobEvent exited{
+      .type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation};
+  ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {exited}}).has_value());
+  Flush();
+  EXPECT_FALSE(store_.Load()->meta.contains("steps/" + j.id.ToString()));
+}
+
 // pyxis' --container-name: a later step naming the container gets its image.
 TEST_F(ControllerStepsTest, NamedContainerGivesLaterStepsItsImage) {
   Job j = StartJob();

@@ -140,7 +140,7 @@ Status Controller::Recover(store::StoredState state) {
   RecoverUsage(state);
   RecoverSteps(state);
   for (auto& [id, e] : jobs_) {
-    if (e.job.spec.array.empty()) continue;
+    if (e.job.spec.array.empty() || IsTerminal(e.job.state)) continue;
     if (auto a = ParseArraySpec(e.job.spec.array)) e.array_max_running = a->max_running;
   }
   // Jobs still running on GPUs taken out of service (after the usage ledger is back: a job
@@ -1026,13 +1026,14 @@ void Controller::Tick() {
     FailJobsOnNode(n, "stopped responding");
     MarkDirty();
   }
-  bool due = sched_dirty_ && now - last_pass_ >= PassSpacing();
+  // Spacing counts from the end of the last pass.
+  bool due = sched_dirty_ && now - (last_pass_ + last_pass_cost_) >= PassSpacing();
   if (due || now - last_pass_ >= config_.sched_periodic_interval) Schedule();
 }
 
 MonoTime Controller::NextTickDeadline() const {
   MonoTime next = last_pass_ + config_.sched_periodic_interval;
-  if (sched_dirty_) next = std::min(next, last_pass_ + PassSpacing());
+  if (sched_dirty_) next = std::min(next, last_pass_ + last_pass_cost_ + PassSpacing());
   next = std::min(next, NextStopDeadline());
   for (const auto& [name, n] : nodes_) {
     if (n.node.registered && n.node.responding) {

@@ -167,8 +167,10 @@ class Controller {
                           const Error& error);
 
   // --- Steps: `corral run` inside an allocation (controller_steps.cc) ---
-  // Steps live in memory only: after a controller restart the running ones are unknown (their
-  // tasks run on, fenced by the job's generation, and end with the job).
+  // A running job's steps are stored with it (meta "steps/<job>", PutDirtySteps) and
+  // recovered after a restart (RecoverSteps). Not yet: a step stored but whose launch was not
+  // sent before a crash is not launched again, and the batch host's MASTER_PORT is not stored
+  // (after a restart, steps get the default candidate port).
 
   // Creates the next step of running job `id`, laid out by `PlanStep`, and sends its launch to
   // each of its nodes. The step's MASTER_PORT is `spec.master_port`, else the one the batch
@@ -374,9 +376,9 @@ class Controller {
 
   bool sched_dirty_ = true;
   MonoTime last_pass_{};
-  // How long the last pass took: the next event-triggered pass waits at least as long
-  // (and at least sched_min_interval), so that with a long queue passes never take more
-  // than about half of the state thread and submissions keep being answered.
+  // How long the last pass took: the next event-triggered pass waits at least as long after
+  // it ended (and at least sched_min_interval), so that with a long queue passes never take
+  // more than about half of the state thread and submissions keep being answered.
   Duration last_pass_cost_{};
   // The last pass's snapshot, kept for its storage (see BuildSnapshot).
   sched::ClusterSnapshot pass_snapshot_;

@@ -13,6 +13,7 @@
 
 #include "api/json_codec.h"
 #include "cli/client.h"
+#include "cli/internal/slurm_cli.h"
 #include "cli/node_commands.h"
 #include "cli/run.h"
 #include "cli/submit.h"
@@ -108,14 +109,6 @@ std::string GpuSummary(const Job& j) {
   std::string s = std::to_string(total);
   if (!j.spec.resources.gpu_type.empty() && total > 0) s = j.spec.resources.gpu_type + ":" + s;
   return s;
-}
-
-// The exit status `corral wait` returns for a job that ended.
-int JobExitStatus(const Job& j) {
-  if (j.state == JobState::kCompleted) return 0;
-  if (j.exit_code != 0) return j.exit_code;
-  if (j.exit_signal != 0) return 128 + j.exit_signal;
-  return 1;
 }
 
 int Queue(Client& c, const Args& a) {
@@ -271,7 +264,7 @@ int Wait(Client& c, const Args& a) {
       auto info = c.WaitJob(id, 60);
       if (!info) return Error(info.error().message);
       if (!IsTerminal(info->job.state)) continue;
-      if (status == 0) status = JobExitStatus(info->job);
+      if (status == 0) status = internal::JobExitStatus(info->job);
       done.push_back(*info);
       if (!a.json) {
         std::printf("job %s %s exit %d:%d\n", id.ToString().c_str(), std::string(JobStateName(info->job.state)).c_str(),

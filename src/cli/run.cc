@@ -27,6 +27,8 @@
 #include "api/http.h"
 #include "api/json_codec.h"
 #include "cli/client.h"
+#include "cli/internal/slurm_cli.h"
+#include "cli/slurm/submit.h"
 #include "core/clock.h"
 #include "core/step.h"
 
@@ -241,29 +243,14 @@ Status Apply(int opt, const std::string& v, Settings* s) {
   return {};
 }
 
-// The tasks' base environment from --export (ALL, NONE, or names and NAME=value, with ALL
-// meaning everything plus those). NONE keeps only CORRAL_* variables, as Slurm keeps SLURM_*.
-std::map<std::string, std::string> ExportedEnvironment(const std::string& mode) {
-  std::vector<std::string> items;
-  std::stringstream ss(mode);
-  for (std::string item; std::getline(ss, item, ',');) items.push_back(item);
-  bool all = mode.empty() || std::find(items.begin(), items.end(), "ALL") != items.end();
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    std::string kv = *e;
-    auto eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) continue;
-    std::string name = kv.substr(0, eq);
-    if (all || name.rfind("CORRAL_", 0) == 0) env[name] = kv.substr(eq + 1);
-  }
-  for (const auto& item : items) {
-    if (item == "ALL" || item == "NONE" || item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq != std::string::npos) {
-      env[item.substr(0, eq)] = item.substr(eq + 1);
-    } else if (const char* v = std::getenv(item.c_str())) {
-      env[item] = v;
-    }
+// The tasks' base environment from --export, resolved as sbatch resolves it
+// (slurm::ResolveExport: ALL, NONE, names and NAME=value, any case); where not everything is
+// exported, the CORRAL_* variables are kept too, as Slurm keeps SLURM_*.
+Result<std::map<std::string, std::string>> ExportedEnvironment(const std::string& mode) {
+  const std::map<std::string, std::string> process = internal::ProcessEnvironment();
+  CORRAL_ASSIGN_OR_RETURN(auto env, slurm::ResolveExport(mode.empty() ? "ALL" : mode, process));
+  for (const auto& [name, value] : process) {
+    if (name.rfind("CORRAL_", 0) == 0) env.emplace(name, value);
   }
   // An empty map would mean "the job's submitted environment" to the controller.
   if (env.empty()) env["CORRAL_EXPORT_ENV"] = mode;
@@ -444,7 +431,9 @@ int RunStepCommand(int argc, char** argv) {
       getcwd(cwd, sizeof cwd) != nullptr) {
     s.spec.working_dir = std::string(cwd) + "/" + s.spec.working_dir;
   }
-  s.spec.environment = ExportedEnvironment(s.export_mode);
+  auto exported = ExportedEnvironment(s.export_mode);
+  if (!exported) return Fail("--export: " + exported.error().message);
+  s.spec.environment = std::move(*exported);
   // Inside the job, its rendezvous port (the batch host checked it was free).
   const char* own_job = std::getenv("CORRAL_JOB_ID");
   const char* port = std::getenv("MASTER_PORT");

@@ -131,10 +131,10 @@ std::vector<std::string> StateNames(const std::vector<JobState>& states) {
 
 void SqueueUsage() {
   std::printf(
-      "Usage: squeue [-A account] [--clusters names] [-i seconds] [--job jobid]\n"
+      "Usage: squeue [-A account] [-i seconds] [--job jobid]\n"
       "              [-n name] [-o format] [-O fields] [-p partitions] [--qos qos]\n"
       "              [--start] [--sort fields] [-t states] [-u user_name] [--usage]\n"
-      "              [-w nodes] [--me] [-ahlrsvV]\n"
+      "              [-w nodes] [--me] [-ahlrvV]\n"
       "Corral's squeue: docs/slurm.md\n");
 }
 

@@ -562,10 +562,8 @@ struct Agent::Impl {
     // signal unless that is for the batch script only. A step started after the job's warning
     // time does not get the warning at once (see `ProcessSpec::warn`).
     spec.time_limit = kUnlimited;
-    if (job.time_limit != kUnlimited && job.time_limit > Duration(0)) {
-      spec.time_limit = job.time_limit;
-      spec.limit_start = job.start_time;
-    }
+    spec.limit_start = job.start_time;  // also for a limit set later on an unlimited job
+    if (job.time_limit != kUnlimited && job.time_limit > Duration(0)) spec.time_limit = job.time_limit;
     spec.kill_grace = config.kill_grace;
     if (!job.spec.signal.batch_only && job.spec.signal.signal != 0) spec.warn = job.spec.signal;
     std::pair<int, int> pipes{-1, -1};

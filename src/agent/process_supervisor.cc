@@ -770,19 +770,13 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   return {};
 }
 
-namespace {
-
-// Signal/Cancel of a whole job: every step, the batch script included.
-constexpr uint32_t kAnyStep = 0xFFFFFFFFu;
-
-}  // namespace
-
+// Signal/Cancel of a whole job: every step (kAllSteps), the batch script included.
 Status ProcessSupervisor::Signal(JobId job, Generation generation, int signal) {
-  return SignalStep(job, generation, kAnyStep, signal);
+  return SignalStep(job, generation, kAllSteps, signal);
 }
 
 Status ProcessSupervisor::Cancel(JobId job, Generation generation) {
-  return CancelStep(job, generation, kAnyStep);
+  return CancelStep(job, generation, kAllSteps);
 }
 
 Status ProcessSupervisor::SignalStep(JobId job, Generation generation, uint32_t step, int signal) {
@@ -794,7 +788,7 @@ Status ProcessSupervisor::SignalStep(JobId job, Generation generation, uint32_t 
        std::get<1>(it->first) == generation;
        ++it) {
     const Impl::Entry& e = im.entries.at(it->second);
-    if (step != kAnyStep && e.step != step) continue;
+    if (step != kAllSteps && e.step != step) continue;
     any = true;
     if (kill(-e.pid, signal) < 0) {
       int err = errno;
@@ -818,7 +812,7 @@ Status ProcessSupervisor::CancelStep(JobId job, Generation generation, uint32_t 
        std::get<1>(it->first) == generation;
        ++it) {
     Impl::Entry& e = im.entries.at(it->second);
-    if (step != kAnyStep && e.step != step) continue;
+    if (step != kAllSteps && e.step != step) continue;
     any = true;
     if (e.cancelled) continue;
     e.cancelled = true;

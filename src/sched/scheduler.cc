@@ -591,7 +591,6 @@ void NodeCache::Build(const ClusterSnapshot& snap, const ConfigIndex& index) {
   templ.resize(n_nodes);
   node_by_name.reserve(n_nodes * 2);
   type_names.push_back("");
-  std::vector<std::pair<int, GpuSet>> types;  // (type id, GPUs) of one node
   for (size_t i = 0; i < n_nodes; ++i) {
     const NodeView& v = snap.nodes[i];
     WorkNode& w = templ[i];

@@ -385,23 +385,23 @@ TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
   EXPECT_TRUE(Has(stale.body, "stale time limit for generation")) << stale.body;
   EXPECT_EQ(post(gen, api::Role::kUser).status, 403);
 
-  // Started with a 5-second limit (through the API: sbatch's -t counts whole minutes, as
-  // Slurm's does), the script waits for a file the test writes only once those 5 seconds and
+  // Started with a 10-second limit (through the API: sbatch's -t counts whole minutes, as
+  // Slurm's does), the script waits for a file the test writes only once those 10 seconds and
   // the kill grace have passed: it can complete only if the raise reached its agent.
   std::string out = cluster_->work_dir() + "/raised.out";
   std::string go = cluster_->work_dir() + "/raised.go";
   JobSpec spec = cluster_->ShellJob("while [ ! -e '" + go + "' ]; do sleep 0.1; done; echo done");
   spec.name = "raised";
-  spec.time_limit = Seconds(5);
+  spec.time_limit = Seconds(10);
   spec.stdout_path = out;
   auto submitted = cluster_->Submit(spec);
   ASSERT_TRUE(submitted.has_value()) << submitted.error().message;
   JobId raised = submitted->job_id;
   ASSERT_TRUE(WaitState(raised, JobState::kRunning));
-  EXPECT_EQ(cluster_->GetJob(raised)->job.time_limit, Seconds(5));
+  EXPECT_EQ(cluster_->GetJob(raised)->job.time_limit, Seconds(10));
   auto raise = cluster_->Cli({"update", raised.ToString(), "--time-limit", "10:00"});
   ASSERT_EQ(raise.status, 0) << raise.err;
-  const Timestamp old_deadline = cluster_->GetJob(raised)->job.start_time + Seconds(5);
+  const Timestamp old_deadline = cluster_->GetJob(raised)->job.start_time + Seconds(10);
   // Past the old deadline (and a grace): the job is still running.
   ASSERT_TRUE(WaitFor([&] { return SystemClock::Get().Now() > old_deadline + Seconds(2); },
                       std::chrono::seconds(30)));

@@ -16,8 +16,8 @@ namespace corral::controller {
 
 // Where a command goes.
 struct AgentAddress {
-  std::string node;       // node name
-  std::string url;        // the agent's API base URL
+  std::string node;  // node name
+  std::string url;   // the agent's API base URL
 };
 
 // Callbacks the transport calls (from its own threads) with the agent's answers.

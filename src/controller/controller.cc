@@ -20,7 +20,8 @@ constexpr size_t kMaxScriptBytes = 4 * 1024 * 1024;  // Slurm's default max_scri
 bool ValidNodeName(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.')) return false;
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'))
+      return false;
   }
   return true;
 }
@@ -198,8 +199,8 @@ bool Controller::IsAdmin(const api::Identity& who) const {
 
 Status Controller::CheckOwner(const api::Identity& who, const Job& job) const {
   if (IsAdmin(who) || who.user == job.spec.user) return {};
-  return MakeError(ErrorCode::kPermissionDenied,
-                   "job " + job.id.ToString() + ": owned by " + job.spec.user + ", not " + who.user);
+  return MakeError(ErrorCode::kPermissionDenied, "job " + job.id.ToString() + ": owned by " +
+                                                     job.spec.user + ", not " + who.user);
 }
 
 JobId Controller::AllocateJobId() {
@@ -234,7 +235,8 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
     return InvalidArgument(
         "script: the first line must start with #! followed by the path to an interpreter");
   }
-  if (spec.script.find('\0') != std::string::npos) return InvalidArgument("script: contains a NUL byte");
+  if (spec.script.find('\0') != std::string::npos)
+    return InvalidArgument("script: contains a NUL byte");
   if (spec.name.empty()) spec.name = "job";
   if (spec.name.size() > 256) return InvalidArgument("name: longer than 256 characters");
   if (spec.working_dir.empty()) spec.working_dir = "/";
@@ -242,7 +244,8 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
     return InvalidArgument("working_dir: \"" + spec.working_dir + "\" is not an absolute path");
   }
   for (const auto& [k, v] : spec.environment) {
-    if (!ValidEnvName(k)) return InvalidArgument("environment: invalid variable name \"" + k + "\"");
+    if (!ValidEnvName(k))
+      return InvalidArgument("environment: invalid variable name \"" + k + "\"");
     if (v.find('\0') != std::string::npos) {
       return InvalidArgument("environment: value of " + k + " contains a NUL byte");
     }
@@ -294,8 +297,9 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
       continue;
     }
     if (p->max_nodes_per_job > 0 && spec.resources.nodes > p->max_nodes_per_job) {
-      why = "resources.nodes: " + std::to_string(spec.resources.nodes) + " nodes exceed the limit of " +
-            std::to_string(p->max_nodes_per_job) + " in partition \"" + p->name + "\"";
+      why = "resources.nodes: " + std::to_string(spec.resources.nodes) +
+            " nodes exceed the limit of " + std::to_string(p->max_nodes_per_job) +
+            " in partition \"" + p->name + "\"";
       continue;
     }
     if (!p->allowed_accounts.empty() && !Contains(p->allowed_accounts, spec.account)) {
@@ -332,11 +336,12 @@ Status Controller::ValidateSpec(const api::Identity& who, JobSpec& spec,
               "\" has more than " + std::to_string(max_cpus);
       } else if (max_mem < MemoryOnNode(demand, max_mem)) {
         why = "resources.mem: " + std::to_string(demand.mem_mb) +
-              " MB per node requested, but no node of partition \"" + p->name + "\" has more than " +
-              std::to_string(max_mem) + " MB";
+              " MB per node requested, but no node of partition \"" + p->name +
+              "\" has more than " + std::to_string(max_mem) + " MB";
       } else {
-        why = "resources.nodes: " + std::to_string(spec.resources.nodes) + " nodes requested, but partition \"" +
-              p->name + "\" has only " + std::to_string(nodes_fit) + " that can hold one share of the job";
+        why = "resources.nodes: " + std::to_string(spec.resources.nodes) +
+              " nodes requested, but partition \"" + p->name + "\" has only " +
+              std::to_string(nodes_fit) + " that can hold one share of the job";
       }
       continue;
     }
@@ -368,7 +373,7 @@ Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec
     job.partition = parts.front()->name;
     // As in Slurm: no --time gives the partition's DefaultTime, or its MaxTime when unset.
     const Partition* p = parts.front();
-    job.time_limit = spec.time_limit ? *spec.time_limit
+    job.time_limit = spec.time_limit                 ? *spec.time_limit
                      : p->default_time != kUnlimited ? p->default_time
                                                      : p->max_time;
     job.spec = spec;
@@ -489,11 +494,14 @@ Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
   // release. The reason is stored with the job, so the kind of hold survives a restart.
   bool admin_hold = e.job.spec.hold && e.job.reason == "JobHeldAdmin";
   if (!hold && admin_hold && !IsAdmin(who)) {
-    return MakeError(ErrorCode::kPermissionDenied,
-                     "job " + id.ToString() + ": held by an administrator; only one may release it");
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        "job " + id.ToString() + ": held by an administrator; only one may release it");
   }
   e.job.spec.hold = hold;
-  e.job.reason = !hold ? "None" : (IsAdmin(who) && who.user != e.job.spec.user ? "JobHeldAdmin" : "JobHeldUser");
+  e.job.reason =
+      !hold ? "None"
+            : (IsAdmin(who) && who.user != e.job.spec.user ? "JobHeldAdmin" : "JobHeldUser");
   PutJob(e);
   MarkDirty();
   return {};
@@ -504,7 +512,8 @@ Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration 
   if (it == jobs_.end()) return NotFound("job " + id.ToString() + ": no such job");
   JobEntry& e = it->second;
   CORRAL_RETURN_IF_ERROR(CheckOwner(who, e.job));
-  if (limit.count() <= 0) return InvalidArgument("job " + id.ToString() + ": time limit must be positive");
+  if (limit.count() <= 0)
+    return InvalidArgument("job " + id.ToString() + ": time limit must be positive");
   if (e.job.state != JobState::kPending && e.job.state != JobState::kRunning) {
     return FailedPrecondition(
         "job " + id.ToString() + ": " + std::string(JobStateName(e.job.state)) +
@@ -512,15 +521,16 @@ Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration 
   }
   if (!IsAdmin(who)) {
     if (limit > e.job.time_limit) {
-      return MakeError(ErrorCode::kPermissionDenied,
-                       "job " + id.ToString() + ": only an administrator may raise a time limit (from " +
-                           FormatSlurmDuration(e.job.time_limit) + " to " + FormatSlurmDuration(limit) + ")");
+      return MakeError(
+          ErrorCode::kPermissionDenied,
+          "job " + id.ToString() + ": only an administrator may raise a time limit (from " +
+              FormatSlurmDuration(e.job.time_limit) + " to " + FormatSlurmDuration(limit) + ")");
     }
     const Partition* p = FindPartition(e.job.partition);
     if (p != nullptr && p->max_time != kUnlimited && limit > p->max_time) {
       return InvalidArgument("job " + id.ToString() + ": time limit " + FormatSlurmDuration(limit) +
-                             " exceeds the maximum " + FormatSlurmDuration(p->max_time) + " of partition \"" +
-                             p->name + "\"");
+                             " exceeds the maximum " + FormatSlurmDuration(p->max_time) +
+                             " of partition \"" + p->name + "\"");
     }
   }
   e.job.time_limit = limit;
@@ -838,8 +848,8 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
     }
   }
   if (!stale.empty()) {
-    return MakeError(ErrorCode::kAborted, "stale report from node " + request.node +
-                                              " rejected: " + stale);
+    return MakeError(ErrorCode::kAborted,
+                     "stale report from node " + request.node + " rejected: " + stale);
   }
   return {};
 }
@@ -870,9 +880,11 @@ void Controller::OnLaunchFailed(JobId job, Generation generation, const Error& e
 // ---------------------------------------------------------------------------------------------
 // Nodes
 
-Status Controller::Drain(const api::Identity& who, const std::string& node, const std::string& reason) {
+Status Controller::Drain(const api::Identity& who, const std::string& node,
+                         const std::string& reason) {
   if (!IsAdmin(who)) {
-    return MakeError(ErrorCode::kPermissionDenied, "drain: " + who.user + " is not an administrator");
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "drain: " + who.user + " is not an administrator");
   }
   if (reason.empty()) return InvalidArgument("reason: a reason is required to drain a node");
   NodeEntry* n = FindNode(node);
@@ -887,7 +899,8 @@ Status Controller::Drain(const api::Identity& who, const std::string& node, cons
 
 Status Controller::Resume(const api::Identity& who, const std::string& node) {
   if (!IsAdmin(who)) {
-    return MakeError(ErrorCode::kPermissionDenied, "resume: " + who.user + " is not an administrator");
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "resume: " + who.user + " is not an administrator");
   }
   NodeEntry* n = FindNode(node);
   if (n == nullptr) return NotFound("node \"" + node + "\": no such node");
@@ -984,7 +997,8 @@ std::vector<api::NodeInfo> Controller::ListNodes() const {
   std::vector<std::string> names;
   for (const auto& [name, n] : nodes_) names.push_back(name);
   std::vector<api::NodeInfo> out;
-  for (const auto& name : SortHostNames(std::move(names))) out.push_back(MakeNodeInfo(nodes_.at(name)));
+  for (const auto& name : SortHostNames(std::move(names)))
+    out.push_back(MakeNodeInfo(nodes_.at(name)));
   return out;
 }
 

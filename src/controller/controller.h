@@ -37,12 +37,12 @@ namespace corral::controller {
 // Filters of ListJobs. Empty = any.
 struct JobFilter {
   std::vector<std::string> users;
-  std::vector<JobState> states;          // empty: active jobs plus recently finished ones
+  std::vector<JobState> states;  // empty: active jobs plus recently finished ones
   std::vector<std::string> partitions;
   std::vector<std::string> accounts;
   std::vector<JobId> ids;
-  bool expand_arrays = false;            // an array's job id in `ids` selects all its tasks
-  bool all = false;                      // every job ever, whatever its age
+  bool expand_arrays = false;  // an array's job id in `ids` selects all its tasks
+  bool all = false;            // every job ever, whatever its age
   // Jobs active at some time in [active_from, active_until] (sacct -S/-E): submitted by
   // `active_until` and not ended before `active_from`. The epoch = no bound. Either bound
   // implies `all`.
@@ -247,7 +247,7 @@ class Controller {
     Job job;
     std::string reason_detail;
     Timestamp estimated_start{};
-    int64_t priority = 0;       // from the last scheduling pass, while pending
+    int64_t priority = 0;  // from the last scheduling pass, while pending
     bool cancel_requested = false;
     bool launch_accepted = false;
     MonoTime launch_sent{};
@@ -263,7 +263,7 @@ class Controller {
     std::set<std::string> live_nodes;  // nodes with tasks not yet reported
     size_t ended_tasks = 0;
     bool cancel_requested = false;
-    bool bad_exit = false;             // --kill-on-bad-exit fired
+    bool bad_exit = false;  // --kill-on-bad-exit fired
   };
   // A checkpoint signal sent, waiting for the grace time to end (preemption, a GPU failure:
   // gpu_health.cc). Not stored: Recover marks the jobs on failed GPUs again.
@@ -277,14 +277,15 @@ class Controller {
     Node node;
     MonoTime last_heartbeat{};
     NodeUsage usage;
-    std::set<JobId> jobs;             // running jobs holding part of this node
+    std::set<JobId> jobs;  // running jobs holding part of this node
     // Health as the agent last reported it (gpu_health.cc).
     std::vector<api::GpuHealth> gpu_problems;
     std::string node_problem;
-    GpuSet clearing;                  // resumed GPUs whose latched problems the agent drops
+    GpuSet clearing;  // resumed GPUs whose latched problems the agent drops
   };
 
-  Status ValidateSpec(const api::Identity& who, JobSpec& spec, std::vector<const Partition*>* parts) const;
+  Status ValidateSpec(const api::Identity& who, JobSpec& spec,
+                      std::vector<const Partition*>* parts) const;
   const Partition* DefaultPartition() const;
   const Partition* FindPartition(const std::string& name) const;
   bool NodeInPartition(const Partition& p, const std::string& node) const;
@@ -333,7 +334,8 @@ class Controller {
   Status CheckOwner(const api::Identity& who, const Job& job) const;
   void MarkDirty() { sched_dirty_ = true; }
   // GPU health (gpu_health.cc).
-  void ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request, api::HeartbeatResponse* response);
+  void ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request,
+                   api::HeartbeatResponse* response);
   // Stops the running jobs on `gpus` of `n` (SignalCheckpointAndStop: requeue or NODE_FAIL).
   void FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems);
   // An exit that reports a failing GPU of the job (it crashed with it): requeues it or ends it
@@ -367,8 +369,8 @@ class Controller {
   std::map<JobId, JobEntry> jobs_;
   std::set<JobId> pending_;
   std::set<JobId> running_;
-  std::map<std::string, NodeEntry> nodes_;        // by name
-  std::map<NodeId, std::string> node_names_;      // id -> name
+  std::map<std::string, NodeEntry> nodes_;    // by name
+  std::map<NodeId, std::string> node_names_;  // id -> name
 
   uint64_t next_job_id_ = 1;
   uint64_t next_generation_ = 1;
@@ -393,11 +395,11 @@ class Controller {
   std::map<JobId, PendingStop> stops_;
   // Scheduling (controller_sched.cc).
   sched::SchedulerConfig sched_config_;
-  std::unique_ptr<sched::Scheduler> engine_;     // submit checks and priorities
-  bool submit_limits_ = false;                   // some max_submitted_jobs limit is set
+  std::unique_ptr<sched::Scheduler> engine_;  // submit checks and priorities
+  bool submit_limits_ = false;                // some max_submitted_jobs limit is set
   sched::UsageLedger ledger_;
   MonoTime usage_persisted_{};
-  std::map<JobId, JobId> preempted_for_;         // victim -> the job it makes room for
+  std::map<JobId, JobId> preempted_for_;  // victim -> the job it makes room for
 };
 
 }  // namespace corral::controller

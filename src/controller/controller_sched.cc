@@ -63,7 +63,8 @@ sched::RunningJobView Controller::MakeRunningView(const JobEntry& e) const {
   v.name = j.spec.name;
   v.last_checkpoint = j.last_checkpoint;
   v.requeue_allowed = j.spec.requeue;
-  if (auto it = stops_.find(j.id); it != stops_.end() && it->second.generation == j.allocation.generation) {
+  if (auto it = stops_.find(j.id);
+      it != stops_.end() && it->second.generation == j.allocation.generation) {
     Duration left = it->second.deadline - clock_.MonotonicNow();
     v.preempt_deadline = clock_.Now() + std::max(left, Duration(0));
     if (auto p = preempted_for_.find(j.id); p != preempted_for_.end()) v.preempted_for = p->second;
@@ -111,7 +112,8 @@ void Controller::FillPendingView(const JobEntry& e, sched::PendingJobView* out) 
       auto it = jobs_.find(target);
       if (it == jobs_.end()) continue;
       JobId array = it->second.job.array_job_id.value != 0 ? it->second.job.array_job_id : target;
-      for (auto t = jobs_.lower_bound(array); t != jobs_.end() && t->second.job.array_job_id == array; ++t) {
+      for (auto t = jobs_.lower_bound(array);
+           t != jobs_.end() && t->second.job.array_job_id == array; ++t) {
         if (t->second.job.array_task_id == j.array_task_id) {
           target = t->first;
           break;
@@ -179,8 +181,11 @@ void Controller::BuildSnapshot(sched::ClusterSnapshot* out) const {
     auto it = jobs_.find(t);
     if (it == jobs_.end()) continue;
     const Job& j = it->second.job;
-    s.finished.push_back({.id = j.id, .state = j.state, .exit_code = j.exit_code,
-                          .start_time = j.start_time, .end_time = j.end_time});
+    s.finished.push_back({.id = j.id,
+                          .state = j.state,
+                          .exit_code = j.exit_code,
+                          .start_time = j.start_time,
+                          .end_time = j.end_time});
   }
   s.usage = ledger_.Entries();
 }
@@ -206,8 +211,10 @@ void Controller::Schedule() {
   sched::Plan plan = policy_->Decide(pass_snapshot_, now);
   for (const auto& placement : plan.starts) {
     auto it = jobs_.find(placement.job);
-    if (it == jobs_.end() || it->second.job.state != JobState::kPending || placement.nodes.empty()) {
-      CORRAL_LOG(Error) << "policy placed job " << placement.job.ToString() << " which is not pending";
+    if (it == jobs_.end() || it->second.job.state != JobState::kPending ||
+        placement.nodes.empty()) {
+      CORRAL_LOG(Error) << "policy placed job " << placement.job.ToString()
+                        << " which is not pending";
       continue;
     }
     StartJob(it->second, placement);
@@ -235,12 +242,13 @@ void Controller::ApplyPreemptions(const sched::Plan& plan) {
     StopAction action = order.mode == sched::PreemptMode::kCancel || !it->second.job.spec.requeue
                             ? StopAction::kCancel
                             : StopAction::kRequeue;
-    CORRAL_LOG(Info) << "job " << order.job.ToString() << ": preempted for job " << order.preemptor.ToString()
-                     << " (" << order.reason << "), "
+    CORRAL_LOG(Info) << "job " << order.job.ToString() << ": preempted for job "
+                     << order.preemptor.ToString() << " (" << order.reason << "), "
                      << (action == StopAction::kRequeue ? "requeue" : "cancel") << " after "
                      << ToSecondsF(order.grace_time) << " s";
     preempted_for_[order.job] = order.preemptor;
-    Status s = SignalCheckpointAndStop(order.job, order.grace_time, action, "preempted: " + order.reason);
+    Status s =
+        SignalCheckpointAndStop(order.job, order.grace_time, action, "preempted: " + order.reason);
     if (!s) CORRAL_LOG(Warn) << "job " << order.job.ToString() << ": " << s.error().message;
   }
   // Forget preemptors of jobs that no longer run.

@@ -120,7 +120,8 @@ TEST_F(ControllerSchedTest, SubmissionsAreCheckedAgainstAccountsQosAndLimits) {
   auto no_account = controller_->Submit(kMallory, Spec("nlp", 1));
   ASSERT_FALSE(no_account.has_value());
   EXPECT_EQ(no_account.error().code, ErrorCode::kPermissionDenied);
-  EXPECT_NE(no_account.error().message.find("mallory"), std::string::npos) << no_account.error().message;
+  EXPECT_NE(no_account.error().message.find("mallory"), std::string::npos)
+      << no_account.error().message;
   auto bad_qos = controller_->Submit(kAlice, Spec("nlp", 1, "platinum"));
   ASSERT_FALSE(bad_qos.has_value());
   EXPECT_NE(bad_qos.error().message.find("platinum"), std::string::npos);
@@ -233,7 +234,8 @@ TEST_F(ControllerSchedTest, UsageIsChargedAndSurvivesARestart) {
   controller_->Tick();
   ASSERT_EQ(Get(a).state, JobState::kRunning);
   Advance(Seconds(100));
-  api::JobEvent ev{.type = api::JobEventType::kExited, .job = a, .generation = Get(a).allocation.generation};
+  api::JobEvent ev{
+      .type = api::JobEventType::kExited, .job = a, .generation = Get(a).allocation.generation};
   ASSERT_TRUE(controller_->HandleEvents({.node = "node01", .events = {ev}}).has_value());
   Advance(Seconds(61));  // the ledger is persisted at most once a minute
   Flush();

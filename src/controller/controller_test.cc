@@ -39,7 +39,8 @@ class ControllerTest : public ::testing::Test {
     return controller_->TakeOutbox();
   }
 
-  void RegisterNode(const std::string& name, uint32_t gpus, std::vector<api::RunningJobRef> running = {}) {
+  void RegisterNode(const std::string& name, uint32_t gpus,
+                    std::vector<api::RunningJobRef> running = {}) {
     api::RegisterRequest req;
     req.inventory.name = name;
     req.inventory.address = "http://127.0.0.1:1/" + name;
@@ -70,9 +71,13 @@ class ControllerTest : public ::testing::Test {
 
   Job Get(JobId id) { return controller_->GetJob(id)->job; }
 
-  api::JobEventsRequest Exit(const std::string& node, const Job& j, int code, bool timed_out = false) {
-    api::JobEvent ev{.type = api::JobEventType::kExited, .job = j.id, .generation = j.allocation.generation,
-                     .exit_code = code, .timed_out = timed_out};
+  api::JobEventsRequest Exit(const std::string& node, const Job& j, int code,
+                             bool timed_out = false) {
+    api::JobEvent ev{.type = api::JobEventType::kExited,
+                     .job = j.id,
+                     .generation = j.allocation.generation,
+                     .exit_code = code,
+                     .timed_out = timed_out};
     return {.node = node, .events = {ev}};
   }
 
@@ -184,7 +189,9 @@ TEST_F(ControllerTest, NodeTimeoutFailsOrRequeuesItsJobs) {
   // node02 keeps heartbeating; node01 goes silent.
   for (int i = 0; i < 6; ++i) {
     clock_.Advance(Seconds(1));
-    ASSERT_TRUE(controller_->Heartbeat({.node = "node02", .running = {{b, Get(b).allocation.generation}}}).has_value());
+    ASSERT_TRUE(
+        controller_->Heartbeat({.node = "node02", .running = {{b, Get(b).allocation.generation}}})
+            .has_value());
     controller_->Tick();
   }
   EXPECT_EQ(controller_->GetNode("node01")->state, NodeState::kDown);
@@ -243,26 +250,39 @@ TEST_F(ControllerTest, BadSubmissionsGetClearErrorsAndChangeNothing) {
     ErrorCode code;
     std::string message;
   } cases[] = {
-      {[](JobSpec& s) { s.script = ""; }, ErrorCode::kInvalidArgument, "script: empty; a batch script is required"},
+      {[](JobSpec& s) { s.script = ""; }, ErrorCode::kInvalidArgument,
+       "script: empty; a batch script is required"},
       {[](JobSpec& s) { s.script = "echo hi\n"; }, ErrorCode::kInvalidArgument,
        "script: the first line must start with #! followed by the path to an interpreter"},
       {[](JobSpec& s) { s.partitions = {"gpu"}; }, ErrorCode::kInvalidArgument,
        "partition: no such partition \"gpu\""},
       {[](JobSpec& s) { s.resources.gpus_per_node = 5; }, ErrorCode::kInvalidArgument,
-       "resources.gpus: 5 GPUs per node requested, but no node of partition \"main\" has more than 4"},
+       "resources.gpus: 5 GPUs per node requested, but no node of partition \"main\" has more than "
+       "4"},
       {[](JobSpec& s) { s.resources.gpu_type = "a100"; }, ErrorCode::kInvalidArgument,
-       "resources.gpus: 1 GPUs of type a100 per node requested, but no node of partition \"main\" has more than 0"},
+       "resources.gpus: 1 GPUs of type a100 per node requested, but no node of partition \"main\" "
+       "has more than 0"},
       {[](JobSpec& s) { s.resources.nodes = 2; }, ErrorCode::kInvalidArgument,
-       "resources.nodes: 2 nodes requested, but partition \"main\" has only 1 that can hold one share of the job"},
-      {[](JobSpec& s) { s.resources.ntasks = 0; }, ErrorCode::kInvalidArgument, "resources.ntasks: must be at least 1"},
+       "resources.nodes: 2 nodes requested, but partition \"main\" has only 1 that can hold one "
+       "share of the job"},
+      {[](JobSpec& s) { s.resources.ntasks = 0; }, ErrorCode::kInvalidArgument,
+       "resources.ntasks: must be at least 1"},
       {[](JobSpec& s) { s.resources.cpus_per_task = 17; }, ErrorCode::kInvalidArgument,
-       "resources.cpus: 17 CPUs per node requested, but no node of partition \"main\" has more than 16"},
-      {[](JobSpec& s) { s.partitions = {"short"}; s.time_limit = Minutes(31); }, ErrorCode::kInvalidArgument,
+       "resources.cpus: 17 CPUs per node requested, but no node of partition \"main\" has more "
+       "than 16"},
+      {[](JobSpec& s) {
+         s.partitions = {"short"};
+         s.time_limit = Minutes(31);
+       },
+       ErrorCode::kInvalidArgument,
        "time_limit: 31:00 exceeds the maximum 30:00 of partition \"short\""},
       {[](JobSpec& s) { s.working_dir = "relative"; }, ErrorCode::kInvalidArgument,
        "working_dir: \"relative\" is not an absolute path"},
-      {[](JobSpec& s) { s.user = "bob"; }, ErrorCode::kPermissionDenied, "user: alice may not submit jobs as bob"},
-      {[](JobSpec& s) { s.dependencies = {{.type = DependencyType::kAfterOk, .jobs = {JobId(555)}}}; },
+      {[](JobSpec& s) { s.user = "bob"; }, ErrorCode::kPermissionDenied,
+       "user: alice may not submit jobs as bob"},
+      {[](JobSpec& s) {
+         s.dependencies = {{.type = DependencyType::kAfterOk, .jobs = {JobId(555)}}};
+       },
        ErrorCode::kInvalidArgument, "dependency: no such job 555"},
       {[](JobSpec& s) { s.environment["A=B"] = "x"; }, ErrorCode::kInvalidArgument,
        "environment: invalid variable name \"A=B\""},
@@ -303,7 +323,8 @@ TEST_F(ControllerTest, CancelPendingAndRunningJobs) {
 
 TEST_F(ControllerTest, DrainKeepsNewJobsAwayAndNeedsAnAdmin) {
   RegisterNode("node01", 2);
-  EXPECT_EQ(controller_->Drain(kAlice, "node01", "maintenance").error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(controller_->Drain(kAlice, "node01", "maintenance").error().code,
+            ErrorCode::kPermissionDenied);
   EXPECT_EQ(controller_->Drain(kAdmin, "node01", "").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(controller_->Drain(kAdmin, "node99", "x").error().code, ErrorCode::kNotFound);
   ASSERT_TRUE(controller_->Drain(kAdmin, "node01", "maintenance").has_value());
@@ -461,13 +482,17 @@ TEST_F(ControllerTest, UpdateTimeLimitOfPendingJobs) {
   ASSERT_FALSE(raise.has_value());
   EXPECT_EQ(raise.error().code, ErrorCode::kPermissionDenied);
   EXPECT_EQ(raise.error().message,
-            "job " + a.ToString() + ": only an administrator may raise a time limit (from 30:00 to 1:30:00)");
-  EXPECT_EQ(controller_->UpdateTimeLimit(kBob, a, Minutes(10)).error().code, ErrorCode::kPermissionDenied);
+            "job " + a.ToString() +
+                ": only an administrator may raise a time limit (from 30:00 to 1:30:00)");
+  EXPECT_EQ(controller_->UpdateTimeLimit(kBob, a, Minutes(10)).error().code,
+            ErrorCode::kPermissionDenied);
   ASSERT_TRUE(controller_->UpdateTimeLimit(kAdmin, a, kUnlimited).has_value());
   EXPECT_EQ(Get(a).time_limit, kUnlimited);
   // Not positive; unknown job; ended.
-  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, a, Seconds(0)).error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, JobId(999), Minutes(1)).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, a, Seconds(0)).error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, JobId(999), Minutes(1)).error().code,
+            ErrorCode::kNotFound);
   ASSERT_TRUE(controller_->HandleEvents(Exit("node01", Get(busy), 0)).has_value());
   ASSERT_EQ(Get(busy).state, JobState::kCompleted);
   auto ended = controller_->UpdateTimeLimit(kAlice, busy, Minutes(1));

@@ -63,7 +63,8 @@ void Controller::ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request,
   if (!newly.empty()) {
     n.node.failed_gpus = n.node.failed_gpus | newly;
     for (uint32_t g : newly.ToVector()) {
-      CORRAL_LOG(Warn) << "node " << name << ": gpu " << g << " out of service: " << ReasonOf(problems, g);
+      CORRAL_LOG(Warn) << "node " << name << ": gpu " << g
+                       << " out of service: " << ReasonOf(problems, g);
     }
     PutNode(n);
     MarkDirty();
@@ -101,7 +102,8 @@ void Controller::ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request,
   response->clear_gpus = n.clearing.ToVector();
 }
 
-void Controller::FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems) {
+void Controller::FailJobsOnGpus(NodeEntry& n, GpuSet gpus,
+                                const std::vector<api::GpuHealth>& problems) {
   const std::string& name = n.node.inventory.name;
   for (JobId id : std::vector<JobId>(n.jobs.begin(), n.jobs.end())) {
     auto it = jobs_.find(id);
@@ -136,7 +138,8 @@ void Controller::FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api
   }
 }
 
-bool Controller::HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node) {
+bool Controller::HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev,
+                                     const std::string& node) {
   if (ev.gpu_failure.empty() || e.cancel_requested) return false;
   std::string failure = "node " + node + " " + ev.gpu_failure;
   if (e.job.spec.requeue) {
@@ -155,7 +158,8 @@ void Controller::RemarkGpuFailures() {
 
 Status Controller::ResumeGpu(const api::Identity& who, const std::string& node, uint32_t gpu) {
   if (!IsAdmin(who)) {
-    return MakeError(ErrorCode::kPermissionDenied, "resume-gpu: " + who.user + " is not an administrator");
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "resume-gpu: " + who.user + " is not an administrator");
   }
   NodeEntry* n = FindNode(node);
   if (n == nullptr) return NotFound("node \"" + node + "\": no such node");
@@ -163,7 +167,8 @@ Status Controller::ResumeGpu(const api::Identity& who, const std::string& node, 
                             [&](const GpuInfo& g) { return g.index == gpu; });
   if (!exists) return NotFound("node " + node + ": no gpu " + std::to_string(gpu));
   if (!n->node.failed_gpus.contains(gpu)) {
-    return FailedPrecondition("node " + node + " gpu " + std::to_string(gpu) + ": already in service");
+    return FailedPrecondition("node " + node + " gpu " + std::to_string(gpu) +
+                              ": already in service");
   }
   if (HasStateProblem(n->gpu_problems, gpu)) {
     return FailedPrecondition("node " + node + " gpu " + std::to_string(gpu) +
@@ -185,9 +190,11 @@ void Controller::ResumeGpus(NodeEntry& n) {
   }
 }
 
-Result<AgentAddress> Controller::InjectTarget(const api::Identity& who, const std::string& node) const {
+Result<AgentAddress> Controller::InjectTarget(const api::Identity& who,
+                                              const std::string& node) const {
   if (!IsAdmin(who)) {
-    return MakeError(ErrorCode::kPermissionDenied, "inject: " + who.user + " is not an administrator");
+    return MakeError(ErrorCode::kPermissionDenied,
+                     "inject: " + who.user + " is not an administrator");
   }
   const NodeEntry* n = FindNode(node);
   if (n == nullptr) return NotFound("node \"" + node + "\": no such node");

@@ -40,7 +40,7 @@ struct HttpAgentTransport::Impl {
   struct NodeQueue {
     std::deque<Command> commands;
     bool busy = false;
-    MonoTime not_before{};                   // backoff after a failed attempt
+    MonoTime not_before{};  // backoff after a failed attempt
     std::unique_ptr<api::HttpClient> client;
     std::string client_url;
   };
@@ -94,8 +94,9 @@ struct HttpAgentTransport::Impl {
       q.busy = true;
       Command cmd = q.commands.front();
       if (q.client == nullptr || q.client_url != cmd.url) {
-        auto client = api::HttpClient::Create(cmd.url, {.connect_timeout = std::chrono::milliseconds(2000),
-                                                        .request_timeout = std::chrono::milliseconds(10000)});
+        auto client =
+            api::HttpClient::Create(cmd.url, {.connect_timeout = std::chrono::milliseconds(2000),
+                                              .request_timeout = std::chrono::milliseconds(10000)});
         if (client) {
           q.client = std::move(*client);
           q.client_url = cmd.url;
@@ -117,7 +118,8 @@ struct HttpAgentTransport::Impl {
       } else {
         if (!q2.commands.empty()) q2.commands.front().attempts += 1;
         int attempts = q2.commands.empty() ? 1 : q2.commands.front().attempts;
-        q2.not_before = clock.MonotonicNow() + std::min<Duration>(Millis(50) * (1 << std::min(attempts, 6)), Seconds(2));
+        q2.not_before = clock.MonotonicNow() +
+                        std::min<Duration>(Millis(50) * (1 << std::min(attempts, 6)), Seconds(2));
       }
       cv.notify_one();
     }
@@ -138,8 +140,8 @@ struct HttpAgentTransport::Impl {
       return true;
     }
     const Error& err = checked.error();
-    bool transient = err.code == ErrorCode::kUnavailable || err.code == ErrorCode::kDeadlineExceeded ||
-                     err.code == ErrorCode::kInternal;
+    bool transient = err.code == ErrorCode::kUnavailable ||
+                     err.code == ErrorCode::kDeadlineExceeded || err.code == ErrorCode::kInternal;
     if (transient && clock.MonotonicNow() - cmd.first_try < options.give_up_after) {
       if (cmd.attempts == 0) {
         CORRAL_LOG(Warn) << "agent " << node << ": " << err.message << "; retrying";
@@ -175,38 +177,53 @@ HttpAgentTransport::~HttpAgentTransport() {
 }
 
 void HttpAgentTransport::Launch(const AgentAddress& to, const api::LaunchRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kLaunch, .path = "/api/v1/launch",
-                      .body = api::EncodeLaunchRequest(request), .job = request.job.id,
+  impl_->Enqueue(to, {.kind = Command::Kind::kLaunch,
+                      .path = "/api/v1/launch",
+                      .body = api::EncodeLaunchRequest(request),
+                      .job = request.job.id,
                       .generation = request.job.allocation.generation});
 }
 
 void HttpAgentTransport::Signal(const AgentAddress& to, const api::SignalRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kSignal, .path = "/api/v1/signal",
-                      .body = api::EncodeSignalRequest(request), .job = request.job,
+  impl_->Enqueue(to, {.kind = Command::Kind::kSignal,
+                      .path = "/api/v1/signal",
+                      .body = api::EncodeSignalRequest(request),
+                      .job = request.job,
                       .generation = request.generation});
 }
 
 void HttpAgentTransport::Cancel(const AgentAddress& to, const api::CancelRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kCancel, .path = "/api/v1/cancel",
-                      .body = api::EncodeCancelRequest(request), .job = request.job,
+  impl_->Enqueue(to, {.kind = Command::Kind::kCancel,
+                      .path = "/api/v1/cancel",
+                      .body = api::EncodeCancelRequest(request),
+                      .job = request.job,
                       .generation = request.generation});
 }
 
 void HttpAgentTransport::LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kLaunchStep, .path = "/api/v1/steps/launch",
-                      .body = api::EncodeStepLaunchRequest(request), .job = request.job.id,
-                      .generation = request.job.allocation.generation, .step = request.step});
+  impl_->Enqueue(to, {.kind = Command::Kind::kLaunchStep,
+                      .path = "/api/v1/steps/launch",
+                      .body = api::EncodeStepLaunchRequest(request),
+                      .job = request.job.id,
+                      .generation = request.job.allocation.generation,
+                      .step = request.step});
 }
 
 void HttpAgentTransport::SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kSignalStep, .path = "/api/v1/steps/signal",
-                      .body = api::EncodeStepSignalRequest(request), .job = request.job,
-                      .generation = request.generation, .step = request.step});
+  impl_->Enqueue(to, {.kind = Command::Kind::kSignalStep,
+                      .path = "/api/v1/steps/signal",
+                      .body = api::EncodeStepSignalRequest(request),
+                      .job = request.job,
+                      .generation = request.generation,
+                      .step = request.step});
 }
 
-void HttpAgentTransport::SetTimeLimit(const AgentAddress& to, const api::TimeLimitRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kTimeLimit, .path = "/api/v1/jobs/limit",
-                      .body = api::EncodeTimeLimitRequest(request), .job = request.job,
+void HttpAgentTransport::SetTimeLimit(const AgentAddress& to,
+                                      const api::TimeLimitRequest& request) {
+  impl_->Enqueue(to, {.kind = Command::Kind::kTimeLimit,
+                      .path = "/api/v1/jobs/limit",
+                      .body = api::EncodeTimeLimitRequest(request),
+                      .job = request.job,
                       .generation = request.generation});
 }
 

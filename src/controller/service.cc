@@ -93,13 +93,18 @@ struct ControllerService::Impl {
 
   Impl(ControllerConfig c, const Clock& cl, std::unique_ptr<store::Store> s,
        std::unique_ptr<api::Authenticator> a, api::JwtKey k)
-      : config(std::move(c)), clock(cl), store(std::move(s)), authenticator(std::move(a)), key(std::move(k)) {}
+      : config(std::move(c)),
+        clock(cl),
+        store(std::move(s)),
+        authenticator(std::move(a)),
+        key(std::move(k)) {}
 
   std::string AgentAuthorization() {
     std::lock_guard<std::mutex> lock(token_mu);
     Timestamp now = clock.Now();
     if (agent_token.empty() || now - agent_token_time > Seconds(60)) {
-      api::Identity self{.user = "corral-controller", .uid = 0, .gid = 0, .role = api::Role::kController};
+      api::Identity self{
+          .user = "corral-controller", .uid = 0, .gid = 0, .role = api::Role::kController};
       agent_token = api::BearerHeader(key, self, now, Seconds(300));
       agent_token_time = now;
     }
@@ -124,8 +129,8 @@ struct ControllerService::Impl {
     for (int attempt = 1;; ++attempt) {
       Status s = store->Write(batch);
       if (s) return;
-      CORRAL_LOG(Error) << "store write of " << batch.size() << " changes failed (attempt " << attempt
-                        << "): " << s.error().message;
+      CORRAL_LOG(Error) << "store write of " << batch.size() << " changes failed (attempt "
+                        << attempt << "): " << s.error().message;
       // Fail-stop: the in-memory state is ahead of the store; a restart recovers from the
       // store, and no request of this batch has been answered.
       CORRAL_CHECK(attempt < 5) << "cannot write to the store: " << s.error().message;
@@ -171,12 +176,24 @@ struct ControllerService::Impl {
   void Release() {
     for (auto& c : controller->TakeOutbox()) {
       switch (c.kind) {
-        case OutgoingCommand::Kind::kLaunch: transport->Launch(c.to, c.launch); break;
-        case OutgoingCommand::Kind::kSignal: transport->Signal(c.to, c.signal); break;
-        case OutgoingCommand::Kind::kCancel: transport->Cancel(c.to, c.cancel); break;
-        case OutgoingCommand::Kind::kLaunchStep: transport->LaunchStep(c.to, c.step_launch); break;
-        case OutgoingCommand::Kind::kSignalStep: transport->SignalStep(c.to, c.step_signal); break;
-        case OutgoingCommand::Kind::kTimeLimit: transport->SetTimeLimit(c.to, c.time_limit); break;
+        case OutgoingCommand::Kind::kLaunch:
+          transport->Launch(c.to, c.launch);
+          break;
+        case OutgoingCommand::Kind::kSignal:
+          transport->Signal(c.to, c.signal);
+          break;
+        case OutgoingCommand::Kind::kCancel:
+          transport->Cancel(c.to, c.cancel);
+          break;
+        case OutgoingCommand::Kind::kLaunchStep:
+          transport->LaunchStep(c.to, c.step_launch);
+          break;
+        case OutgoingCommand::Kind::kSignalStep:
+          transport->SignalStep(c.to, c.step_signal);
+          break;
+        case OutgoingCommand::Kind::kTimeLimit:
+          transport->SetTimeLimit(c.to, c.time_limit);
+          break;
       }
     }
     for (const auto& step : controller->TakeFinishedSteps()) {
@@ -213,8 +230,8 @@ ControllerService::ControllerService(ControllerConfig config, sched::SchedulerCo
                                      api::JwtKey key, const Clock& clock)
     : impl_(std::make_unique<Impl>(config, clock, std::move(store), std::move(authenticator),
                                    std::move(key))) {
-  impl_->controller =
-      std::make_unique<Controller>(std::move(config), std::move(sched_config), std::move(policy), clock);
+  impl_->controller = std::make_unique<Controller>(std::move(config), std::move(sched_config),
+                                                   std::move(policy), clock);
 }
 
 ControllerService::~ControllerService() { Stop(); }
@@ -282,8 +299,10 @@ Status ControllerService::Start() {
   replies.launch_failed = [impl](JobId job, Generation gen, Error error) {
     impl->Post([job, gen, error](Controller& c) { c.OnLaunchFailed(job, gen, error); }, nullptr);
   };
-  replies.step_launch_failed = [impl](JobId job, Generation gen, uint32_t step, std::string node, Error error) {
-    impl->Post([job, gen, step, node, error](Controller& c) { c.OnStepLaunchFailed(job, gen, step, node, error); },
+  replies.step_launch_failed = [impl](JobId job, Generation gen, uint32_t step, std::string node,
+                                      Error error) {
+    impl->Post([job, gen, step, node,
+                error](Controller& c) { c.OnStepLaunchFailed(job, gen, step, node, error); },
                nullptr);
   };
   im.transport = std::make_unique<HttpAgentTransport>(
@@ -301,130 +320,142 @@ Status ControllerService::Start() {
     };
   };
   auto agent_only = [impl, authed](auto handler) {
-    return authed([handler](const api::HttpRequest& req, const api::Identity& who) -> api::HttpResponse {
-      if (who.role != api::Role::kAgent && who.role != api::Role::kAdmin &&
-          who.role != api::Role::kController) {
-        return api::ErrorResponse(
-            {ErrorCode::kPermissionDenied, req.path + ": only node agents may call this"});
-      }
-      return handler(req, who);
-    });
+    return authed(
+        [handler](const api::HttpRequest& req, const api::Identity& who) -> api::HttpResponse {
+          if (who.role != api::Role::kAgent && who.role != api::Role::kAdmin &&
+              who.role != api::Role::kController) {
+            return api::ErrorResponse(
+                {ErrorCode::kPermissionDenied, req.path + ": only node agents may call this"});
+          }
+          return handler(req, who);
+        });
   };
   ControllerService* self = this;
   auto& server = im.server;
 
   server.Route("GET", "/api/v1/health", [](const api::HttpRequest&) { return Ok(); });
 
-  server.Route("POST", "/api/v1/jobs", authed([self](const api::HttpRequest& req, const api::Identity& who) {
-    Result<JobSpec> spec = api::DecodeJobSpec(req.body);
-    if (!spec) return api::ErrorResponse(spec.error());
-    auto r = self->Call<api::SubmitResponse>(
-        [&who, spec = std::move(*spec)](Controller& c) mutable { return c.Submit(who, std::move(spec)); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(201, api::EncodeSubmitResponse(*r));
-  }));
+  server.Route(
+      "POST", "/api/v1/jobs", authed([self](const api::HttpRequest& req, const api::Identity& who) {
+        Result<JobSpec> spec = api::DecodeJobSpec(req.body);
+        if (!spec) return api::ErrorResponse(spec.error());
+        auto r =
+            self->Call<api::SubmitResponse>([&who, spec = std::move(*spec)](Controller& c) mutable {
+              return c.Submit(who, std::move(spec));
+            });
+        if (!r) return api::ErrorResponse(r.error());
+        return Json(201, api::EncodeSubmitResponse(*r));
+      }));
 
-  server.Route("GET", "/api/v1/jobs", authed([self](const api::HttpRequest& req, const api::Identity&) {
-    JobFilter f;
-    auto q = [&](const char* k) {
-      auto it = req.query.find(k);
-      return it == req.query.end() ? std::string() : it->second;
-    };
-    f.users = SplitComma(q("user"));
-    f.partitions = SplitComma(q("partition"));
-    f.accounts = SplitComma(q("account"));
-    for (const auto& s : SplitComma(q("state"))) {
-      if (s == "all" || s == "ALL") {
-        f.all = true;
-        continue;
-      }
-      auto st = ParseJobState(s);
-      if (!st) return api::ErrorResponse({ErrorCode::kInvalidArgument, "state: " + st.error().message});
-      f.states.push_back(*st);
-    }
-    for (const auto& s : SplitComma(q("id"))) {
-      auto id = ParseJobId(s);
-      if (!id) return api::ErrorResponse(id.error());
-      f.ids.push_back(*id);
-    }
-    std::string all = q("all");
-    if (all == "1" || all == "true") f.all = true;
-    std::string arrays = q("arrays");
-    if (arrays == "1" || arrays == "true") f.expand_arrays = true;
-    // start/end: Unix seconds (sacct -S/-E): jobs active at some time in that window.
-    for (auto [key, out] : {std::pair<const char*, Timestamp*>{"start", &f.active_from},
-                            std::pair<const char*, Timestamp*>{"end", &f.active_until}}) {
-      std::string v = q(key);
-      if (v.empty()) continue;
-      int64_t secs = 0;
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
-      if (ec != std::errc() || p != v.data() + v.size() || secs < 0 || secs > (int64_t{1} << 40)) {
-        return api::ErrorResponse(
-            {ErrorCode::kInvalidArgument, std::string(key) + ": expected Unix seconds, got \"" + v + "\""});
-      }
-      *out = Timestamp(Seconds(secs));
-    }
-    auto r = self->Call<std::vector<api::JobInfo>>(
-        [f](Controller& c) -> Result<std::vector<api::JobInfo>> { return c.ListJobs(f); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeJobInfoList(*r));
-  }));
+  server.Route(
+      "GET", "/api/v1/jobs", authed([self](const api::HttpRequest& req, const api::Identity&) {
+        JobFilter f;
+        auto q = [&](const char* k) {
+          auto it = req.query.find(k);
+          return it == req.query.end() ? std::string() : it->second;
+        };
+        f.users = SplitComma(q("user"));
+        f.partitions = SplitComma(q("partition"));
+        f.accounts = SplitComma(q("account"));
+        for (const auto& s : SplitComma(q("state"))) {
+          if (s == "all" || s == "ALL") {
+            f.all = true;
+            continue;
+          }
+          auto st = ParseJobState(s);
+          if (!st)
+            return api::ErrorResponse(
+                {ErrorCode::kInvalidArgument, "state: " + st.error().message});
+          f.states.push_back(*st);
+        }
+        for (const auto& s : SplitComma(q("id"))) {
+          auto id = ParseJobId(s);
+          if (!id) return api::ErrorResponse(id.error());
+          f.ids.push_back(*id);
+        }
+        std::string all = q("all");
+        if (all == "1" || all == "true") f.all = true;
+        std::string arrays = q("arrays");
+        if (arrays == "1" || arrays == "true") f.expand_arrays = true;
+        // start/end: Unix seconds (sacct -S/-E): jobs active at some time in that window.
+        for (auto [key, out] : {std::pair<const char*, Timestamp*>{"start", &f.active_from},
+                                std::pair<const char*, Timestamp*>{"end", &f.active_until}}) {
+          std::string v = q(key);
+          if (v.empty()) continue;
+          int64_t secs = 0;
+          auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+          if (ec != std::errc() || p != v.data() + v.size() || secs < 0 ||
+              secs > (int64_t{1} << 40)) {
+            return api::ErrorResponse(
+                {ErrorCode::kInvalidArgument,
+                 std::string(key) + ": expected Unix seconds, got \"" + v + "\""});
+          }
+          *out = Timestamp(Seconds(secs));
+        }
+        auto r = self->Call<std::vector<api::JobInfo>>(
+            [f](Controller& c) -> Result<std::vector<api::JobInfo>> { return c.ListJobs(f); });
+        if (!r) return api::ErrorResponse(r.error());
+        return Json(200, api::EncodeJobInfoList(*r));
+      }));
 
-  server.Route("GET", "/api/v1/jobs/{id}", authed([self](const api::HttpRequest& req, const api::Identity&) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    auto r = self->Call<api::JobInfo>([id = *id](Controller& c) { return c.GetJob(id); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeJobInfo(*r));
-  }));
+  server.Route(
+      "GET", "/api/v1/jobs/{id}", authed([self](const api::HttpRequest& req, const api::Identity&) {
+        auto id = ParseJobId(req.params.at("id"));
+        if (!id) return api::ErrorResponse(id.error());
+        auto r = self->Call<api::JobInfo>([id = *id](Controller& c) { return c.GetJob(id); });
+        if (!r) return api::ErrorResponse(r.error());
+        return Json(200, api::EncodeJobInfo(*r));
+      }));
 
   // Long poll: answers when the job has ended, or after `timeout` seconds (default 30, at
   // most 300) with its current record.
-  server.Route("GET", "/api/v1/jobs/{id}/wait", authed([self](const api::HttpRequest& req, const api::Identity&) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    int64_t timeout_s = 30;
-    if (auto it = req.query.find("timeout"); it != req.query.end()) {
-      auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), timeout_s);
-      if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
-        return api::ErrorResponse({ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
-      }
-    }
-    auto ended = self->WaitForJob(*id, Seconds(timeout_s));
-    if (!ended) return api::ErrorResponse(ended.error());
-    auto r = self->Call<api::JobInfo>([id = *id](Controller& c) { return c.GetJob(id); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeJobInfo(*r));
-  }));
+  server.Route("GET", "/api/v1/jobs/{id}/wait",
+               authed([self](const api::HttpRequest& req, const api::Identity&) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 int64_t timeout_s = 30;
+                 if (auto it = req.query.find("timeout"); it != req.query.end()) {
+                   auto [p, ec] = std::from_chars(it->second.data(),
+                                                  it->second.data() + it->second.size(), timeout_s);
+                   if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
+                     return api::ErrorResponse(
+                         {ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
+                   }
+                 }
+                 auto ended = self->WaitForJob(*id, Seconds(timeout_s));
+                 if (!ended) return api::ErrorResponse(ended.error());
+                 auto r =
+                     self->Call<api::JobInfo>([id = *id](Controller& c) { return c.GetJob(id); });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodeJobInfo(*r));
+               }));
 
-  auto job_action = [self, authed](std::function<Status(Controller&, const api::Identity&, JobId,
-                                                        const api::HttpRequest&)> action) {
-    return authed([self, action](const api::HttpRequest& req, const api::Identity& who) {
-      auto id = ParseJobId(req.params.at("id"));
-      if (!id) return api::ErrorResponse(id.error());
-      Status s = self->CallStatus(
-          [&, id = *id](Controller& c) { return action(c, who, id, req); });
-      if (!s) return api::ErrorResponse(s.error());
-      return Ok();
-    });
-  };
-  auto cancel = job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
-    return c.Cancel(who, id);
-  });
+  auto job_action =
+      [self, authed](
+          std::function<Status(Controller&, const api::Identity&, JobId, const api::HttpRequest&)>
+              action) {
+        return authed([self, action](const api::HttpRequest& req, const api::Identity& who) {
+          auto id = ParseJobId(req.params.at("id"));
+          if (!id) return api::ErrorResponse(id.error());
+          Status s =
+              self->CallStatus([&, id = *id](Controller& c) { return action(c, who, id, req); });
+          if (!s) return api::ErrorResponse(s.error());
+          return Ok();
+        });
+      };
+  auto cancel = job_action([](Controller& c, const api::Identity& who, JobId id,
+                              const api::HttpRequest&) { return c.Cancel(who, id); });
   server.Route("POST", "/api/v1/jobs/{id}/cancel", cancel);
   server.Route("DELETE", "/api/v1/jobs/{id}", cancel);
   server.Route("POST", "/api/v1/jobs/{id}/requeue",
-               job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
-                 return c.Requeue(who, id);
-               }));
+               job_action([](Controller& c, const api::Identity& who, JobId id,
+                             const api::HttpRequest&) { return c.Requeue(who, id); }));
   server.Route("POST", "/api/v1/jobs/{id}/hold",
-               job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
-                 return c.Hold(who, id, true);
-               }));
+               job_action([](Controller& c, const api::Identity& who, JobId id,
+                             const api::HttpRequest&) { return c.Hold(who, id, true); }));
   server.Route("POST", "/api/v1/jobs/{id}/release",
-               job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
-                 return c.Hold(who, id, false);
-               }));
+               job_action([](Controller& c, const api::Identity& who, JobId id,
+                             const api::HttpRequest&) { return c.Hold(who, id, false); }));
   server.Route("POST", "/api/v1/jobs/{id}/signal",
                job_action([](Controller& c, const api::Identity& who, JobId id,
                              const api::HttpRequest& req) -> Status {
@@ -467,95 +498,116 @@ Status ControllerService::Start() {
     }
     return v;
   };
-  server.Route("POST", "/api/v1/jobs/{id}/steps", authed([self](const api::HttpRequest& req, const api::Identity& who) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    Result<StepSpec> spec = api::DecodeStepSpec(req.body);
-    if (!spec) return api::ErrorResponse(spec.error());
-    auto r = self->Call<api::StepInfo>([&who, id = *id, spec = std::move(*spec)](Controller& c) mutable {
-      return c.CreateStep(who, id, std::move(spec));
-    });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(201, api::EncodeStepInfo(*r));
-  }));
-  server.Route("GET", "/api/v1/jobs/{id}/steps", authed([self](const api::HttpRequest& req, const api::Identity&) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    auto r = self->Call<std::vector<api::StepInfo>>([id = *id](Controller& c) { return c.ListSteps(id); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeStepInfoList(*r));
-  }));
-  server.Route("GET", "/api/v1/jobs/{id}/steps/{step}", authed([self, step_id](const api::HttpRequest& req, const api::Identity&) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    auto step = step_id(req);
-    if (!step) return api::ErrorResponse(step.error());
-    auto r = self->Call<api::StepInfo>([id = *id, step = *step](Controller& c) { return c.GetStep(id, step); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeStepInfo(*r));
-  }));
+  server.Route("POST", "/api/v1/jobs/{id}/steps",
+               authed([self](const api::HttpRequest& req, const api::Identity& who) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 Result<StepSpec> spec = api::DecodeStepSpec(req.body);
+                 if (!spec) return api::ErrorResponse(spec.error());
+                 auto r = self->Call<api::StepInfo>(
+                     [&who, id = *id, spec = std::move(*spec)](Controller& c) mutable {
+                       return c.CreateStep(who, id, std::move(spec));
+                     });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(201, api::EncodeStepInfo(*r));
+               }));
+  server.Route("GET", "/api/v1/jobs/{id}/steps",
+               authed([self](const api::HttpRequest& req, const api::Identity&) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 auto r = self->Call<std::vector<api::StepInfo>>(
+                     [id = *id](Controller& c) { return c.ListSteps(id); });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodeStepInfoList(*r));
+               }));
+  server.Route("GET", "/api/v1/jobs/{id}/steps/{step}",
+               authed([self, step_id](const api::HttpRequest& req, const api::Identity&) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 auto step = step_id(req);
+                 if (!step) return api::ErrorResponse(step.error());
+                 auto r = self->Call<api::StepInfo>(
+                     [id = *id, step = *step](Controller& c) { return c.GetStep(id, step); });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodeStepInfo(*r));
+               }));
   // Long poll, as /jobs/{id}/wait: answers when the step has ended, or after `timeout` seconds.
-  server.Route("GET", "/api/v1/jobs/{id}/steps/{step}/wait", authed([self, step_id](const api::HttpRequest& req, const api::Identity&) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    auto step = step_id(req);
-    if (!step) return api::ErrorResponse(step.error());
-    int64_t timeout_s = 30;
-    if (auto it = req.query.find("timeout"); it != req.query.end()) {
-      auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), timeout_s);
-      if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
-        return api::ErrorResponse({ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
-      }
-    }
-    auto ended = self->WaitForStep(*id, *step, Seconds(timeout_s));
-    if (!ended) return api::ErrorResponse(ended.error());
-    auto r = self->Call<api::StepInfo>([id = *id, step = *step](Controller& c) { return c.GetStep(id, step); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeStepInfo(*r));
-  }));
-  server.Route("POST", "/api/v1/jobs/{id}/steps/{step}/cancel", authed([self, step_id](const api::HttpRequest& req, const api::Identity& who) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    auto step = step_id(req);
-    if (!step) return api::ErrorResponse(step.error());
-    Status s = self->CallStatus([&, id = *id, step = *step](Controller& c) { return c.CancelStep(who, id, step); });
-    if (!s) return api::ErrorResponse(s.error());
-    return Ok();
-  }));
-  server.Route("POST", "/api/v1/jobs/{id}/checkpoint", authed([self](const api::HttpRequest& req, const api::Identity& who) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    auto r = self->Call<api::JobInfo>([&who, id = *id](Controller& c) { return c.AcknowledgeCheckpoint(who, id); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeJobInfo(*r));
-  }));
+  server.Route("GET", "/api/v1/jobs/{id}/steps/{step}/wait",
+               authed([self, step_id](const api::HttpRequest& req, const api::Identity&) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 auto step = step_id(req);
+                 if (!step) return api::ErrorResponse(step.error());
+                 int64_t timeout_s = 30;
+                 if (auto it = req.query.find("timeout"); it != req.query.end()) {
+                   auto [p, ec] = std::from_chars(it->second.data(),
+                                                  it->second.data() + it->second.size(), timeout_s);
+                   if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
+                     return api::ErrorResponse(
+                         {ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
+                   }
+                 }
+                 auto ended = self->WaitForStep(*id, *step, Seconds(timeout_s));
+                 if (!ended) return api::ErrorResponse(ended.error());
+                 auto r = self->Call<api::StepInfo>(
+                     [id = *id, step = *step](Controller& c) { return c.GetStep(id, step); });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodeStepInfo(*r));
+               }));
+  server.Route("POST", "/api/v1/jobs/{id}/steps/{step}/cancel",
+               authed([self, step_id](const api::HttpRequest& req, const api::Identity& who) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 auto step = step_id(req);
+                 if (!step) return api::ErrorResponse(step.error());
+                 Status s = self->CallStatus([&, id = *id, step = *step](Controller& c) {
+                   return c.CancelStep(who, id, step);
+                 });
+                 if (!s) return api::ErrorResponse(s.error());
+                 return Ok();
+               }));
+  server.Route("POST", "/api/v1/jobs/{id}/checkpoint",
+               authed([self](const api::HttpRequest& req, const api::Identity& who) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 auto r = self->Call<api::JobInfo>(
+                     [&who, id = *id](Controller& c) { return c.AcknowledgeCheckpoint(who, id); });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodeJobInfo(*r));
+               }));
 
-  server.Route("GET", "/api/v1/nodes", authed([self](const api::HttpRequest&, const api::Identity&) {
-    auto r = self->Call<std::vector<api::NodeInfo>>(
-        [](Controller& c) -> Result<std::vector<api::NodeInfo>> { return c.ListNodes(); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeNodeInfoList(*r));
-  }));
-  server.Route("GET", "/api/v1/nodes/{name}", authed([self](const api::HttpRequest& req, const api::Identity&) {
-    std::string name = req.params.at("name");
-    auto r = self->Call<api::NodeInfo>([name](Controller& c) { return c.GetNode(name); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeNodeInfo(*r));
-  }));
-  server.Route("POST", "/api/v1/nodes/{name}/drain", authed([self](const api::HttpRequest& req, const api::Identity& who) {
-    auto d = api::DecodeDrainRequest(req.body);
-    if (!d) return api::ErrorResponse(d.error());
-    std::string name = req.params.at("name");
-    Status s = self->CallStatus([&](Controller& c) { return c.Drain(who, name, d->reason); });
-    if (!s) return api::ErrorResponse(s.error());
-    return Ok();
-  }));
-  server.Route("POST", "/api/v1/nodes/{name}/resume", authed([self](const api::HttpRequest& req, const api::Identity& who) {
-    std::string name = req.params.at("name");
-    Status s = self->CallStatus([&](Controller& c) { return c.Resume(who, name); });
-    if (!s) return api::ErrorResponse(s.error());
-    return Ok();
-  }));
+  server.Route(
+      "GET", "/api/v1/nodes", authed([self](const api::HttpRequest&, const api::Identity&) {
+        auto r = self->Call<std::vector<api::NodeInfo>>(
+            [](Controller& c) -> Result<std::vector<api::NodeInfo>> { return c.ListNodes(); });
+        if (!r) return api::ErrorResponse(r.error());
+        return Json(200, api::EncodeNodeInfoList(*r));
+      }));
+  server.Route("GET", "/api/v1/nodes/{name}",
+               authed([self](const api::HttpRequest& req, const api::Identity&) {
+                 std::string name = req.params.at("name");
+                 auto r =
+                     self->Call<api::NodeInfo>([name](Controller& c) { return c.GetNode(name); });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodeNodeInfo(*r));
+               }));
+  server.Route("POST", "/api/v1/nodes/{name}/drain",
+               authed([self](const api::HttpRequest& req, const api::Identity& who) {
+                 auto d = api::DecodeDrainRequest(req.body);
+                 if (!d) return api::ErrorResponse(d.error());
+                 std::string name = req.params.at("name");
+                 Status s =
+                     self->CallStatus([&](Controller& c) { return c.Drain(who, name, d->reason); });
+                 if (!s) return api::ErrorResponse(s.error());
+                 return Ok();
+               }));
+  server.Route("POST", "/api/v1/nodes/{name}/resume",
+               authed([self](const api::HttpRequest& req, const api::Identity& who) {
+                 std::string name = req.params.at("name");
+                 Status s = self->CallStatus([&](Controller& c) { return c.Resume(who, name); });
+                 if (!s) return api::ErrorResponse(s.error());
+                 return Ok();
+               }));
   // GPU health (gpu_health.cc): an operator returns a failed GPU to service; fault injection
   // is forwarded to the node's agent (simulated GPUs only).
   server.Route("POST", "/api/v1/nodes/{name}/gpus/{index}/resume",
@@ -564,9 +616,11 @@ Status ControllerService::Start() {
                  uint32_t gpu = 0;
                  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), gpu);
                  if (ec != std::errc() || p != text.data() + text.size()) {
-                   return api::ErrorResponse({ErrorCode::kInvalidArgument, "gpu \"" + text + "\": not a GPU index"});
+                   return api::ErrorResponse(
+                       {ErrorCode::kInvalidArgument, "gpu \"" + text + "\": not a GPU index"});
                  }
-                 Status s = self->CallStatus([&](Controller& c) { return c.ResumeGpu(who, name, gpu); });
+                 Status s =
+                     self->CallStatus([&](Controller& c) { return c.ResumeGpu(who, name, gpu); });
                  if (!s) return api::ErrorResponse(s.error());
                  return Ok();
                }));
@@ -575,91 +629,127 @@ Status ControllerService::Start() {
                  auto inject = api::DecodeInjectRequest(req.body);
                  if (!inject) return api::ErrorResponse(inject.error());
                  std::string name = req.params.at("name");
-                 auto to = self->Call<AgentAddress>([&](Controller& c) { return c.InjectTarget(who, name); });
+                 auto to = self->Call<AgentAddress>(
+                     [&](Controller& c) { return c.InjectTarget(who, name); });
                  if (!to) return api::ErrorResponse(to.error());
-                 auto client = api::HttpClient::Create(to->url, {.connect_timeout = std::chrono::milliseconds(2000),
-                                                                 .request_timeout = std::chrono::milliseconds(10000)});
+                 auto client = api::HttpClient::Create(
+                     to->url, {.connect_timeout = std::chrono::milliseconds(2000),
+                               .request_timeout = std::chrono::milliseconds(10000)});
                  if (!client) return api::ErrorResponse(client.error());
-                 auto answer = api::CheckResponse((*client)->Send("POST", "/api/v1/inject", api::EncodeInjectRequest(*inject),
-                                                                  {{"authorization", impl->AgentAuthorization()}}, false));
-                 if (!answer) return api::ErrorResponse({answer.error().code, "node " + name + ": " + answer.error().message});
+                 auto answer = api::CheckResponse(
+                     (*client)->Send("POST", "/api/v1/inject", api::EncodeInjectRequest(*inject),
+                                     {{"authorization", impl->AgentAuthorization()}}, false));
+                 if (!answer)
+                   return api::ErrorResponse(
+                       {answer.error().code, "node " + name + ": " + answer.error().message});
                  return Ok();
                }));
   // `corral priority [JOB]`: every pending job's priority and its factors (or one job's).
-  server.Route("GET", "/api/v1/priorities", authed([self](const api::HttpRequest& req, const api::Identity&) {
-    std::optional<JobId> job;
-    if (auto it = req.query.find("job"); it != req.query.end()) {
-      auto id = ParseJobId(it->second);
-      if (!id) return api::ErrorResponse(id.error());
-      job = *id;
-    }
-    auto r = self->Call<std::vector<api::PriorityInfo>>(
-        [job](Controller& c) -> Result<std::vector<api::PriorityInfo>> {
-          CORRAL_ASSIGN_OR_RETURN(auto factors, c.Priorities(job));
-          std::vector<api::PriorityInfo> out;
-          for (const auto& f : factors) {
-            out.push_back({.job = f.job, .user = f.user, .account = f.account, .qos = f.qos,
-                           .age = f.age, .fairshare = f.fairshare, .job_size = f.job_size,
-                           .partition = f.partition, .qos_factor = f.qos_factor,
-                           .age_points = f.age_points, .fairshare_points = f.fairshare_points,
-                           .job_size_points = f.job_size_points, .partition_points = f.partition_points,
-                           .qos_points = f.qos_points, .nice = f.nice, .priority_tier = f.priority_tier,
-                           .priority = f.priority});
-          }
-          return out;
-        });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodePriorityList(*r));
-  }));
+  server.Route("GET", "/api/v1/priorities",
+               authed([self](const api::HttpRequest& req, const api::Identity&) {
+                 std::optional<JobId> job;
+                 if (auto it = req.query.find("job"); it != req.query.end()) {
+                   auto id = ParseJobId(it->second);
+                   if (!id) return api::ErrorResponse(id.error());
+                   job = *id;
+                 }
+                 auto r = self->Call<std::vector<api::PriorityInfo>>(
+                     [job](Controller& c) -> Result<std::vector<api::PriorityInfo>> {
+                       CORRAL_ASSIGN_OR_RETURN(auto factors, c.Priorities(job));
+                       std::vector<api::PriorityInfo> out;
+                       for (const auto& f : factors) {
+                         out.push_back({.job = f.job,
+                                        .user = f.user,
+                                        .account = f.account,
+                                        .qos = f.qos,
+                                        .age = f.age,
+                                        .fairshare = f.fairshare,
+                                        .job_size = f.job_size,
+                                        .partition = f.partition,
+                                        .qos_factor = f.qos_factor,
+                                        .age_points = f.age_points,
+                                        .fairshare_points = f.fairshare_points,
+                                        .job_size_points = f.job_size_points,
+                                        .partition_points = f.partition_points,
+                                        .qos_points = f.qos_points,
+                                        .nice = f.nice,
+                                        .priority_tier = f.priority_tier,
+                                        .priority = f.priority});
+                       }
+                       return out;
+                     });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodePriorityList(*r));
+               }));
   // `corral why JOB`: everything that holds a job back, as data.
-  server.Route("GET", "/api/v1/jobs/{id}/why", authed([self](const api::HttpRequest& req, const api::Identity&) {
-    auto id = ParseJobId(req.params.at("id"));
-    if (!id) return api::ErrorResponse(id.error());
-    auto r = self->Call<api::WhyInfo>([id = *id](Controller& c) -> Result<api::WhyInfo> {
-      CORRAL_ASSIGN_OR_RETURN(api::JobInfo info, c.GetJob(id));
-      CORRAL_ASSIGN_OR_RETURN(auto blockers, c.Blockers(id));
-      api::WhyInfo w{.job = id, .state = info.job.state, .reason = info.job.reason,
-                     .detail = info.reason_detail, .estimated_start = info.estimated_start,
-                     .priority = info.priority};
-      for (const auto& b : blockers) {
-        w.blockers.push_back({.code = b.code, .detail = b.detail, .scope = b.scope, .entity = b.entity,
-                              .resource = b.resource, .used = b.used, .limit = b.limit,
-                              .requested = b.requested, .jobs = b.jobs});
-      }
-      return w;
-    });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodeWhyInfo(*r));
-  }));
-  server.Route("GET", "/api/v1/partitions", authed([self](const api::HttpRequest&, const api::Identity&) {
-    auto r = self->Call<std::vector<api::PartitionInfo>>(
-        [](Controller& c) -> Result<std::vector<api::PartitionInfo>> { return c.ListPartitions(); });
-    if (!r) return api::ErrorResponse(r.error());
-    return Json(200, api::EncodePartitionInfoList(*r));
-  }));
+  server.Route("GET", "/api/v1/jobs/{id}/why",
+               authed([self](const api::HttpRequest& req, const api::Identity&) {
+                 auto id = ParseJobId(req.params.at("id"));
+                 if (!id) return api::ErrorResponse(id.error());
+                 auto r =
+                     self->Call<api::WhyInfo>([id = *id](Controller& c) -> Result<api::WhyInfo> {
+                       CORRAL_ASSIGN_OR_RETURN(api::JobInfo info, c.GetJob(id));
+                       CORRAL_ASSIGN_OR_RETURN(auto blockers, c.Blockers(id));
+                       api::WhyInfo w{.job = id,
+                                      .state = info.job.state,
+                                      .reason = info.job.reason,
+                                      .detail = info.reason_detail,
+                                      .estimated_start = info.estimated_start,
+                                      .priority = info.priority};
+                       for (const auto& b : blockers) {
+                         w.blockers.push_back({.code = b.code,
+                                               .detail = b.detail,
+                                               .scope = b.scope,
+                                               .entity = b.entity,
+                                               .resource = b.resource,
+                                               .used = b.used,
+                                               .limit = b.limit,
+                                               .requested = b.requested,
+                                               .jobs = b.jobs});
+                       }
+                       return w;
+                     });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodeWhyInfo(*r));
+               }));
+  server.Route("GET", "/api/v1/partitions",
+               authed([self](const api::HttpRequest&, const api::Identity&) {
+                 auto r = self->Call<std::vector<api::PartitionInfo>>(
+                     [](Controller& c) -> Result<std::vector<api::PartitionInfo>> {
+                       return c.ListPartitions();
+                     });
+                 if (!r) return api::ErrorResponse(r.error());
+                 return Json(200, api::EncodePartitionInfoList(*r));
+               }));
 
   // Agents.
-  server.Route("POST", "/api/v1/agents/register", agent_only([self](const api::HttpRequest& req, const api::Identity&) {
-    auto r = api::DecodeRegisterRequest(req.body);
-    if (!r) return api::ErrorResponse(r.error());
-    auto resp = self->Call<api::RegisterResponse>([req = std::move(*r)](Controller& c) { return c.Register(req); });
-    if (!resp) return api::ErrorResponse(resp.error());
-    return Json(200, api::EncodeRegisterResponse(*resp));
-  }));
-  server.Route("POST", "/api/v1/agents/heartbeat", agent_only([self](const api::HttpRequest& req, const api::Identity&) {
-    auto r = api::DecodeHeartbeatRequest(req.body);
-    if (!r) return api::ErrorResponse(r.error());
-    auto resp = self->Call<api::HeartbeatResponse>([req = std::move(*r)](Controller& c) { return c.Heartbeat(req); });
-    if (!resp) return api::ErrorResponse(resp.error());
-    return Json(200, api::EncodeHeartbeatResponse(*resp));
-  }));
-  server.Route("POST", "/api/v1/agents/events", agent_only([self](const api::HttpRequest& req, const api::Identity&) {
-    auto r = api::DecodeJobEventsRequest(req.body);
-    if (!r) return api::ErrorResponse(r.error());
-    Status s = self->CallStatus([req = std::move(*r)](Controller& c) { return c.HandleEvents(req); });
-    if (!s) return api::ErrorResponse(s.error());
-    return Ok();
-  }));
+  server.Route("POST", "/api/v1/agents/register",
+               agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+                 auto r = api::DecodeRegisterRequest(req.body);
+                 if (!r) return api::ErrorResponse(r.error());
+                 auto resp = self->Call<api::RegisterResponse>(
+                     [req = std::move(*r)](Controller& c) { return c.Register(req); });
+                 if (!resp) return api::ErrorResponse(resp.error());
+                 return Json(200, api::EncodeRegisterResponse(*resp));
+               }));
+  server.Route("POST", "/api/v1/agents/heartbeat",
+               agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+                 auto r = api::DecodeHeartbeatRequest(req.body);
+                 if (!r) return api::ErrorResponse(r.error());
+                 auto resp = self->Call<api::HeartbeatResponse>(
+                     [req = std::move(*r)](Controller& c) { return c.Heartbeat(req); });
+                 if (!resp) return api::ErrorResponse(resp.error());
+                 return Json(200, api::EncodeHeartbeatResponse(*resp));
+               }));
+  server.Route("POST", "/api/v1/agents/events",
+               agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+                 auto r = api::DecodeJobEventsRequest(req.body);
+                 if (!r) return api::ErrorResponse(r.error());
+                 Status s = self->CallStatus(
+                     [req = std::move(*r)](Controller& c) { return c.HandleEvents(req); });
+                 if (!s) return api::ErrorResponse(s.error());
+                 return Ok();
+               }));
 
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;

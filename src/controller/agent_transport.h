@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <string>
+#include <variant>
 
 #include "api/messages.h"
 #include "core/result.h"
@@ -18,6 +19,19 @@ namespace corral::controller {
 struct AgentAddress {
   std::string node;  // node name
   std::string url;   // the agent's API base URL
+};
+
+// One request of the agent API: what the controller asks of an agent. A value type, as
+// `store::WriteBatch::Op` is.
+using AgentRequest =
+    std::variant<api::LaunchRequest, api::SignalRequest, api::CancelRequest, api::StepLaunchRequest,
+                 api::StepSignalRequest, api::TimeLimitRequest>;
+
+// A command for an agent, released after the batch that caused it is durable
+// (`Controller::TakeOutbox`).
+struct OutgoingCommand {
+  AgentAddress to;
+  AgentRequest request;
 };
 
 // Callbacks the transport calls (from its own threads) with the agent's answers.
@@ -35,13 +49,9 @@ struct AgentReplies {
 class AgentTransport {
  public:
   virtual ~AgentTransport() = default;
-  virtual void Launch(const AgentAddress& to, const api::LaunchRequest& request) = 0;
-  virtual void Signal(const AgentAddress& to, const api::SignalRequest& request) = 0;
-  virtual void Cancel(const AgentAddress& to, const api::CancelRequest& request) = 0;
-  virtual void LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) = 0;
-  virtual void SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) = 0;
-  // A running job's new time limit for its processes on that node.
-  virtual void SetTimeLimit(const AgentAddress& to, const api::TimeLimitRequest& request) = 0;
+  // Queues `request` for the agent at `to`: a launch, a signal, a cancel, a step's launch or
+  // signal, or a running job's new time limit for its processes on that node.
+  virtual void Send(const AgentAddress& to, const AgentRequest& request) = 0;
   // Drops queued commands for `node` (it re-registered under a new address, or went down).
   virtual void Forget(const std::string& node) = 0;
 };

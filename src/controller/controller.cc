@@ -118,10 +118,7 @@ Status Controller::Recover(store::StoredState state) {
   for (JobId id : running_) {
     const JobEntry& e = jobs_.at(id);
     const NodeEntry* batch = FindNode(e.job.allocation.nodes.front().node_name);
-    OutgoingCommand c{.kind = OutgoingCommand::Kind::kLaunch,
-                      .to = {batch->node.inventory.name, batch->node.inventory.address}};
-    c.launch.job = e.job;
-    outbox_.push_back(std::move(c));
+    outbox_.push_back({AddressOf(*batch), api::LaunchRequest{.job = e.job}});
     // A time limit changed while the job ran may have been stored but not delivered before
     // the restart; agents take the same limit again as a no-op.
     SendTimeLimit(e);
@@ -155,6 +152,10 @@ Status Controller::Recover(store::StoredState state) {
 
 // ---------------------------------------------------------------------------------------------
 // Lookups and helpers
+
+AgentAddress Controller::AddressOf(const NodeEntry& n) {
+  return {n.node.inventory.name, n.node.inventory.address};
+}
 
 Controller::NodeEntry* Controller::FindNode(const std::string& name) {
   auto it = nodes_.find(name);
@@ -442,10 +443,7 @@ Status Controller::Cancel(const api::Identity& who, JobId id) {
 void Controller::SendCancel(const JobEntry& e) {
   const NodeEntry* batch = FindNode(e.job.allocation.nodes.front().node_name);
   if (batch == nullptr) return;
-  OutgoingCommand c{.kind = OutgoingCommand::Kind::kCancel,
-                    .to = {batch->node.inventory.name, batch->node.inventory.address}};
-  c.cancel = {e.job.id, e.job.allocation.generation};
-  outbox_.push_back(std::move(c));
+  outbox_.push_back({AddressOf(*batch), api::CancelRequest{e.job.id, e.job.allocation.generation}});
 }
 
 Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
@@ -549,10 +547,8 @@ void Controller::SendTimeLimit(const JobEntry& e) {
   for (const auto& na : e.job.allocation.nodes) {
     const NodeEntry* n = FindNode(na.node_name);
     if (n == nullptr) continue;
-    OutgoingCommand c{.kind = OutgoingCommand::Kind::kTimeLimit,
-                      .to = {n->node.inventory.name, n->node.inventory.address}};
-    c.time_limit = {e.job.id, e.job.allocation.generation, e.job.time_limit};
-    outbox_.push_back(std::move(c));
+    outbox_.push_back({AddressOf(*n), api::TimeLimitRequest{e.job.id, e.job.allocation.generation,
+                                                            e.job.time_limit}});
   }
 }
 
@@ -598,10 +594,7 @@ void Controller::StartJob(JobEntry& e, const sched::Placement& placement) {
   PutJob(e);
   // The batch host: the first node in host-list order (the placement may list them otherwise).
   const NodeEntry* batch = FindNode(e.job.allocation.nodes.front().node_name);
-  OutgoingCommand c{.kind = OutgoingCommand::Kind::kLaunch,
-                    .to = {batch->node.inventory.name, batch->node.inventory.address}};
-  c.launch.job = e.job;
-  outbox_.push_back(std::move(c));
+  outbox_.push_back({AddressOf(*batch), api::LaunchRequest{.job = e.job}});
 }
 
 void Controller::ReleaseAllocation(JobEntry& e) {

@@ -50,18 +50,6 @@ struct JobFilter {
   Timestamp active_until{};
 };
 
-// A command for an agent, released after the batch that caused it is durable.
-struct OutgoingCommand {
-  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep, kTimeLimit } kind;
-  AgentAddress to;
-  api::LaunchRequest launch;
-  api::SignalRequest signal;
-  api::CancelRequest cancel;
-  api::TimeLimitRequest time_limit;
-  api::StepLaunchRequest step_launch;
-  api::StepSignalRequest step_signal;
-};
-
 // What `SignalCheckpointAndStop` does once the grace time is over (or the job acknowledges
 // its checkpoint, or exits): put the job back in the queue with the same id, cancel it, or end
 // it NODE_FAIL (the hardware failed, not the job: a GPU failure of a job that may not be
@@ -306,6 +294,7 @@ class Controller {
   void SendCancel(const JobEntry& e);
   // The job's current time limit to the agent of every node of its allocation.
   void SendTimeLimit(const JobEntry& e);
+  static AgentAddress AddressOf(const NodeEntry& n);
   NodeEntry* FindNode(const std::string& name);
   const NodeEntry* FindNode(const std::string& name) const;
   api::JobInfo MakeJobInfo(const JobEntry& e) const;

@@ -193,9 +193,10 @@ TEST_F(ControllerSchedTest, PreemptionSignalsTheVictimThenRequeuesIt) {
   auto out = Flush();
   bool signalled = false;
   for (const auto& c : out) {
-    if (c.kind == OutgoingCommand::Kind::kSignal && c.signal.job == victim) {
-      EXPECT_EQ(c.signal.signal, 10);
-      EXPECT_EQ(c.signal.generation, first);
+    if (std::holds_alternative<api::SignalRequest>(c.request) &&
+        std::get<api::SignalRequest>(c.request).job == victim) {
+      EXPECT_EQ(std::get<api::SignalRequest>(c.request).signal, 10);
+      EXPECT_EQ(std::get<api::SignalRequest>(c.request).generation, first);
       signalled = true;
     }
   }

@@ -146,10 +146,7 @@ Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id,
   launch.io_url = io_url;
   for (const auto& name : launch.layout.nodes) {
     const NodeEntry* n = FindNode(name);
-    OutgoingCommand c{.kind = OutgoingCommand::Kind::kLaunchStep,
-                      .to = {n->node.inventory.name, n->node.inventory.address}};
-    c.step_launch = launch;
-    outbox_.push_back(std::move(c));
+    outbox_.push_back({AddressOf(*n), launch});
   }
   api::StepInfo out = info;
   steps_[{id, step_id}] = std::move(s);
@@ -299,10 +296,8 @@ void Controller::SignalStepNodes(const StepEntry& s, int signal) {
   for (const auto& name : s.live_nodes) {
     const NodeEntry* n = FindNode(name);
     if (n == nullptr || !n->node.responding) continue;
-    OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignalStep,
-                      .to = {n->node.inventory.name, n->node.inventory.address}};
-    c.step_signal = {s.info.job, s.info.generation, s.info.step, signal};
-    outbox_.push_back(std::move(c));
+    outbox_.push_back({AddressOf(*n),
+                       api::StepSignalRequest{s.info.job, s.info.generation, s.info.step, signal}});
   }
 }
 
@@ -312,10 +307,8 @@ void Controller::SignalJobEverywhere(const JobEntry& e, int signal, bool batch_o
   if (batch != nullptr) {
     // The batch host's agent signals the batch script and, unless `batch_only`, the job's
     // step tasks it runs.
-    OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignal,
-                      .to = {batch->node.inventory.name, batch->node.inventory.address}};
-    c.signal = {e.job.id, e.job.allocation.generation, signal, batch_only};
-    outbox_.push_back(std::move(c));
+    outbox_.push_back({AddressOf(*batch), api::SignalRequest{e.job.id, e.job.allocation.generation,
+                                                             signal, batch_only}});
   }
   if (batch_only) return;
   std::set<std::string> nodes;
@@ -328,10 +321,8 @@ void Controller::SignalJobEverywhere(const JobEntry& e, int signal, bool batch_o
   for (const auto& name : nodes) {
     const NodeEntry* n = FindNode(name);
     if (n == nullptr || !n->node.responding) continue;
-    OutgoingCommand c{.kind = OutgoingCommand::Kind::kSignalStep,
-                      .to = {n->node.inventory.name, n->node.inventory.address}};
-    c.step_signal = {id, e.job.allocation.generation, kAllSteps, signal};
-    outbox_.push_back(std::move(c));
+    outbox_.push_back({AddressOf(*n),
+                       api::StepSignalRequest{id, e.job.allocation.generation, kAllSteps, signal}});
   }
 }
 

@@ -128,12 +128,13 @@ TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksRepor
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
-    EXPECT_EQ(out[i].kind, OutgoingCommand::Kind::kLaunchStep);
-    EXPECT_EQ(out[i].step_launch.job.allocation.generation, j.allocation.generation);
-    EXPECT_EQ(out[i].step_launch.layout.tasks.size(), 4u);
-    EXPECT_EQ(out[i].step_launch.io_url, "http://10.0.0.1:40000");
-    EXPECT_EQ(out[i].step_launch.spec.io_token, "secret");
-    EXPECT_EQ(out[i].step_launch.master_port, 29611u);
+    EXPECT_TRUE(std::holds_alternative<api::StepLaunchRequest>(out[i].request));
+    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).job.allocation.generation,
+              j.allocation.generation);
+    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).layout.tasks.size(), 4u);
+    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).io_url, "http://10.0.0.1:40000");
+    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).spec.io_token, "secret");
+    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).master_port, 29611u);
   }
   EXPECT_EQ(out[0].to.node, "node01");
   EXPECT_EQ(out[1].to.node, "node02");
@@ -200,9 +201,9 @@ TEST_F(ControllerStepsTest, KillOnBadExitEndsTheOtherTasks) {
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
   for (const auto& c : out) {
-    EXPECT_EQ(c.kind, OutgoingCommand::Kind::kSignalStep);
-    EXPECT_EQ(c.step_signal.step, 0u);
-    EXPECT_EQ(c.step_signal.signal, 0);  // end them
+    EXPECT_TRUE(std::holds_alternative<api::StepSignalRequest>(c.request));
+    EXPECT_EQ(std::get<api::StepSignalRequest>(c.request).step, 0u);
+    EXPECT_EQ(std::get<api::StepSignalRequest>(c.request).signal, 0);  // end them
   }
   for (uint32_t t : {0u, 1u}) {
     ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, t, 0, SIGTERM)).has_value());
@@ -248,7 +249,7 @@ TEST_F(ControllerStepsTest, JobEndEndsItsStepsOnEveryNode) {
   EXPECT_EQ(s->tasks[0].message, "job " + j.id.ToString() + " ended");
   auto out = Flush();
   ASSERT_EQ(out.size(), 1u);  // node02's tasks had all reported
-  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kSignalStep);
+  EXPECT_TRUE(std::holds_alternative<api::StepSignalRequest>(out[0].request));
   EXPECT_EQ(out[0].to.node, "node01");
   EXPECT_EQ(controller_->TakeFinishedSteps().size(), 1u);
   // Late reports of the ended run are stale.
@@ -361,8 +362,10 @@ TEST_F(ControllerStepsTest, NamedContainerGivesLaterStepsItsImage) {
   EXPECT_EQ(b->container.image, "nvcr.io#nvidia/pytorch:24.01-py3");
   out = Flush();
   ASSERT_FALSE(out.empty());
-  EXPECT_EQ(out[0].step_launch.spec.container.image, "nvcr.io#nvidia/pytorch:24.01-py3");
-  EXPECT_EQ(out[0].step_launch.spec.container.mounts, (std::vector<std::string>{"/data:/data"}));
+  EXPECT_EQ(std::get<api::StepLaunchRequest>(out[0].request).spec.container.image,
+            "nvcr.io#nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(std::get<api::StepLaunchRequest>(out[0].request).spec.container.mounts,
+            (std::vector<std::string>{"/data:/data"}));
 
   StepSpec unknown = Run({"true"});
   unknown.container.name = "eval";
@@ -445,14 +448,15 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
           .has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kSignal);
+  EXPECT_TRUE(std::holds_alternative<api::SignalRequest>(out[0].request));
   EXPECT_EQ(out[0].to.node, "node01");
-  EXPECT_EQ(out[0].signal.signal, SIGUSR1);
-  EXPECT_FALSE(out[0].signal.batch_only);
-  EXPECT_EQ(out[1].kind, OutgoingCommand::Kind::kSignalStep);  // the step's tasks on node02
+  EXPECT_EQ(std::get<api::SignalRequest>(out[0].request).signal, SIGUSR1);
+  EXPECT_FALSE(std::get<api::SignalRequest>(out[0].request).batch_only);
+  EXPECT_TRUE(std::holds_alternative<api::StepSignalRequest>(
+      out[1].request));  // the step's tasks on node02
   EXPECT_EQ(out[1].to.node, "node02");
-  EXPECT_EQ(out[1].step_signal.step, kAllSteps);
-  EXPECT_EQ(out[1].step_signal.signal, SIGUSR1);
+  EXPECT_EQ(std::get<api::StepSignalRequest>(out[1].request).step, kAllSteps);
+  EXPECT_EQ(std::get<api::StepSignalRequest>(out[1].request).signal, SIGUSR1);
   // A second order keeps the first deadline.
   ASSERT_TRUE(
       controller_->SignalCheckpointAndStop(j.id, Seconds(300), StopAction::kRequeue, "again")
@@ -472,8 +476,8 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
   EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kCancelled);
   bool cancel_sent = false;
   for (const auto& c : Flush()) {
-    cancel_sent |=
-        c.kind == OutgoingCommand::Kind::kCancel && c.cancel.generation == j.allocation.generation;
+    cancel_sent |= std::holds_alternative<api::CancelRequest>(c.request) &&
+                   std::get<api::CancelRequest>(c.request).generation == j.allocation.generation;
   }
   EXPECT_TRUE(cancel_sent);
   EXPECT_EQ(store_.Load()->jobs.front().restart_count, 1u);
@@ -486,11 +490,11 @@ TEST_F(ControllerStepsTest, AcknowledgedCheckpointStopsAtOnce) {
           .has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(out[0].signal.batch_only);
+  EXPECT_TRUE(std::get<api::SignalRequest>(out[0].request).batch_only);
   ASSERT_TRUE(controller_->AcknowledgeCheckpoint(kAlice, j.id).has_value());
   out = Flush();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kCancel);
+  EXPECT_TRUE(std::holds_alternative<api::CancelRequest>(out[0].request));
   api::JobEvent exit{.type = api::JobEventType::kExited,
                      .job = j.id,
                      .generation = j.allocation.generation,

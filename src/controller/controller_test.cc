@@ -98,14 +98,14 @@ TEST_F(ControllerTest, SubmitScheduleLaunchAndComplete) {
   controller_->Tick();
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kLaunch);
+  EXPECT_TRUE(std::holds_alternative<api::LaunchRequest>(out[0].request));
   EXPECT_EQ(out[0].to.node, "node01");
   Job ja = Get(a), jb = Get(b);
   EXPECT_EQ(ja.state, JobState::kRunning);
   EXPECT_EQ(ja.allocation.nodes[0].gpus.ToString(), "0,1");
   EXPECT_EQ(jb.allocation.nodes[0].gpus.ToString(), "2,3");
   EXPECT_NE(ja.allocation.generation, jb.allocation.generation);
-  EXPECT_EQ(out[0].launch.job.allocation, ja.allocation);
+  EXPECT_EQ(std::get<api::LaunchRequest>(out[0].request).job.allocation, ja.allocation);
   // The store holds the allocation before the launch is released.
   auto stored = store_.Load();
   EXPECT_EQ(stored->jobs[0].state, JobState::kRunning);
@@ -311,7 +311,7 @@ TEST_F(ControllerTest, CancelPendingAndRunningJobs) {
   ASSERT_TRUE(controller_->Cancel(kAdmin, running).has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kCancel);
+  EXPECT_TRUE(std::holds_alternative<api::CancelRequest>(out[0].request));
   EXPECT_EQ(Get(running).state, JobState::kRunning);  // until the agent reports the exit
   api::JobEventsRequest ev = Exit("node01", Get(running), 0);
   ev.events[0].signal = 15;
@@ -354,11 +354,12 @@ TEST_F(ControllerTest, RecoveryRestoresJobsNodesAllocationsAndCounters) {
   // job's time limit (in case a change was stored but not delivered before the restart).
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].kind, OutgoingCommand::Kind::kLaunch);
-  EXPECT_EQ(out[0].launch.job.id, a);
-  EXPECT_EQ(out[1].kind, OutgoingCommand::Kind::kTimeLimit);
+  EXPECT_TRUE(std::holds_alternative<api::LaunchRequest>(out[0].request));
+  EXPECT_EQ(std::get<api::LaunchRequest>(out[0].request).job.id, a);
+  EXPECT_TRUE(std::holds_alternative<api::TimeLimitRequest>(out[1].request));
   EXPECT_EQ(out[1].to.node, "node01");
-  EXPECT_EQ(out[1].time_limit, (api::TimeLimitRequest{a, gen, Get(a).time_limit}));
+  EXPECT_EQ(std::get<api::TimeLimitRequest>(out[1].request),
+            (api::TimeLimitRequest{a, gen, Get(a).time_limit}));
   controller_->Tick();
   EXPECT_EQ(Get(b).state, JobState::kPending);
   // Ids and generations continue where they were.
@@ -528,9 +529,9 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   auto sent = [&](const std::vector<OutgoingCommand>& out) {
     std::vector<std::string> to;
     for (const auto& c : out) {
-      EXPECT_EQ(c.kind, OutgoingCommand::Kind::kTimeLimit);
-      EXPECT_EQ(c.time_limit.job, a);
-      EXPECT_EQ(c.time_limit.generation, j.allocation.generation);
+      EXPECT_TRUE(std::holds_alternative<api::TimeLimitRequest>(c.request));
+      EXPECT_EQ(std::get<api::TimeLimitRequest>(c.request).job, a);
+      EXPECT_EQ(std::get<api::TimeLimitRequest>(c.request).generation, j.allocation.generation);
       to.push_back(c.to.node);
     }
     return to;
@@ -543,7 +544,7 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   auto out = Flush();
   EXPECT_EQ(sent(out), nodes);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].time_limit.time_limit, Minutes(10));
+  EXPECT_EQ(std::get<api::TimeLimitRequest>(out[0].request).time_limit, Minutes(10));
   EXPECT_EQ(Get(a).time_limit, Minutes(10));
   EXPECT_EQ(Get(a).state, JobState::kRunning);
   auto stored = store_.Load();
@@ -578,7 +579,7 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   out = Flush();
   EXPECT_EQ(sent(out), nodes);
   ASSERT_FALSE(out.empty());
-  EXPECT_EQ(out[0].time_limit.time_limit, Minutes(600));
+  EXPECT_EQ(std::get<api::TimeLimitRequest>(out[0].request).time_limit, Minutes(600));
 
   // A limit below the time run: the agents time the job out; its exit ends it TIMEOUT.
   clock_.Advance(Minutes(30));

@@ -99,11 +99,12 @@ class GpuHealthTest : public ::testing::Test {
     EXPECT_TRUE(controller_->HandleEvents({.node = "node01", .events = {ev}}).has_value());
   }
 
-  static std::vector<OutgoingCommand> Of(const std::vector<OutgoingCommand>& out,
-                                         OutgoingCommand::Kind kind) {
+  // The commands of `out` that carry a `Request`.
+  template <typename Request>
+  static std::vector<OutgoingCommand> Of(const std::vector<OutgoingCommand>& out) {
     std::vector<OutgoingCommand> r;
     for (const auto& c : out) {
-      if (c.kind == kind) r.push_back(c);
+      if (std::holds_alternative<Request>(c.request)) r.push_back(c);
     }
     return r;
   }
@@ -148,18 +149,18 @@ TEST_F(GpuHealthTest, RequeueableJobGetsItsCheckpointSignalThenIsRequeued) {
   ASSERT_EQ(Gpus(bystander), GpuSet(0b10));
   Heartbeat({kXid79});
   auto out = Flush();
-  auto signals = Of(out, OutgoingCommand::Kind::kSignal);
+  auto signals = Of<api::SignalRequest>(out);
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_EQ(signals[0].signal.job, j.id);
-  EXPECT_EQ(signals[0].signal.signal, SIGUSR1);
+  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).job, j.id);
+  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).signal, SIGUSR1);
   EXPECT_EQ(signals[0].to.node, "node01");
-  EXPECT_TRUE(Of(out, OutgoingCommand::Kind::kCancel).empty());
+  EXPECT_TRUE(Of<api::CancelRequest>(out).empty());
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
   // Its grace is its --signal's 90 s.
   EXPECT_LE(controller_->NextTickDeadline(), clock_.MonotonicNow() + Seconds(90));
   // A second report changes nothing.
   Heartbeat({kXid79});
-  EXPECT_TRUE(Of(Flush(), OutgoingCommand::Kind::kSignal).empty());
+  EXPECT_TRUE(Of<api::SignalRequest>(Flush()).empty());
   clock_.Advance(Seconds(89));
   controller_->Tick();
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
@@ -171,8 +172,9 @@ TEST_F(GpuHealthTest, RequeueableJobGetsItsCheckpointSignalThenIsRequeued) {
   EXPECT_EQ(requeued.state, JobState::kRunning) << "placed again at once, on a healthy GPU";
   EXPECT_FALSE(Gpus(requeued).contains(0));
   bool cancelled = false;
-  for (const auto& c : Of(Flush(), OutgoingCommand::Kind::kCancel)) {
-    cancelled |= c.cancel.job == j.id && c.cancel.generation == j.allocation.generation;
+  for (const auto& c : Of<api::CancelRequest>(Flush())) {
+    cancelled |= std::get<api::CancelRequest>(c.request).job == j.id &&
+                 std::get<api::CancelRequest>(c.request).generation == j.allocation.generation;
   }
   EXPECT_TRUE(cancelled) << "the old run is stopped";
   EXPECT_EQ(Get(bystander.id).state, JobState::kRunning);
@@ -216,9 +218,9 @@ TEST_F(GpuHealthTest, AcknowledgedCheckpointRequeuesAtOnce) {
   Job j =
       StartJob({.signal = SIGUSR1, .before = Seconds(300), .batch_only = true}, /*requeue=*/true);
   Heartbeat({kXid79});
-  auto signals = Of(Flush(), OutgoingCommand::Kind::kSignal);
+  auto signals = Of<api::SignalRequest>(Flush());
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_TRUE(signals[0].signal.batch_only) << "B: is kept";
+  EXPECT_TRUE(std::get<api::SignalRequest>(signals[0].request).batch_only) << "B: is kept";
   ASSERT_TRUE(controller_->AcknowledgeCheckpoint(kAlice, j.id).has_value());
   EXPECT_EQ(Get(j.id).restart_count, 1u);
   EXPECT_EQ(Get(j.id).reason.rfind("GPU failure, requeued: node node01 gpu 0: XID 79", 0), 0u)
@@ -230,10 +232,10 @@ TEST_F(GpuHealthTest, NonRequeueableJobWithoutASignalGetsSigtermThenEndsNodeFail
   running_[j.id] = j.allocation.generation;
   Heartbeat({{.gpu = 0, .reason = "temperature 97 C over 90 C"}});
   auto out = Flush();
-  auto signals = Of(out, OutgoingCommand::Kind::kSignal);
+  auto signals = Of<api::SignalRequest>(out);
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_EQ(signals[0].signal.signal, SIGTERM);
-  EXPECT_FALSE(signals[0].signal.batch_only);
+  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).signal, SIGTERM);
+  EXPECT_FALSE(std::get<api::SignalRequest>(signals[0].request).batch_only);
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
   // It dies of the SIGTERM: NODE_FAIL (not FAILED), with what the agent measured.
   Exit(j, 0, SIGTERM);
@@ -254,9 +256,9 @@ TEST_F(GpuHealthTest, AJobThatIgnoresItsSignalIsStoppedAfterTheGrace) {
   clock_.Advance(Seconds(2));
   controller_->Tick();
   EXPECT_EQ(Get(j.id).state, JobState::kNodeFail);
-  auto cancels = Of(Flush(), OutgoingCommand::Kind::kCancel);
+  auto cancels = Of<api::CancelRequest>(Flush());
   ASSERT_EQ(cancels.size(), 1u);
-  EXPECT_EQ(cancels[0].cancel.generation, j.allocation.generation);
+  EXPECT_EQ(std::get<api::CancelRequest>(cancels[0].request).generation, j.allocation.generation);
   // Its GPU is free again for the scheduler, GPU 0 excepted.
   Job next = StartJob();
   EXPECT_EQ(Gpus(next), GpuSet(0b10));
@@ -342,7 +344,7 @@ TEST_F(GpuHealthTest, ANodeProblemDrainsTheNodeAndItsJobsRunOn) {
   EXPECT_EQ(n.node.reason, "health: health script: ERROR: nhc: /scratch is full");
   EXPECT_TRUE(n.node.failed_gpus.empty());
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
-  EXPECT_TRUE(Of(Flush(), OutgoingCommand::Kind::kSignal).empty());
+  EXPECT_TRUE(Of<api::SignalRequest>(Flush()).empty());
   // It passes again: auto_resume undrains what the health checks drained.
   Heartbeat({}, "", /*auto_resume=*/true);
   EXPECT_FALSE(Node("node01").node.drain);
@@ -361,10 +363,10 @@ TEST_F(GpuHealthTest, ARestartedControllerStopsTheJobsOnFailedGpusAgain) {
   running_[j.id] = j.allocation.generation;
   Heartbeat({kXid79});
   Flush();
-  auto signals = Of(Start(), OutgoingCommand::Kind::kSignal);  // a new controller, same store
+  auto signals = Of<api::SignalRequest>(Start());  // a new controller, same store
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_EQ(signals[0].signal.job, j.id);
-  EXPECT_EQ(signals[0].signal.signal, SIGUSR1);
+  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).job, j.id);
+  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).signal, SIGUSR1);
   clock_.Advance(Seconds(61));
   controller_->Tick();
   EXPECT_EQ(Get(j.id).restart_count, 1u);

@@ -16,7 +16,8 @@ namespace corral::controller {
 namespace {
 
 struct Command {
-  enum class Kind { kLaunch, kSignal, kCancel, kLaunchStep, kSignalStep, kTimeLimit } kind;
+  // Which of the agent's answers `AgentReplies` hears about.
+  enum class Reply { kNone, kLaunch, kStepLaunch } reply = Reply::kNone;
   std::string url;
   std::string path;
   std::string body;
@@ -26,6 +27,53 @@ struct Command {
   MonoTime first_try{};
   int attempts = 0;
 };
+
+// One command per request type: the agent's route, the body, and what the replies need.
+Command Encode(const api::LaunchRequest& r) {
+  return {.reply = Command::Reply::kLaunch,
+          .path = "/api/v1/launch",
+          .body = api::EncodeLaunchRequest(r),
+          .job = r.job.id,
+          .generation = r.job.allocation.generation};
+}
+
+Command Encode(const api::SignalRequest& r) {
+  return {.path = "/api/v1/signal",
+          .body = api::EncodeSignalRequest(r),
+          .job = r.job,
+          .generation = r.generation};
+}
+
+Command Encode(const api::CancelRequest& r) {
+  return {.path = "/api/v1/cancel",
+          .body = api::EncodeCancelRequest(r),
+          .job = r.job,
+          .generation = r.generation};
+}
+
+Command Encode(const api::StepLaunchRequest& r) {
+  return {.reply = Command::Reply::kStepLaunch,
+          .path = "/api/v1/steps/launch",
+          .body = api::EncodeStepLaunchRequest(r),
+          .job = r.job.id,
+          .generation = r.job.allocation.generation,
+          .step = r.step};
+}
+
+Command Encode(const api::StepSignalRequest& r) {
+  return {.path = "/api/v1/steps/signal",
+          .body = api::EncodeStepSignalRequest(r),
+          .job = r.job,
+          .generation = r.generation,
+          .step = r.step};
+}
+
+Command Encode(const api::TimeLimitRequest& r) {
+  return {.path = "/api/v1/jobs/limit",
+          .body = api::EncodeTimeLimitRequest(r),
+          .job = r.job,
+          .generation = r.generation};
+}
 
 }  // namespace
 
@@ -134,7 +182,7 @@ struct HttpAgentTransport::Impl {
                           : client->Send("POST", cmd.path, cmd.body, headers, /*idempotent=*/true);
     Result<api::HttpResponse> checked = api::CheckResponse(std::move(response));
     if (checked) {
-      if (cmd.kind == Command::Kind::kLaunch && replies.launch_accepted) {
+      if (cmd.reply == Command::Reply::kLaunch && replies.launch_accepted) {
         replies.launch_accepted(cmd.job, cmd.generation);
       }
       return true;
@@ -150,10 +198,10 @@ struct HttpAgentTransport::Impl {
     }
     CORRAL_LOG(Warn) << "agent " << node << ": " << cmd.path << " for job " << cmd.job.ToString()
                      << " failed: " << err.message;
-    if (cmd.kind == Command::Kind::kLaunch && replies.launch_failed) {
+    if (cmd.reply == Command::Reply::kLaunch && replies.launch_failed) {
       replies.launch_failed(cmd.job, cmd.generation, err);
     }
-    if (cmd.kind == Command::Kind::kLaunchStep && replies.step_launch_failed) {
+    if (cmd.reply == Command::Reply::kStepLaunch && replies.step_launch_failed) {
       replies.step_launch_failed(cmd.job, cmd.generation, cmd.step, node, err);
     }
     return true;
@@ -176,55 +224,8 @@ HttpAgentTransport::~HttpAgentTransport() {
   for (auto& t : impl_->threads) t.join();
 }
 
-void HttpAgentTransport::Launch(const AgentAddress& to, const api::LaunchRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kLaunch,
-                      .path = "/api/v1/launch",
-                      .body = api::EncodeLaunchRequest(request),
-                      .job = request.job.id,
-                      .generation = request.job.allocation.generation});
-}
-
-void HttpAgentTransport::Signal(const AgentAddress& to, const api::SignalRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kSignal,
-                      .path = "/api/v1/signal",
-                      .body = api::EncodeSignalRequest(request),
-                      .job = request.job,
-                      .generation = request.generation});
-}
-
-void HttpAgentTransport::Cancel(const AgentAddress& to, const api::CancelRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kCancel,
-                      .path = "/api/v1/cancel",
-                      .body = api::EncodeCancelRequest(request),
-                      .job = request.job,
-                      .generation = request.generation});
-}
-
-void HttpAgentTransport::LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kLaunchStep,
-                      .path = "/api/v1/steps/launch",
-                      .body = api::EncodeStepLaunchRequest(request),
-                      .job = request.job.id,
-                      .generation = request.job.allocation.generation,
-                      .step = request.step});
-}
-
-void HttpAgentTransport::SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kSignalStep,
-                      .path = "/api/v1/steps/signal",
-                      .body = api::EncodeStepSignalRequest(request),
-                      .job = request.job,
-                      .generation = request.generation,
-                      .step = request.step});
-}
-
-void HttpAgentTransport::SetTimeLimit(const AgentAddress& to,
-                                      const api::TimeLimitRequest& request) {
-  impl_->Enqueue(to, {.kind = Command::Kind::kTimeLimit,
-                      .path = "/api/v1/jobs/limit",
-                      .body = api::EncodeTimeLimitRequest(request),
-                      .job = request.job,
-                      .generation = request.generation});
+void HttpAgentTransport::Send(const AgentAddress& to, const AgentRequest& request) {
+  impl_->Enqueue(to, std::visit([](const auto& r) { return Encode(r); }, request));
 }
 
 void HttpAgentTransport::Forget(const std::string& node) {

@@ -24,12 +24,7 @@ class HttpAgentTransport final : public AgentTransport {
   HttpAgentTransport(const Clock& clock, AgentReplies replies, HttpAgentTransportOptions options);
   ~HttpAgentTransport() override;  // drops what is still queued and joins the threads
 
-  void Launch(const AgentAddress& to, const api::LaunchRequest& request) override;
-  void Signal(const AgentAddress& to, const api::SignalRequest& request) override;
-  void Cancel(const AgentAddress& to, const api::CancelRequest& request) override;
-  void LaunchStep(const AgentAddress& to, const api::StepLaunchRequest& request) override;
-  void SignalStep(const AgentAddress& to, const api::StepSignalRequest& request) override;
-  void SetTimeLimit(const AgentAddress& to, const api::TimeLimitRequest& request) override;
+  void Send(const AgentAddress& to, const AgentRequest& request) override;
   void Forget(const std::string& node) override;
 
  private:

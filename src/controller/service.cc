@@ -16,6 +16,7 @@
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/log.h"
+#include "core/strings.h"
 
 namespace corral::controller {
 
@@ -33,26 +34,46 @@ struct Waiter {
   bool ended = false;
 };
 
-Result<JobId> ParseJobId(const std::string& text) {
-  uint64_t v = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v == 0) {
-    return InvalidArgument("job id \"" + text + "\": not a job number");
+// Wakes (and forgets) the callers waiting on `key` in `waiters`.
+template <typename Key>
+void Wake(std::map<Key, std::vector<std::weak_ptr<Waiter>>>& waiters, const Key& key) {
+  auto it = waiters.find(key);
+  if (it == waiters.end()) return;
+  for (auto& weak : it->second) {
+    if (auto w = weak.lock()) {
+      std::lock_guard<std::mutex> lock(w->mu);
+      w->ended = true;
+      w->cv.notify_all();
+    }
   }
-  return JobId(v);
+  waiters.erase(it);
 }
 
-std::vector<std::string> SplitComma(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    std::string part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!part.empty()) out.push_back(part);
-    if (end == std::string::npos) break;
-    start = end + 1;
+Result<JobId> ParseJobId(const std::string& text) {
+  std::optional<uint64_t> v = ParseUint(text);
+  if (!v || *v == 0) return InvalidArgument("job id \"" + text + "\": not a job number");
+  return JobId(*v);
+}
+
+// A 32-bit number that is all of `text`.
+std::optional<uint32_t> ParseUint32(const std::string& text) {
+  std::optional<uint64_t> v = ParseUint(text);
+  if (!v || *v > UINT32_MAX) return std::nullopt;
+  return static_cast<uint32_t>(*v);
+}
+
+// The `timeout` of a long poll (/jobs/{id}/wait, /steps/{step}/wait): seconds, 30 when absent,
+// at most 300.
+Result<Duration> ParseWaitTimeout(const api::HttpRequest& req) {
+  int64_t timeout_s = 30;
+  if (auto it = req.query.find("timeout"); it != req.query.end()) {
+    auto [p, ec] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), timeout_s);
+    if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
+      return InvalidArgument("timeout: expected 0 to 300 seconds");
+    }
   }
-  return out;
+  return Seconds(timeout_s);
 }
 
 api::HttpResponse Json(int status, std::string body) {
@@ -175,51 +196,10 @@ struct ControllerService::Impl {
   // After a commit: commands to agents, and waiters of jobs that ended.
   void Release() {
     for (auto& c : controller->TakeOutbox()) {
-      switch (c.kind) {
-        case OutgoingCommand::Kind::kLaunch:
-          transport->Launch(c.to, c.launch);
-          break;
-        case OutgoingCommand::Kind::kSignal:
-          transport->Signal(c.to, c.signal);
-          break;
-        case OutgoingCommand::Kind::kCancel:
-          transport->Cancel(c.to, c.cancel);
-          break;
-        case OutgoingCommand::Kind::kLaunchStep:
-          transport->LaunchStep(c.to, c.step_launch);
-          break;
-        case OutgoingCommand::Kind::kSignalStep:
-          transport->SignalStep(c.to, c.step_signal);
-          break;
-        case OutgoingCommand::Kind::kTimeLimit:
-          transport->SetTimeLimit(c.to, c.time_limit);
-          break;
-      }
+      transport->Send(c.to, c.request);
     }
-    for (const auto& step : controller->TakeFinishedSteps()) {
-      auto it = step_waiters.find(step);
-      if (it == step_waiters.end()) continue;
-      for (auto& weak : it->second) {
-        if (auto w = weak.lock()) {
-          std::lock_guard<std::mutex> lock(w->mu);
-          w->ended = true;
-          w->cv.notify_all();
-        }
-      }
-      step_waiters.erase(it);
-    }
-    for (JobId id : controller->TakeFinished()) {
-      auto it = waiters.find(id);
-      if (it == waiters.end()) continue;
-      for (auto& weak : it->second) {
-        if (auto w = weak.lock()) {
-          std::lock_guard<std::mutex> lock(w->mu);
-          w->ended = true;
-          w->cv.notify_all();
-        }
-      }
-      waiters.erase(it);
-    }
+    for (const auto& step : controller->TakeFinishedSteps()) Wake(step_waiters, step);
+    for (JobId id : controller->TakeFinished()) Wake(waiters, id);
   }
 };
 
@@ -354,10 +334,10 @@ Status ControllerService::Start() {
           auto it = req.query.find(k);
           return it == req.query.end() ? std::string() : it->second;
         };
-        f.users = SplitComma(q("user"));
-        f.partitions = SplitComma(q("partition"));
-        f.accounts = SplitComma(q("account"));
-        for (const auto& s : SplitComma(q("state"))) {
+        f.users = SplitNonEmpty(q("user"));
+        f.partitions = SplitNonEmpty(q("partition"));
+        f.accounts = SplitNonEmpty(q("account"));
+        for (const auto& s : SplitNonEmpty(q("state"))) {
           if (s == "all" || s == "ALL") {
             f.all = true;
             continue;
@@ -368,7 +348,7 @@ Status ControllerService::Start() {
                 {ErrorCode::kInvalidArgument, "state: " + st.error().message});
           f.states.push_back(*st);
         }
-        for (const auto& s : SplitComma(q("id"))) {
+        for (const auto& s : SplitNonEmpty(q("id"))) {
           auto id = ParseJobId(s);
           if (!id) return api::ErrorResponse(id.error());
           f.ids.push_back(*id);
@@ -413,16 +393,9 @@ Status ControllerService::Start() {
                authed([self](const api::HttpRequest& req, const api::Identity&) {
                  auto id = ParseJobId(req.params.at("id"));
                  if (!id) return api::ErrorResponse(id.error());
-                 int64_t timeout_s = 30;
-                 if (auto it = req.query.find("timeout"); it != req.query.end()) {
-                   auto [p, ec] = std::from_chars(it->second.data(),
-                                                  it->second.data() + it->second.size(), timeout_s);
-                   if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
-                     return api::ErrorResponse(
-                         {ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
-                   }
-                 }
-                 auto ended = self->WaitForJob(*id, Seconds(timeout_s));
+                 auto timeout = ParseWaitTimeout(req);
+                 if (!timeout) return api::ErrorResponse(timeout.error());
+                 auto ended = self->WaitForJob(*id, *timeout);
                  if (!ended) return api::ErrorResponse(ended.error());
                  auto r =
                      self->Call<api::JobInfo>([id = *id](Controller& c) { return c.GetJob(id); });
@@ -491,12 +464,9 @@ Status ControllerService::Start() {
   // Steps (`corral run`) and checkpoints: docs/api.md, "Steps".
   auto step_id = [](const api::HttpRequest& req) -> Result<uint32_t> {
     const std::string& text = req.params.at("step");
-    uint32_t v = 0;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size()) {
-      return InvalidArgument("step id \"" + text + "\": not a step number");
-    }
-    return v;
+    std::optional<uint32_t> v = ParseUint32(text);
+    if (!v) return InvalidArgument("step id \"" + text + "\": not a step number");
+    return *v;
   };
   server.Route("POST", "/api/v1/jobs/{id}/steps",
                authed([self](const api::HttpRequest& req, const api::Identity& who) {
@@ -538,16 +508,9 @@ Status ControllerService::Start() {
                  if (!id) return api::ErrorResponse(id.error());
                  auto step = step_id(req);
                  if (!step) return api::ErrorResponse(step.error());
-                 int64_t timeout_s = 30;
-                 if (auto it = req.query.find("timeout"); it != req.query.end()) {
-                   auto [p, ec] = std::from_chars(it->second.data(),
-                                                  it->second.data() + it->second.size(), timeout_s);
-                   if (ec != std::errc() || timeout_s < 0 || timeout_s > 300) {
-                     return api::ErrorResponse(
-                         {ErrorCode::kInvalidArgument, "timeout: expected 0 to 300 seconds"});
-                   }
-                 }
-                 auto ended = self->WaitForStep(*id, *step, Seconds(timeout_s));
+                 auto timeout = ParseWaitTimeout(req);
+                 if (!timeout) return api::ErrorResponse(timeout.error());
+                 auto ended = self->WaitForStep(*id, *step, *timeout);
                  if (!ended) return api::ErrorResponse(ended.error());
                  auto r = self->Call<api::StepInfo>(
                      [id = *id, step = *step](Controller& c) { return c.GetStep(id, step); });
@@ -613,12 +576,12 @@ Status ControllerService::Start() {
   server.Route("POST", "/api/v1/nodes/{name}/gpus/{index}/resume",
                authed([self](const api::HttpRequest& req, const api::Identity& who) {
                  std::string name = req.params.at("name"), text = req.params.at("index");
-                 uint32_t gpu = 0;
-                 auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), gpu);
-                 if (ec != std::errc() || p != text.data() + text.size()) {
+                 std::optional<uint32_t> index = ParseUint32(text);
+                 if (!index) {
                    return api::ErrorResponse(
                        {ErrorCode::kInvalidArgument, "gpu \"" + text + "\": not a GPU index"});
                  }
+                 uint32_t gpu = *index;
                  Status s =
                      self->CallStatus([&](Controller& c) { return c.ResumeGpu(who, name, gpu); });
                  if (!s) return api::ErrorResponse(s.error());

@@ -4,20 +4,22 @@
 #include <gtest/gtest.h>
 
 #include "controller/controller.h"
-#include "core/testing/fake_clock.h"
+#include "controller/testing/controller_test_base.h"
+#include "controller/testing/requests.h"
 #include "sched/config.h"
 #include "sched/policy_factory.h"
-#include "store/memory_store.h"
 
 namespace corral::controller {
 namespace {
 
 using api::Identity;
 using api::Role;
-
-const Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = Role::kUser};
-const Identity kBob{.user = "bob", .uid = 1001, .gid = 1001, .role = Role::kUser};
-const Identity kMallory{.user = "mallory", .uid = 1002, .gid = 1002, .role = Role::kUser};
+using testing::As;
+using testing::Is;
+using testing::kAlice;
+using testing::kBob;
+using testing::kMallory;
+using testing::NodeRegistration;
 
 constexpr const char* kConfig = R"(
 [scheduler]
@@ -52,49 +54,29 @@ preempt_mode = "requeue"
 grace_time = "0:10"
 )";
 
-class ControllerSchedTest : public ::testing::Test {
+class ControllerSchedTest : public testing::ControllerTestBase {
  protected:
   ControllerSchedTest() { Reset(); }
 
+  // A new controller over the same store, with kConfig's accounts, QOS and policy.
   void Reset() {
     auto config = sched::ParseSchedulerConfig(kConfig, "test.toml");
     ASSERT_TRUE(config.has_value()) << config.error().message;
-    ControllerConfig cc;
-    cc.heartbeat_interval = Seconds(1);
-    cc.node_timeout = Seconds(5);
-    cc.sched_min_interval = Millis(0);
     auto policy = sched::MakePolicy(config->policy, *config);
     ASSERT_TRUE(policy.has_value());
-    controller_ = std::make_unique<Controller>(cc, *config, std::move(*policy), clock_);
-    ASSERT_TRUE(controller_->Recover(*store_.Load()).has_value());
-  }
-
-  std::vector<OutgoingCommand> Flush() {
-    EXPECT_TRUE(store_.Write(controller_->TakeWrites()).has_value());
-    return controller_->TakeOutbox();
+    StartController(TestConfig(), *config, std::move(*policy));
   }
 
   void RegisterNode(const std::string& name, uint32_t gpus) {
-    api::RegisterRequest req;
-    req.inventory.name = name;
-    req.inventory.address = "http://127.0.0.1:1/" + name;
-    req.inventory.cpus = 16;
-    req.inventory.memory_mb = 64000;
-    for (uint32_t i = 0; i < gpus; ++i) req.inventory.gpus.push_back({.index = i, .model = "h100"});
-    ASSERT_TRUE(controller_->Register(req).has_value());
+    Register(NodeRegistration(name, gpus));
   }
 
   JobSpec Spec(const std::string& account, uint32_t gpus, const std::string& qos = "") {
-    JobSpec s;
-    s.script = "#!/bin/sh\nsleep 100\n";
-    s.working_dir = "/tmp";
+    JobSpec s = testing::BatchJob(gpus, 1, "sleep 100");
     s.account = account;
     s.qos = qos;
-    s.resources.gpus_per_node = gpus;
     return s;
   }
-
-  Job Get(JobId id) { return controller_->GetJob(id)->job; }
 
   // Lets time pass with node01 heartbeating (reporting what runs on it) every second.
   void Advance(Duration d) {
@@ -108,10 +90,6 @@ class ControllerSchedTest : public ::testing::Test {
       controller_->Tick();
     }
   }
-
-  testing::FakeClock clock_;
-  store::MemoryStore store_;
-  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(ControllerSchedTest, SubmissionsAreCheckedAgainstAccountsQosAndLimits) {
@@ -193,10 +171,9 @@ TEST_F(ControllerSchedTest, PreemptionSignalsTheVictimThenRequeuesIt) {
   auto out = Flush();
   bool signalled = false;
   for (const auto& c : out) {
-    if (std::holds_alternative<api::SignalRequest>(c.request) &&
-        std::get<api::SignalRequest>(c.request).job == victim) {
-      EXPECT_EQ(std::get<api::SignalRequest>(c.request).signal, 10);
-      EXPECT_EQ(std::get<api::SignalRequest>(c.request).generation, first);
+    if (Is<api::SignalRequest>(c) && As<api::SignalRequest>(c).job == victim) {
+      EXPECT_EQ(As<api::SignalRequest>(c).signal, 10);
+      EXPECT_EQ(As<api::SignalRequest>(c).generation, first);
       signalled = true;
     }
   }

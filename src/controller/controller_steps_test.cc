@@ -5,18 +5,19 @@
 #include <gtest/gtest.h>
 
 #include "controller/controller.h"
-#include "core/testing/fake_clock.h"
+#include "controller/testing/controller_test_base.h"
+#include "controller/testing/requests.h"
 #include "sched/first_fit_policy.h"
-#include "store/memory_store.h"
 
 namespace corral::controller {
 namespace {
 
-using api::Identity;
-using api::Role;
-
-const Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = Role::kUser};
-const Identity kBob{.user = "bob", .uid = 1001, .gid = 1001, .role = Role::kUser};
+using testing::As;
+using testing::Is;
+using testing::kAlice;
+using testing::kBob;
+using testing::NodeRegistration;
+using testing::TaskExit;
 
 // First fit, remembering the last snapshot it was given.
 class RecordingPolicy final : public sched::Policy {
@@ -32,78 +33,30 @@ class RecordingPolicy final : public sched::Policy {
   sched::FirstFitPolicy inner_;
 };
 
-class ControllerStepsTest : public ::testing::Test {
+class ControllerStepsTest : public testing::ControllerTestBase {
  protected:
+  // node01 (10.0.0.1) and node02 (10.0.0.2), 4 GPUs each.
   ControllerStepsTest() {
-    ControllerConfig config;
-    config.heartbeat_interval = Seconds(1);
-    config.node_timeout = Seconds(5);
-    config.sched_min_interval = Millis(0);
-    controller_ = std::make_unique<Controller>(
-        config, std::vector<Partition>{}, std::make_unique<RecordingPolicy>(&snapshot_), clock_);
-    EXPECT_TRUE(controller_->Recover(*store_.Load()).has_value());
-    for (const char* name : {"node01", "node02"}) {
-      api::RegisterRequest req;
-      req.inventory.name = name;
-      req.inventory.address =
-          std::string("http://10.0.0.") + (name[5] == '1' ? "1" : "2") + ":6901";
-      req.inventory.cpus = 16;
-      req.inventory.memory_mb = 64000;
-      for (uint32_t i = 0; i < 4; ++i) req.inventory.gpus.push_back({.index = i, .model = "h100"});
-      EXPECT_TRUE(controller_->Register(req).has_value());
-    }
+    StartController(TestConfig(), std::vector<Partition>{},
+                    std::make_unique<RecordingPolicy>(&snapshot_));
+    Register(NodeRegistration("node01", 4, "http://10.0.0.1:6901"));
+    Register(NodeRegistration("node02", 4, "http://10.0.0.2:6901"));
     Flush();
-  }
-
-  std::vector<OutgoingCommand> Flush() {
-    EXPECT_TRUE(store_.Write(controller_->TakeWrites()).has_value());
-    return controller_->TakeOutbox();
   }
 
   // Submits a 2-node job (2 GPUs and 2 tasks per node) as alice and starts it.
   Job StartJob(SignalSpec signal = {}, bool requeue = false) {
-    JobSpec s;
-    s.script = "#!/bin/sh\nsleep 100\n";
-    s.working_dir = "/tmp";
-    s.resources.nodes = 2;
+    JobSpec s = testing::BatchJob(/*gpus_per_node=*/2, /*nodes=*/2, "sleep 100");
     s.resources.ntasks = 4;
     s.resources.ntasks_per_node = 2;
-    s.resources.gpus_per_node = 2;
     s.signal = signal;
     s.requeue = requeue;
-    auto r = controller_->Submit(kAlice, s);
-    EXPECT_TRUE(r.has_value()) << r.error().message;
-    controller_->Tick();
-    Flush();
-    Job j = Get(r->job_id);
-    EXPECT_EQ(j.state, JobState::kRunning);
-    return j;
+    return SubmitAndStart(s);
   }
 
-  Job Get(JobId id) { return controller_->GetJob(id)->job; }
+  StepSpec Run(std::vector<std::string> argv) { return testing::StepRun(std::move(argv)); }
 
-  api::JobEventsRequest TaskExit(const std::string& node, const Job& j, uint32_t step,
-                                 uint32_t task, int code, int signal = 0) {
-    api::JobEvent ev{.type = api::JobEventType::kTaskExited,
-                     .job = j.id,
-                     .generation = j.allocation.generation,
-                     .exit_code = code,
-                     .signal = signal,
-                     .step = step,
-                     .task = task};
-    return {.node = node, .events = {ev}};
-  }
-
-  StepSpec Run(std::vector<std::string> argv) {
-    StepSpec s;
-    s.argv = std::move(argv);
-    return s;
-  }
-
-  testing::FakeClock clock_;
-  store::MemoryStore store_;
   sched::ClusterSnapshot snapshot_;
-  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksReport) {
@@ -128,13 +81,13 @@ TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksRepor
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
   for (size_t i = 0; i < 2; ++i) {
-    EXPECT_TRUE(std::holds_alternative<api::StepLaunchRequest>(out[i].request));
-    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).job.allocation.generation,
+    EXPECT_TRUE(Is<api::StepLaunchRequest>(out[i]));
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).job.allocation.generation,
               j.allocation.generation);
-    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).layout.tasks.size(), 4u);
-    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).io_url, "http://10.0.0.1:40000");
-    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).spec.io_token, "secret");
-    EXPECT_EQ(std::get<api::StepLaunchRequest>(out[i].request).master_port, 29611u);
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).layout.tasks.size(), 4u);
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).io_url, "http://10.0.0.1:40000");
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).spec.io_token, "secret");
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).master_port, 29611u);
   }
   EXPECT_EQ(out[0].to.node, "node01");
   EXPECT_EQ(out[1].to.node, "node02");
@@ -201,9 +154,9 @@ TEST_F(ControllerStepsTest, KillOnBadExitEndsTheOtherTasks) {
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
   for (const auto& c : out) {
-    EXPECT_TRUE(std::holds_alternative<api::StepSignalRequest>(c.request));
-    EXPECT_EQ(std::get<api::StepSignalRequest>(c.request).step, 0u);
-    EXPECT_EQ(std::get<api::StepSignalRequest>(c.request).signal, 0);  // end them
+    EXPECT_TRUE(Is<api::StepSignalRequest>(c));
+    EXPECT_EQ(As<api::StepSignalRequest>(c).step, 0u);
+    EXPECT_EQ(As<api::StepSignalRequest>(c).signal, 0);  // end them
   }
   for (uint32_t t : {0u, 1u}) {
     ASSERT_TRUE(controller_->HandleEvents(TaskExit("node01", j, 0, t, 0, SIGTERM)).has_value());
@@ -249,7 +202,7 @@ TEST_F(ControllerStepsTest, JobEndEndsItsStepsOnEveryNode) {
   EXPECT_EQ(s->tasks[0].message, "job " + j.id.ToString() + " ended");
   auto out = Flush();
   ASSERT_EQ(out.size(), 1u);  // node02's tasks had all reported
-  EXPECT_TRUE(std::holds_alternative<api::StepSignalRequest>(out[0].request));
+  EXPECT_TRUE(Is<api::StepSignalRequest>(out[0]));
   EXPECT_EQ(out[0].to.node, "node01");
   EXPECT_EQ(controller_->TakeFinishedSteps().size(), 1u);
   // Late reports of the ended run are stale.
@@ -362,9 +315,9 @@ TEST_F(ControllerStepsTest, NamedContainerGivesLaterStepsItsImage) {
   EXPECT_EQ(b->container.image, "nvcr.io#nvidia/pytorch:24.01-py3");
   out = Flush();
   ASSERT_FALSE(out.empty());
-  EXPECT_EQ(std::get<api::StepLaunchRequest>(out[0].request).spec.container.image,
+  EXPECT_EQ(As<api::StepLaunchRequest>(out[0]).spec.container.image,
             "nvcr.io#nvidia/pytorch:24.01-py3");
-  EXPECT_EQ(std::get<api::StepLaunchRequest>(out[0].request).spec.container.mounts,
+  EXPECT_EQ(As<api::StepLaunchRequest>(out[0]).spec.container.mounts,
             (std::vector<std::string>{"/data:/data"}));
 
   StepSpec unknown = Run({"true"});
@@ -448,15 +401,14 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
           .has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_TRUE(std::holds_alternative<api::SignalRequest>(out[0].request));
+  EXPECT_TRUE(Is<api::SignalRequest>(out[0]));
   EXPECT_EQ(out[0].to.node, "node01");
-  EXPECT_EQ(std::get<api::SignalRequest>(out[0].request).signal, SIGUSR1);
-  EXPECT_FALSE(std::get<api::SignalRequest>(out[0].request).batch_only);
-  EXPECT_TRUE(std::holds_alternative<api::StepSignalRequest>(
-      out[1].request));  // the step's tasks on node02
+  EXPECT_EQ(As<api::SignalRequest>(out[0]).signal, SIGUSR1);
+  EXPECT_FALSE(As<api::SignalRequest>(out[0]).batch_only);
+  EXPECT_TRUE(Is<api::StepSignalRequest>(out[1]));  // the step's tasks on node02
   EXPECT_EQ(out[1].to.node, "node02");
-  EXPECT_EQ(std::get<api::StepSignalRequest>(out[1].request).step, kAllSteps);
-  EXPECT_EQ(std::get<api::StepSignalRequest>(out[1].request).signal, SIGUSR1);
+  EXPECT_EQ(As<api::StepSignalRequest>(out[1]).step, kAllSteps);
+  EXPECT_EQ(As<api::StepSignalRequest>(out[1]).signal, SIGUSR1);
   // A second order keeps the first deadline.
   ASSERT_TRUE(
       controller_->SignalCheckpointAndStop(j.id, Seconds(300), StopAction::kRequeue, "again")
@@ -476,8 +428,8 @@ TEST_F(ControllerStepsTest, CheckpointSignalThenRequeueAfterTheGrace) {
   EXPECT_EQ(controller_->GetStep(j.id, 0)->state, JobState::kCancelled);
   bool cancel_sent = false;
   for (const auto& c : Flush()) {
-    cancel_sent |= std::holds_alternative<api::CancelRequest>(c.request) &&
-                   std::get<api::CancelRequest>(c.request).generation == j.allocation.generation;
+    cancel_sent |= Is<api::CancelRequest>(c) &&
+                   As<api::CancelRequest>(c).generation == j.allocation.generation;
   }
   EXPECT_TRUE(cancel_sent);
   EXPECT_EQ(store_.Load()->jobs.front().restart_count, 1u);
@@ -490,11 +442,11 @@ TEST_F(ControllerStepsTest, AcknowledgedCheckpointStopsAtOnce) {
           .has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(std::get<api::SignalRequest>(out[0].request).batch_only);
+  EXPECT_TRUE(As<api::SignalRequest>(out[0]).batch_only);
   ASSERT_TRUE(controller_->AcknowledgeCheckpoint(kAlice, j.id).has_value());
   out = Flush();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(std::holds_alternative<api::CancelRequest>(out[0].request));
+  EXPECT_TRUE(Is<api::CancelRequest>(out[0]));
   api::JobEvent exit{.type = api::JobEventType::kExited,
                      .job = j.id,
                      .generation = j.allocation.generation,

@@ -2,116 +2,68 @@
 
 #include <gtest/gtest.h>
 
-#include "core/testing/fake_clock.h"
+#include "controller/testing/controller_test_base.h"
+#include "controller/testing/requests.h"
 #include "sched/first_fit_policy.h"
-#include "store/memory_store.h"
 
 namespace corral::controller {
 namespace {
 
-using api::Identity;
-using api::Role;
+using testing::As;
+using testing::BatchJob;
+using testing::Is;
+using testing::JobExit;
+using testing::kAdmin;
+using testing::kAlice;
+using testing::kBob;
+using testing::NodeRegistration;
 
-const Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = Role::kUser};
-const Identity kBob{.user = "bob", .uid = 1001, .gid = 1001, .role = Role::kUser};
-const Identity kAdmin{.user = "root", .uid = 0, .gid = 0, .role = Role::kAdmin};
-
-class ControllerTest : public ::testing::Test {
+class ControllerTest : public testing::ControllerTestBase {
  protected:
   ControllerTest() { Reset(); }
 
+  // A new controller over the same store, with partitions "main" (the default) and "short"
+  // (at most 30 minutes).
   void Reset(std::unique_ptr<sched::Policy> policy = nullptr) {
-    if (policy == nullptr) policy = std::make_unique<sched::FirstFitPolicy>();
-    ControllerConfig config;
-    config.heartbeat_interval = Seconds(1);
-    config.node_timeout = Seconds(5);
-    config.sched_min_interval = Millis(0);
-    std::vector<Partition> parts = {Partition{.name = "main", .is_default = true},
-                                    Partition{.name = "short", .max_time = Minutes(30)}};
-    controller_ = std::make_unique<Controller>(config, parts, std::move(policy), clock_);
-    ASSERT_TRUE(controller_->Recover(*store_.Load()).has_value());
-  }
-
-  // Writes what the controller recorded to the store (as the service does) and returns the
-  // outbox.
-  std::vector<OutgoingCommand> Flush() {
-    EXPECT_TRUE(store_.Write(controller_->TakeWrites()).has_value());
-    return controller_->TakeOutbox();
+    StartController(TestConfig(),
+                    {Partition{.name = "main", .is_default = true},
+                     Partition{.name = "short", .max_time = Minutes(30)}},
+                    std::move(policy));
   }
 
   void RegisterNode(const std::string& name, uint32_t gpus,
                     std::vector<api::RunningJobRef> running = {}) {
-    api::RegisterRequest req;
-    req.inventory.name = name;
-    req.inventory.address = "http://127.0.0.1:1/" + name;
-    req.inventory.cpus = 16;
-    req.inventory.memory_mb = 64000;
-    for (uint32_t i = 0; i < gpus; ++i) req.inventory.gpus.push_back({.index = i, .model = "h100"});
-    req.running = std::move(running);
-    auto r = controller_->Register(req);
-    ASSERT_TRUE(r.has_value()) << r.error().message;
-    last_kill_ = r->kill;
+    last_kill_ = Register(NodeRegistration(name, gpus, "", std::move(running))).kill;
   }
 
-  JobSpec Spec(uint32_t gpus_per_node = 1, uint32_t nodes = 1) {
-    JobSpec s;
-    s.script = "#!/bin/sh\necho hi\n";
-    s.working_dir = "/tmp";
-    s.resources.nodes = nodes;
-    s.resources.ntasks = nodes;
-    s.resources.gpus_per_node = gpus_per_node;
-    return s;
-  }
-
-  JobId Submit(JobSpec spec, const Identity& who = kAlice) {
-    auto r = controller_->Submit(who, std::move(spec));
-    EXPECT_TRUE(r.has_value()) << r.error().message;
-    return r ? r->job_id : JobId();
-  }
-
-  Job Get(JobId id) { return controller_->GetJob(id)->job; }
-
-  api::JobEventsRequest Exit(const std::string& node, const Job& j, int code,
-                             bool timed_out = false) {
-    api::JobEvent ev{.type = api::JobEventType::kExited,
-                     .job = j.id,
-                     .generation = j.allocation.generation,
-                     .exit_code = code,
-                     .timed_out = timed_out};
-    return {.node = node, .events = {ev}};
-  }
-
-  testing::FakeClock clock_;
-  store::MemoryStore store_;
-  std::unique_ptr<Controller> controller_;
   std::vector<api::RunningJobRef> last_kill_;
 };
 
 TEST_F(ControllerTest, SubmitScheduleLaunchAndComplete) {
   RegisterNode("node01", 4);
   Flush();
-  JobId a = Submit(Spec(2));
-  JobId b = Submit(Spec(2));
+  JobId a = Submit(BatchJob(2));
+  JobId b = Submit(BatchJob(2));
   EXPECT_EQ(Get(a).state, JobState::kPending);
   EXPECT_EQ(Get(a).spec.user, "alice");
   EXPECT_EQ(Get(a).spec.uid, 1000u);
   controller_->Tick();
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_TRUE(std::holds_alternative<api::LaunchRequest>(out[0].request));
+  EXPECT_TRUE(Is<api::LaunchRequest>(out[0]));
   EXPECT_EQ(out[0].to.node, "node01");
   Job ja = Get(a), jb = Get(b);
   EXPECT_EQ(ja.state, JobState::kRunning);
   EXPECT_EQ(ja.allocation.nodes[0].gpus.ToString(), "0,1");
   EXPECT_EQ(jb.allocation.nodes[0].gpus.ToString(), "2,3");
   EXPECT_NE(ja.allocation.generation, jb.allocation.generation);
-  EXPECT_EQ(std::get<api::LaunchRequest>(out[0].request).job.allocation, ja.allocation);
+  EXPECT_EQ(As<api::LaunchRequest>(out[0]).job.allocation, ja.allocation);
   // The store holds the allocation before the launch is released.
   auto stored = store_.Load();
   EXPECT_EQ(stored->jobs[0].state, JobState::kRunning);
 
-  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", ja, 0)).has_value());
-  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", jb, 3)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(JobExit("node01", ja, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(JobExit("node01", jb, 3)).has_value());
   EXPECT_EQ(Get(a).state, JobState::kCompleted);
   EXPECT_EQ(Get(b).state, JobState::kFailed);
   EXPECT_EQ(Get(b).exit_code, 3);
@@ -123,17 +75,18 @@ TEST_F(ControllerTest, SubmitScheduleLaunchAndComplete) {
 
 TEST_F(ControllerTest, TimeoutEventGivesTimeoutState) {
   RegisterNode("node01", 1);
-  JobId a = Submit(Spec(1));
+  JobId a = Submit(BatchJob(1));
   controller_->Tick();
-  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", Get(a), 0, /*timed_out=*/true)).has_value());
+  ASSERT_TRUE(
+      controller_->HandleEvents(JobExit("node01", Get(a), 0, 0, /*timed_out=*/true)).has_value());
   EXPECT_EQ(Get(a).state, JobState::kTimeout);
 }
 
 TEST_F(ControllerTest, MultiNodeJobsAreAllOrNothing) {
   RegisterNode("node01", 4);
   RegisterNode("node02", 4);
-  JobId small = Submit(Spec(3));
-  JobId big = Submit(Spec(2, 2));  // needs two nodes with 2 free GPUs: only node02 has them
+  JobId small = Submit(BatchJob(3));
+  JobId big = Submit(BatchJob(2, 2));  // needs two nodes with 2 free GPUs: only node02 has them
   controller_->Tick();
   Job js = Get(small);
   EXPECT_EQ(js.state, JobState::kRunning);
@@ -141,7 +94,7 @@ TEST_F(ControllerTest, MultiNodeJobsAreAllOrNothing) {
   EXPECT_EQ(jb.state, JobState::kPending);
   EXPECT_TRUE(jb.allocation.nodes.empty());
   EXPECT_TRUE(controller_->GetNode("node02")->alloc_gpus.empty()) << "no partial allocation";
-  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", js, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(JobExit("node01", js, 0)).has_value());
   controller_->Tick();
   jb = Get(big);
   ASSERT_EQ(jb.state, JobState::kRunning);
@@ -153,7 +106,7 @@ TEST_F(ControllerTest, MultiNodeJobsAreAllOrNothing) {
 
 TEST_F(ControllerTest, StaleReportsAreRejectedAndChangeNothing) {
   RegisterNode("node01", 1);
-  JobId a = Submit(Spec(1));
+  JobId a = Submit(BatchJob(1));
   controller_->Tick();
   Job first = Get(a);
   ASSERT_TRUE(controller_->Requeue(kAlice, a).has_value());
@@ -163,7 +116,7 @@ TEST_F(ControllerTest, StaleReportsAreRejectedAndChangeNothing) {
   EXPECT_GT(second.allocation.generation, first.allocation.generation);
   EXPECT_EQ(second.restart_count, 1u);
   Flush();
-  auto s = controller_->HandleEvents(Exit("node01", first, 0));
+  auto s = controller_->HandleEvents(JobExit("node01", first, 0));
   ASSERT_FALSE(s.has_value());
   EXPECT_EQ(s.error().code, ErrorCode::kAborted);
   EXPECT_NE(s.error().message.find("stale"), std::string::npos);
@@ -171,14 +124,14 @@ TEST_F(ControllerTest, StaleReportsAreRejectedAndChangeNothing) {
   EXPECT_FALSE(controller_->HasPendingWrites());
   // A report from another node about the job is stale too.
   RegisterNode("node02", 1);
-  EXPECT_FALSE(controller_->HandleEvents(Exit("node02", second, 0)).has_value());
+  EXPECT_FALSE(controller_->HandleEvents(JobExit("node02", second, 0)).has_value());
 }
 
 TEST_F(ControllerTest, NodeTimeoutFailsOrRequeuesItsJobs) {
   RegisterNode("node01", 2);
   RegisterNode("node02", 2);
-  JobSpec plain = Spec(2);
-  JobSpec requeue = Spec(2);
+  JobSpec plain = BatchJob(2);
+  JobSpec requeue = BatchJob(2);
   requeue.requeue = true;
   JobId a = Submit(plain);
   JobId b = Submit(requeue);
@@ -214,7 +167,7 @@ TEST_F(ControllerTest, NodeTimeoutFailsOrRequeuesItsJobs) {
 
 TEST_F(ControllerTest, RegistrationReconcilesBothWays) {
   RegisterNode("node01", 2);
-  JobId a = Submit(Spec(1));
+  JobId a = Submit(BatchJob(1));
   controller_->Tick();
   Flush();
   // The agent restarted: it runs an old job the controller does not know, and not job a.
@@ -226,7 +179,7 @@ TEST_F(ControllerTest, RegistrationReconcilesBothWays) {
 
 TEST_F(ControllerTest, HeartbeatKillsUnknownAndFailsLostJobs) {
   RegisterNode("node01", 2);
-  JobId a = Submit(Spec(1));
+  JobId a = Submit(BatchJob(1));
   controller_->Tick();
   Generation gen = Get(a).allocation.generation;
   controller_->OnLaunchAccepted(a, gen);
@@ -288,7 +241,7 @@ TEST_F(ControllerTest, BadSubmissionsGetClearErrorsAndChangeNothing) {
        "environment: invalid variable name \"A=B\""},
   };
   for (auto& c : cases) {
-    JobSpec s = Spec(1);
+    JobSpec s = BatchJob(1);
     c.edit(s);
     auto r = controller_->Submit(kAlice, s);
     ASSERT_FALSE(r.has_value()) << c.message;
@@ -301,8 +254,8 @@ TEST_F(ControllerTest, BadSubmissionsGetClearErrorsAndChangeNothing) {
 
 TEST_F(ControllerTest, CancelPendingAndRunningJobs) {
   RegisterNode("node01", 1);
-  JobId running = Submit(Spec(1));
-  JobId pending = Submit(Spec(1));
+  JobId running = Submit(BatchJob(1));
+  JobId pending = Submit(BatchJob(1));
   controller_->Tick();
   Flush();
   EXPECT_EQ(controller_->Cancel(kBob, pending).error().code, ErrorCode::kPermissionDenied);
@@ -311,9 +264,9 @@ TEST_F(ControllerTest, CancelPendingAndRunningJobs) {
   ASSERT_TRUE(controller_->Cancel(kAdmin, running).has_value());
   auto out = Flush();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(std::holds_alternative<api::CancelRequest>(out[0].request));
+  EXPECT_TRUE(Is<api::CancelRequest>(out[0]));
   EXPECT_EQ(Get(running).state, JobState::kRunning);  // until the agent reports the exit
-  api::JobEventsRequest ev = Exit("node01", Get(running), 0);
+  api::JobEventsRequest ev = JobExit("node01", Get(running), 0);
   ev.events[0].signal = 15;
   ASSERT_TRUE(controller_->HandleEvents(ev).has_value());
   EXPECT_EQ(Get(running).state, JobState::kCancelled);
@@ -328,7 +281,7 @@ TEST_F(ControllerTest, DrainKeepsNewJobsAwayAndNeedsAnAdmin) {
   EXPECT_EQ(controller_->Drain(kAdmin, "node01", "").error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(controller_->Drain(kAdmin, "node99", "x").error().code, ErrorCode::kNotFound);
   ASSERT_TRUE(controller_->Drain(kAdmin, "node01", "maintenance").has_value());
-  JobId a = Submit(Spec(1));
+  JobId a = Submit(BatchJob(1));
   controller_->Tick();
   EXPECT_EQ(Get(a).state, JobState::kPending);
   EXPECT_EQ(controller_->GetNode("node01")->state, NodeState::kDrained);
@@ -340,8 +293,8 @@ TEST_F(ControllerTest, DrainKeepsNewJobsAwayAndNeedsAnAdmin) {
 
 TEST_F(ControllerTest, RecoveryRestoresJobsNodesAllocationsAndCounters) {
   RegisterNode("node01", 2);
-  JobId a = Submit(Spec(2));
-  JobId b = Submit(Spec(1));
+  JobId a = Submit(BatchJob(2));
+  JobId b = Submit(BatchJob(1));
   controller_->Tick();
   Flush();
   Generation gen = Get(a).allocation.generation;
@@ -354,18 +307,17 @@ TEST_F(ControllerTest, RecoveryRestoresJobsNodesAllocationsAndCounters) {
   // job's time limit (in case a change was stored but not delivered before the restart).
   auto out = Flush();
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_TRUE(std::holds_alternative<api::LaunchRequest>(out[0].request));
-  EXPECT_EQ(std::get<api::LaunchRequest>(out[0].request).job.id, a);
-  EXPECT_TRUE(std::holds_alternative<api::TimeLimitRequest>(out[1].request));
+  EXPECT_TRUE(Is<api::LaunchRequest>(out[0]));
+  EXPECT_EQ(As<api::LaunchRequest>(out[0]).job.id, a);
+  EXPECT_TRUE(Is<api::TimeLimitRequest>(out[1]));
   EXPECT_EQ(out[1].to.node, "node01");
-  EXPECT_EQ(std::get<api::TimeLimitRequest>(out[1].request),
-            (api::TimeLimitRequest{a, gen, Get(a).time_limit}));
+  EXPECT_EQ(As<api::TimeLimitRequest>(out[1]), (api::TimeLimitRequest{a, gen, Get(a).time_limit}));
   controller_->Tick();
   EXPECT_EQ(Get(b).state, JobState::kPending);
   // Ids and generations continue where they were.
-  JobId c = Submit(Spec(1));
+  JobId c = Submit(BatchJob(1));
   EXPECT_GT(c, b);
-  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", Get(a), 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(JobExit("node01", Get(a), 0)).has_value());
   controller_->Tick();
   EXPECT_EQ(Get(b).state, JobState::kRunning);
   EXPECT_GT(Get(b).allocation.generation, gen);
@@ -373,7 +325,7 @@ TEST_F(ControllerTest, RecoveryRestoresJobsNodesAllocationsAndCounters) {
 
 TEST_F(ControllerTest, ArraysBecomeOneJobPerIndexWithConsecutiveIds) {
   RegisterNode("node01", 4);
-  JobSpec s = Spec(1);
+  JobSpec s = BatchJob(1);
   s.array = "0-6:3,10";
   auto r = controller_->Submit(kAlice, s);
   ASSERT_TRUE(r.has_value()) << r.error().message;
@@ -396,9 +348,9 @@ TEST_F(ControllerTest, ArraysBecomeOneJobPerIndexWithConsecutiveIds) {
 
 TEST_F(ControllerTest, ListFiltersByUserStateAndPartition) {
   RegisterNode("node01", 1);
-  JobId a = Submit(Spec(1));
-  JobId b = Submit(Spec(1), kBob);
-  JobSpec s = Spec(1);
+  JobId a = Submit(BatchJob(1));
+  JobId b = Submit(BatchJob(1), kBob);
+  JobSpec s = BatchJob(1);
   s.partitions = {"short"};
   JobId c = Submit(s);
   controller_->Tick();
@@ -415,11 +367,11 @@ TEST_F(ControllerTest, ListFiltersByUserStateAndPartition) {
 
 TEST_F(ControllerTest, ListSelectsArraysAndTimeWindows) {
   RegisterNode("node01", 1);
-  JobSpec s = Spec(1);
+  JobSpec s = BatchJob(1);
   s.array = "1-3";
   auto arr = controller_->Submit(kAlice, s);
   ASSERT_TRUE(arr.has_value()) << arr.error().message;
-  JobId after = Submit(Spec(1));
+  JobId after = Submit(BatchJob(1));
   auto ids = [](const std::vector<api::JobInfo>& v) {
     std::vector<JobId> out;
     for (const auto& j : v) out.push_back(j.job.id);
@@ -437,11 +389,11 @@ TEST_F(ControllerTest, ListSelectsArraysAndTimeWindows) {
   Job running = Get(first);
   ASSERT_EQ(running.state, JobState::kRunning);
   clock_.Advance(Seconds(60));
-  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", running, 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(JobExit("node01", running, 0)).has_value());
   Timestamp ended = clock_.Now();
   clock_.Advance(Seconds(3600));
   clock_.Advance(Seconds(24 * 3600));  // long after: gone from the default list
-  JobId late = Submit(Spec(1));
+  JobId late = Submit(BatchJob(1));
   auto window = [&](Timestamp from, Timestamp until) {
     return ids(controller_->ListJobs({.active_from = from, .active_until = until}));
   };
@@ -457,10 +409,10 @@ TEST_F(ControllerTest, ListSelectsArraysAndTimeWindows) {
 
 TEST_F(ControllerTest, UpdateTimeLimitOfPendingJobs) {
   RegisterNode("node01", 1);
-  JobId busy = Submit(Spec(1));
+  JobId busy = Submit(BatchJob(1));
   controller_->Tick();
   ASSERT_EQ(Get(busy).state, JobState::kRunning);
-  JobSpec s = Spec(1);
+  JobSpec s = BatchJob(1);
   s.time_limit = Minutes(60);
   JobId a = Submit(s);
   // The owner may lower it; the record and the spec change, durably.
@@ -494,7 +446,7 @@ TEST_F(ControllerTest, UpdateTimeLimitOfPendingJobs) {
             ErrorCode::kInvalidArgument);
   EXPECT_EQ(controller_->UpdateTimeLimit(kAlice, JobId(999), Minutes(1)).error().code,
             ErrorCode::kNotFound);
-  ASSERT_TRUE(controller_->HandleEvents(Exit("node01", Get(busy), 0)).has_value());
+  ASSERT_TRUE(controller_->HandleEvents(JobExit("node01", Get(busy), 0)).has_value());
   ASSERT_EQ(Get(busy).state, JobState::kCompleted);
   auto ended = controller_->UpdateTimeLimit(kAlice, busy, Minutes(1));
   ASSERT_FALSE(ended.has_value());
@@ -504,7 +456,7 @@ TEST_F(ControllerTest, UpdateTimeLimitOfPendingJobs) {
                 ": COMPLETED: a time limit can only be changed while the job is "
                 "pending or running");
   // A user may not go over the partition's maximum (30 minutes in "short").
-  JobSpec in_short = Spec(1);
+  JobSpec in_short = BatchJob(1);
   in_short.partitions = {"short"};
   in_short.time_limit = Minutes(20);
   JobId b = Submit(in_short);
@@ -516,7 +468,7 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   RegisterNode("node02", 1);
   RegisterNode("node03", 1);
   Flush();
-  JobSpec s = Spec(1, /*nodes=*/2);
+  JobSpec s = BatchJob(1, /*nodes=*/2);
   s.partitions = {"short"};
   s.time_limit = Minutes(20);
   JobId a = Submit(s);
@@ -529,9 +481,9 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   auto sent = [&](const std::vector<OutgoingCommand>& out) {
     std::vector<std::string> to;
     for (const auto& c : out) {
-      EXPECT_TRUE(std::holds_alternative<api::TimeLimitRequest>(c.request));
-      EXPECT_EQ(std::get<api::TimeLimitRequest>(c.request).job, a);
-      EXPECT_EQ(std::get<api::TimeLimitRequest>(c.request).generation, j.allocation.generation);
+      EXPECT_TRUE(Is<api::TimeLimitRequest>(c));
+      EXPECT_EQ(As<api::TimeLimitRequest>(c).job, a);
+      EXPECT_EQ(As<api::TimeLimitRequest>(c).generation, j.allocation.generation);
       to.push_back(c.to.node);
     }
     return to;
@@ -544,7 +496,7 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   auto out = Flush();
   EXPECT_EQ(sent(out), nodes);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(std::get<api::TimeLimitRequest>(out[0].request).time_limit, Minutes(10));
+  EXPECT_EQ(As<api::TimeLimitRequest>(out[0]).time_limit, Minutes(10));
   EXPECT_EQ(Get(a).time_limit, Minutes(10));
   EXPECT_EQ(Get(a).state, JobState::kRunning);
   auto stored = store_.Load();
@@ -579,13 +531,14 @@ TEST_F(ControllerTest, UpdateTimeLimitOfARunningJobReachesEveryNodeOfTheRun) {
   out = Flush();
   EXPECT_EQ(sent(out), nodes);
   ASSERT_FALSE(out.empty());
-  EXPECT_EQ(std::get<api::TimeLimitRequest>(out[0].request).time_limit, Minutes(600));
+  EXPECT_EQ(As<api::TimeLimitRequest>(out[0]).time_limit, Minutes(600));
 
   // A limit below the time run: the agents time the job out; its exit ends it TIMEOUT.
   clock_.Advance(Minutes(30));
   ASSERT_TRUE(controller_->UpdateTimeLimit(kAlice, a, Minutes(1)).has_value());
   EXPECT_EQ(sent(Flush()), nodes);
-  ASSERT_TRUE(controller_->HandleEvents(Exit(nodes[0], Get(a), 0, /*timed_out=*/true)).has_value());
+  ASSERT_TRUE(
+      controller_->HandleEvents(JobExit(nodes[0], Get(a), 0, 0, /*timed_out=*/true)).has_value());
   EXPECT_EQ(Get(a).state, JobState::kTimeout);
   EXPECT_EQ(controller_->UpdateTimeLimit(kAdmin, a, Minutes(60)).error().code,
             ErrorCode::kFailedPrecondition);
@@ -611,8 +564,8 @@ class PriorityPolicy : public sched::Policy {
 TEST_F(ControllerTest, JobInfoCarriesThePendingPriority) {
   Reset(std::make_unique<PriorityPolicy>());
   RegisterNode("node01", 1);
-  JobId a = Submit(Spec(1));
-  JobId b = Submit(Spec(1));
+  JobId a = Submit(BatchJob(1));
+  JobId b = Submit(BatchJob(1));
   controller_->Tick();
   EXPECT_EQ(controller_->GetJob(a)->priority, 0);  // running
   EXPECT_EQ(controller_->GetJob(b)->priority, 1000 - static_cast<int64_t>(b.value));

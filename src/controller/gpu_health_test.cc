@@ -6,72 +6,43 @@
 #include <gtest/gtest.h>
 
 #include "controller/controller.h"
-#include "core/testing/fake_clock.h"
-#include "sched/first_fit_policy.h"
-#include "store/memory_store.h"
+#include "controller/testing/controller_test_base.h"
+#include "controller/testing/requests.h"
 
 namespace corral::controller {
 namespace {
 
-using api::Identity;
-using api::Role;
+using testing::As;
+using testing::CommandsOf;
+using testing::kAdmin;
+using testing::kAlice;
+using testing::NodeRegistration;
 
-const Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = Role::kUser};
-const Identity kAdmin{.user = "root", .uid = 0, .gid = 0, .role = Role::kAdmin};
-
-class GpuHealthTest : public ::testing::Test {
+class GpuHealthTest : public testing::ControllerTestBase {
  protected:
   GpuHealthTest() { Start(); }
 
   // A controller on `store_` (a restart when called again), with node01 and node02
   // registered (node01 reporting `running_`); returns what it sent.
   std::vector<OutgoingCommand> Start() {
-    ControllerConfig config;
-    config.heartbeat_interval = Seconds(1);
+    ControllerConfig config = TestConfig();
     config.node_timeout = Seconds(3600);  // these nodes heartbeat only when a test says so
-    config.sched_min_interval = Millis(0);
-    controller_ = std::make_unique<Controller>(config, std::vector<Partition>{},
-                                               std::make_unique<sched::FirstFitPolicy>(), clock_);
-    EXPECT_TRUE(controller_->Recover(*store_.Load()).has_value());
-    for (const char* name : {"node01", "node02"}) {
-      api::RegisterRequest req;
-      req.inventory.name = name;
-      req.inventory.address = std::string("http://") + name + ":6901";
-      req.inventory.cpus = 16;
-      req.inventory.memory_mb = 64000;
-      for (uint32_t i = 0; i < 4; ++i) req.inventory.gpus.push_back({.index = i, .model = "h100"});
-      if (req.inventory.name == "node01") {
-        for (const auto& [id, gen] : running_) req.running.push_back({id, gen});
-      }
-      EXPECT_TRUE(controller_->Register(req).has_value());
-    }
+    StartController(config);
+    std::vector<api::RunningJobRef> running;
+    for (const auto& [id, gen] : running_) running.push_back({id, gen});
+    Register(NodeRegistration("node01", 4, "http://node01:6901", running));
+    Register(NodeRegistration("node02", 4, "http://node02:6901"));
     return Flush();
-  }
-
-  std::vector<OutgoingCommand> Flush() {
-    EXPECT_TRUE(store_.Write(controller_->TakeWrites()).has_value());
-    return controller_->TakeOutbox();
   }
 
   // A 1-GPU job (on node01 GPU 0 first, then GPU 1, ...) as alice, started.
   Job StartJob(SignalSpec signal = {}, bool requeue = false) {
-    JobSpec s;
-    s.script = "#!/bin/sh\nsleep 100\n";
-    s.working_dir = "/tmp";
-    s.resources.gpus_per_node = 1;
+    JobSpec s = testing::BatchJob(1, 1, "sleep 100");
     s.signal = signal;
     s.requeue = requeue;
-    auto r = controller_->Submit(kAlice, s);
-    EXPECT_TRUE(r.has_value()) << r.error().message;
-    controller_->Tick();
-    Flush();
-    Job j = Get(r->job_id);
-    EXPECT_EQ(j.state, JobState::kRunning);
-    return j;
+    return SubmitAndStart(s);
   }
 
-  Job Get(JobId id) { return controller_->GetJob(id)->job; }
-  api::NodeInfo Node(const std::string& name) { return *controller_->GetNode(name); }
   GpuSet Gpus(const Job& j) { return j.allocation.nodes.at(0).gpus; }
 
   // node01's heartbeat reporting `problems` (and `node_problem`).
@@ -99,23 +70,10 @@ class GpuHealthTest : public ::testing::Test {
     EXPECT_TRUE(controller_->HandleEvents({.node = "node01", .events = {ev}}).has_value());
   }
 
-  // The commands of `out` that carry a `Request`.
-  template <typename Request>
-  static std::vector<OutgoingCommand> Of(const std::vector<OutgoingCommand>& out) {
-    std::vector<OutgoingCommand> r;
-    for (const auto& c : out) {
-      if (std::holds_alternative<Request>(c.request)) r.push_back(c);
-    }
-    return r;
-  }
-
   static inline const api::GpuHealth kXid79{
       .gpu = 0, .reason = "XID 79 (GPU has fallen off the bus)", .latched = true};
 
-  testing::FakeClock clock_;
-  store::MemoryStore store_;
   std::map<JobId, Generation> running_;  // what node01 reports running
-  std::unique_ptr<Controller> controller_;
 };
 
 TEST_F(GpuHealthTest, AFailingGpuGoesOutOfServiceAloneAndDurably) {
@@ -149,18 +107,18 @@ TEST_F(GpuHealthTest, RequeueableJobGetsItsCheckpointSignalThenIsRequeued) {
   ASSERT_EQ(Gpus(bystander), GpuSet(0b10));
   Heartbeat({kXid79});
   auto out = Flush();
-  auto signals = Of<api::SignalRequest>(out);
+  auto signals = CommandsOf<api::SignalRequest>(out);
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).job, j.id);
-  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).signal, SIGUSR1);
+  EXPECT_EQ(As<api::SignalRequest>(signals[0]).job, j.id);
+  EXPECT_EQ(As<api::SignalRequest>(signals[0]).signal, SIGUSR1);
   EXPECT_EQ(signals[0].to.node, "node01");
-  EXPECT_TRUE(Of<api::CancelRequest>(out).empty());
+  EXPECT_TRUE(CommandsOf<api::CancelRequest>(out).empty());
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
   // Its grace is its --signal's 90 s.
   EXPECT_LE(controller_->NextTickDeadline(), clock_.MonotonicNow() + Seconds(90));
   // A second report changes nothing.
   Heartbeat({kXid79});
-  EXPECT_TRUE(Of<api::SignalRequest>(Flush()).empty());
+  EXPECT_TRUE(CommandsOf<api::SignalRequest>(Flush()).empty());
   clock_.Advance(Seconds(89));
   controller_->Tick();
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
@@ -172,9 +130,9 @@ TEST_F(GpuHealthTest, RequeueableJobGetsItsCheckpointSignalThenIsRequeued) {
   EXPECT_EQ(requeued.state, JobState::kRunning) << "placed again at once, on a healthy GPU";
   EXPECT_FALSE(Gpus(requeued).contains(0));
   bool cancelled = false;
-  for (const auto& c : Of<api::CancelRequest>(Flush())) {
-    cancelled |= std::get<api::CancelRequest>(c.request).job == j.id &&
-                 std::get<api::CancelRequest>(c.request).generation == j.allocation.generation;
+  for (const auto& c : CommandsOf<api::CancelRequest>(Flush())) {
+    cancelled |= As<api::CancelRequest>(c).job == j.id &&
+                 As<api::CancelRequest>(c).generation == j.allocation.generation;
   }
   EXPECT_TRUE(cancelled) << "the old run is stopped";
   EXPECT_EQ(Get(bystander.id).state, JobState::kRunning);
@@ -218,9 +176,9 @@ TEST_F(GpuHealthTest, AcknowledgedCheckpointRequeuesAtOnce) {
   Job j =
       StartJob({.signal = SIGUSR1, .before = Seconds(300), .batch_only = true}, /*requeue=*/true);
   Heartbeat({kXid79});
-  auto signals = Of<api::SignalRequest>(Flush());
+  auto signals = CommandsOf<api::SignalRequest>(Flush());
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_TRUE(std::get<api::SignalRequest>(signals[0].request).batch_only) << "B: is kept";
+  EXPECT_TRUE(As<api::SignalRequest>(signals[0]).batch_only) << "B: is kept";
   ASSERT_TRUE(controller_->AcknowledgeCheckpoint(kAlice, j.id).has_value());
   EXPECT_EQ(Get(j.id).restart_count, 1u);
   EXPECT_EQ(Get(j.id).reason.rfind("GPU failure, requeued: node node01 gpu 0: XID 79", 0), 0u)
@@ -232,10 +190,10 @@ TEST_F(GpuHealthTest, NonRequeueableJobWithoutASignalGetsSigtermThenEndsNodeFail
   running_[j.id] = j.allocation.generation;
   Heartbeat({{.gpu = 0, .reason = "temperature 97 C over 90 C"}});
   auto out = Flush();
-  auto signals = Of<api::SignalRequest>(out);
+  auto signals = CommandsOf<api::SignalRequest>(out);
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).signal, SIGTERM);
-  EXPECT_FALSE(std::get<api::SignalRequest>(signals[0].request).batch_only);
+  EXPECT_EQ(As<api::SignalRequest>(signals[0]).signal, SIGTERM);
+  EXPECT_FALSE(As<api::SignalRequest>(signals[0]).batch_only);
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
   // It dies of the SIGTERM: NODE_FAIL (not FAILED), with what the agent measured.
   Exit(j, 0, SIGTERM);
@@ -256,9 +214,9 @@ TEST_F(GpuHealthTest, AJobThatIgnoresItsSignalIsStoppedAfterTheGrace) {
   clock_.Advance(Seconds(2));
   controller_->Tick();
   EXPECT_EQ(Get(j.id).state, JobState::kNodeFail);
-  auto cancels = Of<api::CancelRequest>(Flush());
+  auto cancels = CommandsOf<api::CancelRequest>(Flush());
   ASSERT_EQ(cancels.size(), 1u);
-  EXPECT_EQ(std::get<api::CancelRequest>(cancels[0].request).generation, j.allocation.generation);
+  EXPECT_EQ(As<api::CancelRequest>(cancels[0]).generation, j.allocation.generation);
   // Its GPU is free again for the scheduler, GPU 0 excepted.
   Job next = StartJob();
   EXPECT_EQ(Gpus(next), GpuSet(0b10));
@@ -344,7 +302,7 @@ TEST_F(GpuHealthTest, ANodeProblemDrainsTheNodeAndItsJobsRunOn) {
   EXPECT_EQ(n.node.reason, "health: health script: ERROR: nhc: /scratch is full");
   EXPECT_TRUE(n.node.failed_gpus.empty());
   EXPECT_EQ(Get(j.id).state, JobState::kRunning);
-  EXPECT_TRUE(Of<api::SignalRequest>(Flush()).empty());
+  EXPECT_TRUE(CommandsOf<api::SignalRequest>(Flush()).empty());
   // It passes again: auto_resume undrains what the health checks drained.
   Heartbeat({}, "", /*auto_resume=*/true);
   EXPECT_FALSE(Node("node01").node.drain);
@@ -363,10 +321,10 @@ TEST_F(GpuHealthTest, ARestartedControllerStopsTheJobsOnFailedGpusAgain) {
   running_[j.id] = j.allocation.generation;
   Heartbeat({kXid79});
   Flush();
-  auto signals = Of<api::SignalRequest>(Start());  // a new controller, same store
+  auto signals = CommandsOf<api::SignalRequest>(Start());  // a new controller, same store
   ASSERT_EQ(signals.size(), 1u);
-  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).job, j.id);
-  EXPECT_EQ(std::get<api::SignalRequest>(signals[0].request).signal, SIGUSR1);
+  EXPECT_EQ(As<api::SignalRequest>(signals[0]).job, j.id);
+  EXPECT_EQ(As<api::SignalRequest>(signals[0]).signal, SIGUSR1);
   clock_.Advance(Seconds(61));
   controller_->Tick();
   EXPECT_EQ(Get(j.id).restart_count, 1u);

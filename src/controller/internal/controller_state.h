@@ -1,0 +1,78 @@
+// ControllerState: the controller's collaborators, built and wired in one place. Each owns
+// its part of the state (see its header); `Controller` (controller.h) holds one of these and
+// answers requests with it.
+//
+//   partitions   the configured partitions            (immutable)
+//   access       who may do what                      (immutable)
+//   out          the write batch, the outbox, "a pass is due"
+//   jobs         jobs, arrays, state indexes, ended jobs; job records and counters
+//   nodes        nodes, agent addresses, liveness, drain, usage; node records
+//   steps        steps of running jobs; their records
+//   stops        checkpoint-and-stop grace timers, preemptors
+//   health       GPU and node health reports
+//   usage        the fair-share usage ledger; its record
+//   snapshots    what the scheduler sees (reads the above)
+//   validator    submission and time-limit checks (reads the above)
+//   lifecycle    the job state changes that reach across the tables
+//
+// Not thread-safe; state thread only.
+#pragma once
+
+#include <memory>
+
+#include "controller/config.h"
+#include "controller/internal/access.h"
+#include "controller/internal/gpu_health_tracker.h"
+#include "controller/internal/job_lifecycle.h"
+#include "controller/internal/job_table.h"
+#include "controller/internal/job_validator.h"
+#include "controller/internal/node_table.h"
+#include "controller/internal/outputs.h"
+#include "controller/internal/partitions.h"
+#include "controller/internal/snapshot_builder.h"
+#include "controller/internal/step_tracker.h"
+#include "controller/internal/stop_timers.h"
+#include "controller/internal/usage_book.h"
+#include "core/clock.h"
+#include "sched/config.h"
+#include "sched/policy.h"
+#include "sched/scheduler.h"
+
+namespace corral::controller::internal {
+
+struct ControllerState {
+  // Requires: `policy` is not null and `sched_config` is valid (CHECKed).
+  ControllerState(ControllerConfig config, sched::SchedulerConfig sched_config,
+                  std::unique_ptr<sched::Policy> policy, const Clock& clock);
+  ControllerState(const ControllerState&) = delete;
+  ControllerState& operator=(const ControllerState&) = delete;
+
+  const ControllerConfig config;
+  const Clock& clock;
+  const Partitions partitions;
+  // The scheduling sections of corral.toml, with the partitions' host lists expanded.
+  const sched::SchedulerConfig sched_config;
+  const std::unique_ptr<sched::Policy> policy;     // decides placements
+  const std::unique_ptr<sched::Scheduler> engine;  // submission checks and priorities
+  const Access access;
+
+  Outputs out;
+  JobTable jobs{out};
+  NodeTable nodes{out};
+  StepTracker steps{jobs, nodes, clock, out};
+  StopTimers stops;
+  GpuHealthTracker health;
+  UsageBook usage{sched_config, out};
+  SnapshotBuilder snapshots{jobs, nodes, partitions, stops, usage, sched_config, clock};
+  JobValidator validator{access, partitions, jobs, nodes, snapshots, *engine, sched_config, clock};
+  JobLifecycle lifecycle{jobs, nodes, steps, stops, usage, snapshots, clock, out};
+
+  // Scheduling passes (controller_sched.cc).
+  MonoTime last_pass{};
+  // How long the last pass took: the next event-triggered pass waits at least as long after
+  // it ended (and at least sched_min_interval), so that with a long queue passes never take
+  // more than about half of the state thread and submissions keep being answered.
+  Duration last_pass_cost{};
+};
+
+}  // namespace corral::controller::internal

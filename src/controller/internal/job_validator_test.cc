@@ -1,0 +1,142 @@
+#include "controller/internal/job_validator.h"
+
+#include <gtest/gtest.h>
+
+#include "controller/internal/controller_state.h"
+#include "core/testing/fake_clock.h"
+#include "sched/first_fit_policy.h"
+
+namespace corral::controller::internal {
+namespace {
+
+const api::Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = api::Role::kUser};
+const api::Identity kAdmin{.user = "root", .uid = 0, .gid = 0, .role = api::Role::kAdmin};
+
+sched::SchedulerConfig TwoPartitions() {
+  sched::SchedulerConfig c = sched::DefaultSchedulerConfig();
+  c.partitions = {
+      Partition{.name = "short", .max_time = Minutes(30), .max_gpus_per_job = 2},
+      Partition{.name = "long", .is_default = true, .default_time = Minutes(120)},
+  };
+  return c;
+}
+
+class JobValidatorTest : public ::testing::Test {
+ protected:
+  JobValidatorTest() {
+    NodeInventory inv;
+    inv.name = "node01";
+    inv.address = "http://node01:1";
+    inv.cpus = 16;
+    inv.memory_mb = 64000;
+    for (uint32_t i = 0; i < 4; ++i) inv.gpus.push_back({.index = i, .model = "h100"});
+    s_.nodes.Register(inv, clock_.Now(), clock_.MonotonicNow());
+  }
+
+  static JobSpec Spec(uint32_t gpus = 1) {
+    JobSpec s;
+    s.script = "#!/bin/sh\ntrue\n";
+    s.resources.gpus_per_node = gpus;
+    return s;
+  }
+
+  std::string Error(const JobSpec& spec, const api::Identity& who = kAlice) {
+    auto r = s_.validator.ValidateSubmission(who, spec);
+    return r ? "" : r.error().message;
+  }
+
+  corral::testing::FakeClock clock_;
+  ControllerState s_{ControllerConfig{}, TwoPartitions(), std::make_unique<sched::FirstFitPolicy>(),
+                     clock_};
+};
+
+TEST_F(JobValidatorTest, TheJobAsItWouldBeQueued) {
+  auto job = s_.validator.ValidateSubmission(kAlice, Spec());
+  ASSERT_TRUE(job.has_value()) << job.error().message;
+  EXPECT_EQ(job->id, s_.jobs.next_id());
+  EXPECT_EQ(job->state, JobState::kPending);
+  EXPECT_EQ(job->submit_time, clock_.Now());
+  EXPECT_EQ(job->spec.user, "alice");
+  EXPECT_EQ(job->spec.uid, 1000u);
+  EXPECT_EQ(job->spec.name, "job");
+  EXPECT_EQ(job->spec.working_dir, "/");
+  EXPECT_EQ(job->spec.partitions, (std::vector<std::string>{"long"}));
+  EXPECT_EQ(job->partition, "long");
+  EXPECT_EQ(job->time_limit, Minutes(120)) << "the partition's DefaultTime";
+  JobSpec in_short = Spec();
+  in_short.partitions = {"short"};
+  EXPECT_EQ(s_.validator.ValidateSubmission(kAlice, in_short)->time_limit, Minutes(30))
+      << "no DefaultTime: its MaxTime";
+  EXPECT_EQ(s_.jobs.size(), 0u) << "nothing recorded";
+}
+
+TEST_F(JobValidatorTest, TheFirstFailingCheckInTheDocumentedOrderIsReported) {
+  JobSpec s = Spec();
+  s.user = "bob";
+  s.script = "";
+  s.working_dir = "relative";
+  EXPECT_EQ(Error(s), "user: alice may not submit jobs as bob");
+  s.user = "";
+  EXPECT_EQ(Error(s), "script: empty; a batch script is required");
+  s.script = "#!/bin/sh\n";
+  s.array = "5-1";
+  EXPECT_EQ(Error(s), "working_dir: \"relative\" is not an absolute path");
+  s.working_dir = "/tmp";
+  EXPECT_EQ(Error(s).rfind("array: ", 0), 0u);
+  s.array = "";
+  s.time_limit = Seconds(0);
+  s.partitions = {"nope"};
+  EXPECT_EQ(Error(s), "time_limit: must be positive");
+  s.time_limit = Minutes(60);
+  EXPECT_EQ(Error(s), "partition: no such partition \"nope\"");
+  // An administrator may submit for another user.
+  JobSpec for_bob = Spec();
+  for_bob.user = "bob";
+  EXPECT_EQ(Error(for_bob, kAdmin), "");
+}
+
+TEST_F(JobValidatorTest, APartitionThatTakesTheJobIsFoundElseTheLastReasonIsGiven) {
+  JobSpec s = Spec(3);
+  s.partitions = {"short", "long"};
+  s.time_limit = Minutes(60);
+  auto job = s_.validator.ValidateSubmission(kAlice, s);
+  ASSERT_TRUE(job.has_value()) << job.error().message;
+  EXPECT_EQ(job->partition, "short") << "the first named partition, though only long takes it";
+  s.partitions = {"long", "short"};
+  s.resources.gpus_per_node = 5;
+  EXPECT_EQ(Error(s), "time_limit: 1:00:00 exceeds the maximum 30:00 of partition \"short\"");
+  s.partitions = {"short"};
+  s.time_limit = Minutes(10);
+  EXPECT_EQ(Error(s),
+            "resources.gpus: 5 GPUs exceed the limit of 2 per job in partition \"short\"");
+  s.partitions = {"long"};
+  EXPECT_EQ(Error(s),
+            "resources.gpus: 5 GPUs per node requested, but no node of partition \"long\" has "
+            "more than 4");
+}
+
+TEST_F(JobValidatorTest, TimeLimitChanges) {
+  Job job;
+  job.id = JobId(4);
+  job.state = JobState::kRunning;
+  job.partition = "short";
+  job.time_limit = Minutes(20);
+  auto check = [&](const api::Identity& who, Duration limit) {
+    auto s = s_.validator.ValidateTimeLimit(who, job, limit);
+    return s ? "" : s.error().message;
+  };
+  EXPECT_EQ(check(kAlice, Minutes(10)), "");
+  EXPECT_EQ(check(kAlice, Seconds(0)), "job 4: time limit must be positive");
+  EXPECT_EQ(check(kAlice, Minutes(25)),
+            "job 4: only an administrator may raise a time limit (from 20:00 to 25:00)");
+  EXPECT_EQ(check(kAdmin, Minutes(600)), "") << "past the partition's maximum too";
+  job.time_limit = kUnlimited;
+  EXPECT_EQ(check(kAlice, Minutes(31)),
+            "job 4: time limit 31:00 exceeds the maximum 30:00 of partition \"short\"");
+  job.state = JobState::kFailed;
+  EXPECT_EQ(check(kAdmin, Minutes(1)),
+            "job 4: FAILED: a time limit can only be changed while the job is pending or running");
+}
+
+}  // namespace
+}  // namespace corral::controller::internal

@@ -8,14 +8,18 @@
 // `AgentTransport`. So a launch never leaves before its allocation is durable, and a request
 // is never answered before its change is.
 //
+// The state lives in collaborators, each the one owner of its part (internal/controller_state.h
+// lists them: job table, node table, step tracker, stop timers, GPU health, usage book, and
+// the snapshot builder, validator and job lifecycle that work over them); this class answers
+// requests with them.
+//
 // Not thread-safe: state thread only.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/auth.h"
@@ -24,15 +28,18 @@
 #include "controller/config.h"
 #include "core/clock.h"
 #include "core/job.h"
-#include "core/node.h"
 #include "core/partition.h"
+#include "core/result.h"
 #include "sched/config.h"
 #include "sched/policy.h"
 #include "sched/scheduler.h"
-#include "sched/usage.h"
 #include "store/store.h"
 
 namespace corral::controller {
+
+namespace internal {
+struct ControllerState;
+}  // namespace internal
 
 // Filters of ListJobs. Empty = any.
 struct JobFilter {
@@ -66,6 +73,7 @@ class Controller {
   // The default scheduling configuration with these partitions (tests).
   Controller(ControllerConfig config, std::vector<Partition> partitions,
              std::unique_ptr<sched::Policy> policy, const Clock& clock);
+  ~Controller();
   Controller(const Controller&) = delete;
   Controller& operator=(const Controller&) = delete;
 
@@ -76,10 +84,12 @@ class Controller {
 
   // --- Requests from users (identities already authenticated) ---
 
-  // Validates and queues a job. Returns kInvalidArgument naming the field and the reason
-  // (no script, no shebang, bad resources, more GPUs than any node of the partition has,
-  // unknown partition, time limit over the partition's maximum, ...), kPermissionDenied when
-  // a non-admin submits for another user. Nothing is recorded on error.
+  // Validates and queues a job (an array as one job per task, with consecutive ids from the
+  // array's job id on). The checks and their order: internal/job_validator.h. Returns
+  // kInvalidArgument naming the field and the reason (no script, no shebang, bad resources,
+  // more GPUs than any node of the partition has, unknown partition, time limit over the
+  // partition's maximum, ...), kPermissionDenied when a non-admin submits for another user or
+  // the policy engine refuses the account or QOS. Nothing is recorded on error.
   Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec);
 
   // Cancels a pending job at once; a running one is signalled and ends CANCELLED when its
@@ -124,7 +134,7 @@ class Controller {
   // fail (they stay out; `corral nodes` shows why).
   Status Resume(const api::Identity& who, const std::string& node);
 
-  // --- GPU health (gpu_health.cc, docs/agent.md) ---
+  // --- GPU health (docs/agent.md, "Health checks"; controller_nodes.cc) ---
 
   // Admin only: returns failed GPU `gpu` of `node` to service (its latched problems, such as
   // an XID, are dropped by the agent). Returns kPermissionDenied, kNotFound for an unknown
@@ -155,10 +165,8 @@ class Controller {
                           const Error& error);
 
   // --- Steps: `corral run` inside an allocation (controller_steps.cc) ---
-  // A running job's steps are stored with it (meta "steps/<job>", PutDirtySteps) and
-  // recovered after a restart (RecoverSteps). Not yet: a step stored but whose launch was not
-  // sent before a crash is not launched again, and the batch host's MASTER_PORT is not stored
-  // (after a restart, steps get the default candidate port).
+  // A running job's steps are stored with it and recovered after a restart
+  // (internal/step_tracker.h says how, and what is not yet kept).
 
   // Creates the next step of running job `id`, laid out by `PlanStep`, and sends its launch to
   // each of its nodes. The step's MASTER_PORT is `spec.master_port`, else the one the batch
@@ -176,7 +184,7 @@ class Controller {
   // Steps that ended since the last call.
   std::vector<std::pair<JobId, uint32_t>> TakeFinishedSteps();
 
-  // --- Checkpoints (controller_steps.cc) ---
+  // --- Checkpoints (controller_jobs.cc) ---
 
   // Records that running job `id` has written a checkpoint (`Job::last_checkpoint` = now,
   // durably). When a `SignalCheckpointAndStop` waits on the job, it acts now. Returns the
@@ -206,7 +214,7 @@ class Controller {
   // Everything that holds pending job `id` back, from the last scheduling pass (`corral why`).
   // Returns kNotFound for an unknown job.
   Result<std::vector<sched::Blocker>> Blockers(JobId id) const;
-  const sched::SchedulerConfig& sched_config() const { return sched_config_; }
+  const sched::SchedulerConfig& sched_config() const;
 
   // --- Periodic work ---
 
@@ -215,11 +223,12 @@ class Controller {
   void Tick();
   // Forces a scheduling pass now (tests and the service after recovery).
   void Schedule();
-  // The least time between two event-triggered passes (see last_pass_cost_).
+  // The least time between two event-triggered passes: the last pass's cost, and at least
+  // `sched_min_interval` (so that passes take at most about half of the state thread).
   Duration PassSpacing() const;
 
   // --- Outputs for the caller (see the class comment) ---
-  bool HasPendingWrites() const { return !batch_.empty(); }
+  bool HasPendingWrites() const;
   store::WriteBatch TakeWrites();
   std::vector<OutgoingCommand> TakeOutbox();
   // Jobs that reached a terminal state since the last call.
@@ -227,168 +236,11 @@ class Controller {
   // When Tick should next run, at the latest.
   MonoTime NextTickDeadline() const;
 
-  const ControllerConfig& config() const { return config_; }
-  size_t job_count() const { return jobs_.size(); }
+  const ControllerConfig& config() const;
+  size_t job_count() const;
 
  private:
-  struct JobEntry {
-    Job job;
-    std::string reason_detail;
-    Timestamp estimated_start{};
-    int64_t priority = 0;  // from the last scheduling pass, while pending
-    bool cancel_requested = false;
-    bool launch_accepted = false;
-    MonoTime launch_sent{};
-    uint32_t master_port = 0;  // reported by the batch host when the job started
-    // Scheduling (controller_sched.cc): the array's "%N" throttle, and the last pass's
-    // blockers of a pending job.
-    uint32_t array_max_running = 0;
-    std::vector<sched::Blocker> blockers;
-  };
-  // A step of `corral run` (controller_steps.cc).
-  struct StepEntry {
-    api::StepInfo info;
-    std::set<std::string> live_nodes;  // nodes with tasks not yet reported
-    size_t ended_tasks = 0;
-    bool cancel_requested = false;
-    bool bad_exit = false;  // --kill-on-bad-exit fired
-  };
-  // A checkpoint signal sent, waiting for the grace time to end (preemption, a GPU failure:
-  // gpu_health.cc). Not stored: Recover marks the jobs on failed GPUs again.
-  struct PendingStop {
-    Generation generation;
-    MonoTime deadline{};
-    StopAction action = StopAction::kRequeue;
-    std::string reason;
-  };
-  struct NodeEntry {
-    Node node;
-    MonoTime last_heartbeat{};
-    NodeUsage usage;
-    std::set<JobId> jobs;  // running jobs holding part of this node
-    // Health as the agent last reported it (gpu_health.cc).
-    std::vector<api::GpuHealth> gpu_problems;
-    std::string node_problem;
-    GpuSet clearing;  // resumed GPUs whose latched problems the agent drops
-  };
-
-  Status ValidateSpec(const api::Identity& who, JobSpec& spec,
-                      std::vector<const Partition*>* parts) const;
-  const Partition* DefaultPartition() const;
-  const Partition* FindPartition(const std::string& name) const;
-  bool NodeInPartition(const Partition& p, const std::string& node) const;
-  std::vector<std::string> PartitionsOfNode(const std::string& node) const;
-
-  JobId AllocateJobId();
-  void PutJob(const JobEntry& e);
-  void PutNode(const NodeEntry& n);
-  void StartJob(JobEntry& e, const sched::Placement& placement);
-  // Ends a running job: releases its nodes and records the final state.
-  void FinishJob(JobEntry& e, JobState state, const std::string& reason);
-  // Takes a running job back to PENDING (node failure with --requeue, or an explicit requeue).
-  void RequeueJob(JobEntry& e, const std::string& reason);
-  void ReleaseAllocation(JobEntry& e);
-  // A node stopped responding (or re-registered without the job): end or requeue its jobs.
-  void FailJobsOnNode(NodeEntry& n, const std::string& reason);
-  void FailLostJob(JobEntry& e, const std::string& reason);
-  void SendCancel(const JobEntry& e);
-  // The job's current time limit to the agent of every node of its allocation.
-  void SendTimeLimit(const JobEntry& e);
-  static AgentAddress AddressOf(const NodeEntry& n);
-  NodeEntry* FindNode(const std::string& name);
-  const NodeEntry* FindNode(const std::string& name) const;
-  api::JobInfo MakeJobInfo(const JobEntry& e) const;
-  api::NodeInfo MakeNodeInfo(const NodeEntry& n) const;
-  // Scheduling (controller_sched.cc).
-  static sched::SchedulerConfig SchedulerConfigWith(std::vector<Partition> partitions);
-  void InitScheduling(sched::SchedulerConfig config);
-  sched::ClusterSnapshot BuildSnapshot() const;
-  // Into `out`, reusing its pending views' storage (Schedule's pass_snapshot_).
-  void BuildSnapshot(sched::ClusterSnapshot* out) const;
-  sched::RunningJobView MakeRunningView(const JobEntry& e) const;
-  sched::PendingJobView MakePendingView(const JobEntry& e) const;
-  void FillPendingView(const JobEntry& e, sched::PendingJobView* out) const;
-  // Checks a submission with the engine's rules (accounts, QOS, limits, partitions, nodes).
-  Status ValidateWithScheduler(const Job& job) const;
-  // A job stops holding its resources: charge its usage up to now.
-  void ChargeUsage(const JobEntry& e);
-  void RecoverUsage(const store::StoredState& state);
-  // Steps are stored per job in the meta table ("steps/<job id>", controller_steps.cc), so
-  // that a restarted controller knows the running ones: their tasks' exits still count.
-  void RecoverSteps(const store::StoredState& state);
-  void PutDirtySteps();
-  void PersistUsage(bool force);
-  void ApplyPreemptions(const sched::Plan& plan);
-  bool IsAdmin(const api::Identity& who) const;
-  Status CheckOwner(const api::Identity& who, const Job& job) const;
-  void MarkDirty() { sched_dirty_ = true; }
-  // GPU health (gpu_health.cc).
-  void ApplyHealth(NodeEntry& n, const api::HeartbeatRequest& request,
-                   api::HeartbeatResponse* response);
-  // Stops the running jobs on `gpus` of `n` (SignalCheckpointAndStop: requeue or NODE_FAIL).
-  void FailJobsOnGpus(NodeEntry& n, GpuSet gpus, const std::vector<api::GpuHealth>& problems);
-  // An exit that reports a failing GPU of the job (it crashed with it): requeues it or ends it
-  // NODE_FAIL; returns false when the exit is not about a GPU failure.
-  bool HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node);
-  void RemarkGpuFailures();
-  void ResumeGpus(NodeEntry& n);
-  // Steps and checkpoints (controller_steps.cc).
-  bool IsTaskEvent(const api::JobEvent& ev) const;
-  // Applies a task's exit or launch failure; returns false for a stale one.
-  bool ApplyTaskEvent(const std::string& node, const api::JobEvent& ev);
-  void EndTask(StepEntry& s, api::StepTaskInfo& t);
-  void FinishStep(StepEntry& s);
-  // Ends every running step of `e` (its job is ending) and stops their tasks.
-  void EndStepsOfJob(const JobEntry& e, const std::string& reason);
-  void SignalStepNodes(const StepEntry& s, int signal);
-  // Sends `signal` to every process of the job (the batch script only when `batch_only`).
-  void SignalJobEverywhere(const JobEntry& e, int signal, bool batch_only);
-  void StopNow(JobEntry& e, StopAction action, const std::string& reason);
-  // An exit of a job being stopped (SignalCheckpointAndStop): applies the stop's action;
-  // returns false when no stop of that run is pending.
-  bool HandleStoppedExit(JobEntry& e, const api::JobEvent& ev);
-  void RunPendingStops();
-  MonoTime NextStopDeadline() const;
-
-  ControllerConfig config_;
-  std::vector<Partition> partitions_;
-  std::unique_ptr<sched::Policy> policy_;
-  const Clock& clock_;
-
-  std::map<JobId, JobEntry> jobs_;
-  std::set<JobId> pending_;
-  std::set<JobId> running_;
-  std::map<std::string, NodeEntry> nodes_;    // by name
-  std::map<NodeId, std::string> node_names_;  // id -> name
-
-  uint64_t next_job_id_ = 1;
-  uint64_t next_generation_ = 1;
-  uint32_t next_node_id_ = 1;
-
-  bool sched_dirty_ = true;
-  MonoTime last_pass_{};
-  // How long the last pass took: the next event-triggered pass waits at least as long after
-  // it ended (and at least sched_min_interval), so that with a long queue passes never take
-  // more than about half of the state thread and submissions keep being answered.
-  Duration last_pass_cost_{};
-  // The last pass's snapshot, kept for its storage (see BuildSnapshot).
-  sched::ClusterSnapshot pass_snapshot_;
-  store::WriteBatch batch_;
-  std::vector<OutgoingCommand> outbox_;
-  std::vector<JobId> finished_;
-  // Steps (controller_steps.cc).
-  std::map<std::pair<JobId, uint32_t>, StepEntry> steps_;
-  std::map<JobId, uint32_t> next_step_;
-  std::set<JobId> steps_dirty_;  // jobs whose steps changed since the last TakeWrites
-  std::vector<std::pair<JobId, uint32_t>> finished_steps_;
-  std::map<JobId, PendingStop> stops_;
-  // Scheduling (controller_sched.cc).
-  sched::SchedulerConfig sched_config_;
-  std::unique_ptr<sched::Scheduler> engine_;  // submit checks and priorities
-  bool submit_limits_ = false;                // some max_submitted_jobs limit is set
-  sched::UsageLedger ledger_;
-  MonoTime usage_persisted_{};
-  std::map<JobId, JobId> preempted_for_;  // victim -> the job it makes room for
+  std::unique_ptr<internal::ControllerState> s_;
 };
 
 }  // namespace corral::controller

@@ -15,6 +15,12 @@ bool Contains(const std::vector<T>& v, const T& x) {
 
 }  // namespace
 
+Status CheckRunning(const Job& job) {
+  if (job.state == JobState::kRunning) return {};
+  return FailedPrecondition("job " + job.id.ToString() + ": not running (" +
+                            std::string(JobStateName(job.state)) + ")");
+}
+
 JobEntry& JobTable::Restore(Job job, MonoTime now) {
   JobEntry entry;
   entry.job = std::move(job);  // 100,000 jobs recover in well under a second: no copies

@@ -46,6 +46,9 @@ struct JobEntry {
   std::vector<sched::Blocker> blockers;
 };
 
+// Returns kFailedPrecondition ("job N: not running (STATE)") unless `job` is running.
+Status CheckRunning(const Job& job);
+
 class JobTable {
  public:
   explicit JobTable(Outputs& out) : out_(out) {}

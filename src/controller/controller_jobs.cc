@@ -1,0 +1,238 @@
+// Controller: requests about jobs (submit, cancel, signal, requeue, hold, time limit,
+// checkpoints) and the agents' reports about them. See controller.h.
+#include <algorithm>
+#include <csignal>
+
+#include "controller/controller.h"
+#include "controller/internal/controller_state.h"
+#include "core/array_spec.h"
+#include "core/log.h"
+
+namespace corral::controller {
+
+using internal::JobEntry;
+
+Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec spec) {
+  internal::ControllerState& s = *s_;
+  CORRAL_ASSIGN_OR_RETURN(Job job, s.validator.ValidateSubmission(who, std::move(spec)));
+  // An array becomes one job per index, with consecutive ids; the first is the array job id.
+  std::vector<std::optional<uint32_t>> tasks = {std::nullopt};
+  uint32_t array_max_running = 0;
+  if (!job.spec.array.empty()) {
+    tasks.clear();
+    ArraySpec array = *ParseArraySpec(job.spec.array);  // validated
+    for (uint32_t index : array.indices) tasks.push_back(index);
+    array_max_running = array.max_running;
+  }
+  api::SubmitResponse response;
+  for (const auto& task : tasks) {
+    JobEntry e;
+    e.job = job;
+    e.job.id = s.jobs.AllocateId();
+    e.array_max_running = array_max_running;
+    if (task) {
+      e.job.array_task_id = task;
+      e.job.array_job_id = response.task_ids.empty() ? e.job.id : response.task_ids.front();
+      response.task_ids.push_back(e.job.id);
+    }
+    if (response.job_id.value == 0) response.job_id = e.job.id;
+    s.jobs.Add(std::move(e));
+  }
+  s.out.MarkDirty();
+  return response;
+}
+
+Status Controller::Cancel(const api::Identity& who, JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  if (IsTerminal(e->job.state)) {
+    return FailedPrecondition("job " + id.ToString() + ": already " +
+                              std::string(JobStateName(e->job.state)));
+  }
+  s_->lifecycle.Cancel(*e, who.user);
+  return {};
+}
+
+Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  if (signal <= 0 || signal >= NSIG) {
+    return InvalidArgument("signal: " + std::to_string(signal) + " is not a signal number");
+  }
+  if (e->job.state != JobState::kRunning) {
+    return FailedPrecondition("job " + id.ToString() + ": not running");
+  }
+  if (s_->nodes.Find(e->job.allocation.nodes.front().node_name) == nullptr) {
+    return Unavailable("job " + id.ToString() + ": its node is unknown");
+  }
+  s_->lifecycle.SignalEverywhere(*e, signal, /*batch_only=*/false);
+  return {};
+}
+
+Status Controller::Requeue(const api::Identity& who, JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  if (e->job.state == JobState::kPending) {
+    return FailedPrecondition("job " + id.ToString() + ": already pending");
+  }
+  // A running job's old generation reports a stale exit, which is ignored.
+  if (e->job.state == JobState::kRunning) s_->lifecycle.SendCancel(*e);
+  s_->lifecycle.Requeue(*e, "requeued by " + who.user);
+  return {};
+}
+
+Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  if (e->job.state != JobState::kPending) {
+    return FailedPrecondition("job " + id.ToString() + ": not pending");
+  }
+  // As in Slurm: an admin's hold on someone else's job (JobHeldAdmin) is one its user cannot
+  // release. The reason is stored with the job, so the kind of hold survives a restart.
+  bool admin = s_->access.IsAdmin(who);
+  bool admin_hold = e->job.spec.hold && e->job.reason == "JobHeldAdmin";
+  if (!hold && admin_hold && !admin) {
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        "job " + id.ToString() + ": held by an administrator; only one may release it");
+  }
+  e->job.spec.hold = hold;
+  e->job.reason =
+      !hold ? "None" : (admin && who.user != e->job.spec.user ? "JobHeldAdmin" : "JobHeldUser");
+  s_->jobs.Put(*e);
+  s_->out.MarkDirty();
+  return {};
+}
+
+Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration limit) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(s_->validator.ValidateTimeLimit(who, e->job, limit));
+  e->job.time_limit = limit;
+  e->job.spec.time_limit = limit;
+  s_->jobs.Put(*e);
+  s_->out.MarkDirty();
+  if (e->job.state == JobState::kRunning) s_->lifecycle.SendTimeLimit(*e);
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checkpoints
+
+Result<api::JobInfo> Controller::AcknowledgeCheckpoint(const api::Identity& who, JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::CheckRunning(e->job));
+  e->job.last_checkpoint = s_->clock.Now();
+  s_->jobs.Put(*e);
+  api::JobInfo info = internal::JobTable::Info(*e);
+  s_->lifecycle.CheckpointAcknowledged(*e);
+  return info;
+}
+
+Status Controller::SignalCheckpointAndStop(JobId id, Duration grace, StopAction action,
+                                           const std::string& reason, int fallback_signal) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(internal::CheckRunning(e->job));
+  s_->lifecycle.SignalCheckpointAndStop(*e, grace, action, reason, fallback_signal);
+  return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports from agents and the transport
+
+Status Controller::HandleEvents(const api::JobEventsRequest& request) {
+  internal::ControllerState& s = *s_;
+  std::string stale;
+  auto reject = [&](const std::string& what) {
+    if (!stale.empty()) stale += ", ";
+    stale += what;
+  };
+  for (const api::JobEvent& ev : request.events) {
+    if (internal::StepTracker::IsTaskEvent(ev)) {  // a step's task, from any node of the job
+      if (!s.steps.ApplyTaskEvent(request.node, ev)) {
+        reject("job " + ev.job.ToString() + " step " + std::to_string(ev.step) + " task " +
+               std::to_string(ev.task) + " generation " + ev.generation.ToString());
+      }
+      continue;
+    }
+    JobEntry* e = s.jobs.Find(ev.job);
+    bool current = e != nullptr && e->job.state == JobState::kRunning &&
+                   e->job.allocation.generation == ev.generation &&
+                   e->job.allocation.nodes.front().node_name == request.node;
+    if (!current) {
+      reject("job " + ev.job.ToString() + " generation " + ev.generation.ToString());
+      continue;
+    }
+    switch (ev.type) {
+      case api::JobEventType::kStarted:
+        e->launch_accepted = true;
+        if (ev.master_port != 0) e->master_port = ev.master_port;
+        break;
+      case api::JobEventType::kLaunchFailed:
+        e->job.exit_code = 1;
+        s.lifecycle.Finish(*e, JobState::kFailed, "launch failed: " + ev.message);
+        break;
+      case api::JobEventType::kExited: {
+        e->job.exit_code = ev.exit_code;
+        e->job.exit_signal = ev.signal;
+        e->job.usage = ev.usage;
+        if (s.lifecycle.HandleStoppedExit(*e, ev)) break;  // preempted, or its GPU failed
+        if (s.lifecycle.HandleGpuFailedExit(*e, ev, request.node)) break;
+        JobState state = JobState::kCompleted;
+        std::string reason = "None";
+        if (e->cancel_requested || ev.cancelled) {
+          state = JobState::kCancelled;
+          reason = "cancelled";
+        } else if (ev.timed_out) {
+          state = JobState::kTimeout;
+          reason = "time limit reached";
+        } else if (ev.out_of_memory) {
+          state = JobState::kOutOfMemory;
+          reason = "out of memory";
+        } else if (ev.signal != 0) {
+          state = JobState::kFailed;
+          reason = "killed by signal " + std::to_string(ev.signal);
+        } else if (ev.exit_code != 0) {
+          state = JobState::kFailed;
+          reason = "NonZeroExitCode";
+        }
+        s.lifecycle.Finish(*e, state, reason);
+        break;
+      }
+      case api::JobEventType::kTaskExited:
+      case api::JobEventType::kTaskLaunchFailed:
+        break;  // handled above
+    }
+  }
+  if (!stale.empty()) {
+    return MakeError(ErrorCode::kAborted,
+                     "stale report from node " + request.node + " rejected: " + stale);
+  }
+  return {};
+}
+
+void Controller::OnLaunchAccepted(JobId job, Generation generation) {
+  JobEntry* e = s_->jobs.Find(job);
+  if (e != nullptr && e->job.state == JobState::kRunning &&
+      e->job.allocation.generation == generation) {
+    e->launch_accepted = true;
+  }
+}
+
+void Controller::OnLaunchFailed(JobId job, Generation generation, const Error& error) {
+  JobEntry* e = s_->jobs.Find(job);
+  if (e == nullptr || e->job.state != JobState::kRunning ||
+      e->job.allocation.generation != generation) {
+    return;
+  }
+  CORRAL_LOG(Warn) << "job " << job.ToString() << ": launch failed: " << error.message;
+  if (error.code == ErrorCode::kUnavailable || error.code == ErrorCode::kDeadlineExceeded) {
+    s_->lifecycle.FailLost(*e, "could not reach node " + e->job.allocation.nodes.front().node_name);
+  } else {
+    e->job.exit_code = 1;
+    s_->lifecycle.Finish(*e, JobState::kFailed, "launch failed: " + error.message);
+  }
+}
+
+}  // namespace corral::controller

@@ -1,5 +1,5 @@
 // Controller: steps (`corral run`), checkpoint acknowledgements, and the checkpoint signal
-// before a requeue or cancel (controller_steps.cc).
+// before a requeue or cancel (controller_steps.cc, controller_jobs.cc).
 #include <csignal>
 
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
-// Controller: per-GPU health (gpu_health.cc) — GPUs taken out of service from the agents'
-// heartbeats, the failover of the jobs on them through SignalCheckpointAndStop (checkpoint
-// signal, then requeue or NODE_FAIL), node-level problems, and returning GPUs to service.
+// Controller: per-GPU health (internal/gpu_health_tracker.h) — GPUs taken out of service from
+// the agents' heartbeats, the failover of the jobs on them through SignalCheckpointAndStop
+// (checkpoint signal, then requeue or NODE_FAIL), node-level problems, and returning GPUs to
+// service.
 #include <csignal>
 
 #include <gtest/gtest.h>

@@ -571,7 +571,7 @@ Status ControllerService::Start() {
                  if (!s) return api::ErrorResponse(s.error());
                  return Ok();
                }));
-  // GPU health (gpu_health.cc): an operator returns a failed GPU to service; fault injection
+  // GPU health (internal/gpu_health_tracker.h): an operator returns a failed GPU to service; fault injection
   // is forwarded to the node's agent (simulated GPUs only).
   server.Route("POST", "/api/v1/nodes/{name}/gpus/{index}/resume",
                authed([self](const api::HttpRequest& req, const api::Identity& who) {

@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/testing/requests.h"
+
 namespace corral::controller::internal {
 namespace {
 
-const api::Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = api::Role::kUser};
-const api::Identity kBob{.user = "bob", .uid = 1001, .gid = 1001, .role = api::Role::kUser};
+using testing::kAlice;
+using testing::kBob;
 
 TEST(AccessTest, AdminsAreTheAdminRoleTheControllerRootAndTheNamedUsers) {
   Access access({"bob"});

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/internal/controller_state.h"
+#include "controller/testing/requests.h"
 #include "core/testing/fake_clock.h"
 #include "sched/first_fit_policy.h"
 
@@ -17,13 +18,8 @@ class JobLifecycleTest : public ::testing::Test {
  protected:
   JobLifecycleTest() {
     for (const char* name : {"node02", "node01"}) {
-      NodeInventory inv;
-      inv.name = name;
-      inv.address = std::string("http://") + name + ":1";
-      inv.cpus = 16;
-      inv.memory_mb = 64000;
-      for (uint32_t i = 0; i < 4; ++i) inv.gpus.push_back({.index = i});
-      s_.nodes.Register(inv, clock_.Now(), clock_.MonotonicNow());
+      s_.nodes.Register(testing::NodeRegistration(name, 4).inventory, clock_.Now(),
+                        clock_.MonotonicNow());
     }
   }
 

@@ -3,14 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "controller/internal/controller_state.h"
+#include "controller/testing/requests.h"
 #include "core/testing/fake_clock.h"
 #include "sched/first_fit_policy.h"
 
 namespace corral::controller::internal {
 namespace {
 
-const api::Identity kAlice{.user = "alice", .uid = 1000, .gid = 1000, .role = api::Role::kUser};
-const api::Identity kAdmin{.user = "root", .uid = 0, .gid = 0, .role = api::Role::kAdmin};
+using testing::kAdmin;
+using testing::kAlice;
 
 sched::SchedulerConfig TwoPartitions() {
   sched::SchedulerConfig c = sched::DefaultSchedulerConfig();
@@ -24,13 +25,8 @@ sched::SchedulerConfig TwoPartitions() {
 class JobValidatorTest : public ::testing::Test {
  protected:
   JobValidatorTest() {
-    NodeInventory inv;
-    inv.name = "node01";
-    inv.address = "http://node01:1";
-    inv.cpus = 16;
-    inv.memory_mb = 64000;
-    for (uint32_t i = 0; i < 4; ++i) inv.gpus.push_back({.index = i, .model = "h100"});
-    s_.nodes.Register(inv, clock_.Now(), clock_.MonotonicNow());
+    s_.nodes.Register(testing::NodeRegistration("node01", 4).inventory, clock_.Now(),
+                      clock_.MonotonicNow());
   }
 
   static JobSpec Spec(uint32_t gpus = 1) {

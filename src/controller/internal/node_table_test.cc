@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/testing/requests.h"
+
 namespace corral::controller::internal {
 namespace {
 
@@ -11,13 +13,7 @@ const Timestamp kT0 = Timestamp(Seconds(1'700'000'000));
 const MonoTime kM0 = MonoTime(Seconds(100));
 
 NodeInventory Inventory(const std::string& name, uint32_t gpus = 2) {
-  NodeInventory inv;
-  inv.name = name;
-  inv.address = "http://10.0.0.1:6901";
-  inv.cpus = 8;
-  inv.memory_mb = 1000;
-  for (uint32_t i = 0; i < gpus; ++i) inv.gpus.push_back({.index = i, .model = "h100"});
-  return inv;
+  return testing::NodeRegistration(name, gpus, "http://10.0.0.1:6901").inventory;
 }
 
 TEST(NodeTableTest, InventoriesAreValidatedFieldByField) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/internal/controller_state.h"
+#include "controller/testing/requests.h"
 #include "core/testing/fake_clock.h"
 #include "sched/first_fit_policy.h"
 
@@ -12,13 +13,8 @@ namespace {
 class SnapshotBuilderTest : public ::testing::Test {
  protected:
   NodeEntry& AddNode(const std::string& name, std::vector<std::string> features = {}) {
-    NodeInventory inv;
-    inv.name = name;
-    inv.address = "http://" + name + ":1";
-    inv.cpus = 8;
-    inv.memory_mb = 1000;
+    NodeInventory inv = testing::NodeRegistration(name, 4).inventory;
     inv.features = std::move(features);
-    for (uint32_t i = 0; i < 4; ++i) inv.gpus.push_back({.index = i});
     return s_.nodes.Register(inv, clock_.Now(), clock_.MonotonicNow());
   }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/testing/requests.h"
 #include "core/testing/fake_clock.h"
 
 namespace corral::controller::internal {
@@ -13,13 +14,9 @@ class StepTrackerTest : public ::testing::Test {
  protected:
   StepTrackerTest() {
     for (const char* name : {"node01", "node02"}) {
-      NodeInventory inv;
-      inv.name = name;
-      inv.address = std::string("http://10.0.0.") + name[5] + ":6901";
-      inv.cpus = 16;
-      inv.memory_mb = 64000;
-      for (uint32_t i = 0; i < 4; ++i) inv.gpus.push_back({.index = i});
-      nodes_.Register(inv, clock_.Now(), clock_.MonotonicNow());
+      std::string address = std::string("http://10.0.0.") + name[5] + ":6901";
+      nodes_.Register(testing::NodeRegistration(name, 4, address).inventory, clock_.Now(),
+                      clock_.MonotonicNow());
     }
     // Job 1 runs 2 tasks on each node (generation 5).
     JobEntry e;

@@ -64,7 +64,7 @@ class JobLifecycle {
   // the batch step where it runs on another node.
   void FailJobsOn(const NodeEntry& n, const std::string& reason);
 
-  // Stops run of job `e` after its checkpoint signal and `grace` (see
+  // Stops the current run of job `e` after its checkpoint signal and `grace` (see
   // `Controller::SignalCheckpointAndStop`). Requires: `e` is running.
   void SignalCheckpointAndStop(JobEntry& e, Duration grace, StopAction action,
                                const std::string& reason, int fallback_signal);

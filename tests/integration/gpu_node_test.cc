@@ -53,10 +53,14 @@ TEST(GpuHealthTest, InjectedXidTakesOnlyThatGpuOutAndRequeuesItsJobOnAHealthyGpu
 
   // A requeueable job on GPU 0 (first fit) that would run for long on its first run, and a
   // job on GPU 1 that must not notice anything.
+  // The trap is set before the first line is written, and the test waits for that line, so
+  // the checkpoint signal cannot arrive before the script can take it.
   JobSpec victim = cluster.ShellJob(
+      "if [ \"$CORRAL_RESTART_COUNT\" = 0 ]; then\n"
+      "  trap 'echo checkpoint >> victim.log; exit 0' TERM\n"
+      "fi\n"
       "echo \"$CORRAL_RESTART_COUNT $CUDA_VISIBLE_DEVICES\" >> victim.log\n"
-      "if [ \"$CORRAL_RESTART_COUNT\" = 0 ]; then trap 'echo checkpoint >> victim.log; exit 0' TERM; "
-      "sleep 300 & wait; fi\n");
+      "if [ \"$CORRAL_RESTART_COUNT\" = 0 ]; then sleep 300 & wait; fi\n");
   victim.resources.gpus_per_node = 1;
   victim.requeue = true;
   auto v = cluster.Submit(victim);
@@ -69,6 +73,8 @@ TEST(GpuHealthTest, InjectedXidTakesOnlyThatGpuOutAndRequeuesItsJobOnAHealthyGpu
   ASSERT_TRUE(b.has_value());
   ASSERT_TRUE(WaitFor([&] { return StateOf(cluster, b->job_id) == JobState::kRunning; }, seconds(20)));
 
+  const std::string victim_log = cluster.work_dir() + "/victim.log";
+  ASSERT_TRUE(WaitFor([&] { return Read(victim_log) == "0 0\n"; }, seconds(20))) << Read(victim_log);
   CliResult inject = cluster.Cli({"node", "inject", "node01", "--gpu", "0", "--xid", "79"});
   ASSERT_EQ(inject.status, 0) << inject.err;
 

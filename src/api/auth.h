@@ -19,22 +19,12 @@
 #include <vector>
 
 #include "api/http.h"
+#include "api/identity.h"
+#include "api/token.h"
 #include "core/result.h"
 #include "core/time.h"
 
 namespace corral::api {
-
-enum class Role { kUser, kAdmin, kAgent, kController };
-std::string_view RoleName(Role r);  // "user", "admin", "agent", "controller"
-Result<Role> ParseRole(std::string_view s);
-
-struct Identity {
-  std::string user;
-  uint32_t uid = 0;
-  uint32_t gid = 0;
-  Role role = Role::kUser;
-  bool operator==(const Identity&) const = default;
-};
 
 // Thread-safe.
 class Authenticator {
@@ -46,35 +36,10 @@ class Authenticator {
   virtual Result<Identity> Authenticate(const HttpRequest& request, Timestamp now) const = 0;
 };
 
-// Signs and verifies HS256 JWTs with one key. Thread-safe.
-class JwtKey {
- public:
-  // Returns kInvalidArgument if the key is shorter than 32 bytes.
-  static Result<JwtKey> FromBytes(std::string key);
-  // Reads a key file: the key is the file's content without trailing white space. Returns
-  // kNotFound / kPermissionDenied naming the path, kInvalidArgument if the file is too short
-  // (or a directory, or over 64 KiB), kUnavailable on other read errors.
-  static Result<JwtKey> FromFile(const std::string& path);
-  // Creates a new key file with mode 0600 holding 48 random bytes (RAND_bytes) as base64url
-  // text and a newline. Returns kAlreadyExists if it exists (never overwritten), kNotFound /
-  // kPermissionDenied naming the path, kInternal without randomness, kUnavailable on other
-  // write errors.
-  static Result<JwtKey> CreateFile(const std::string& path);
-
-  // A token with claims sub=user, uid, gid, role, iat=now, exp=now+ttl.
-  std::string Sign(const Identity& identity, Timestamp now, Duration ttl) const;
-  // Verifies alg (HS256 only), signature (constant-time), claims and expiry (`now` >= exp is
-  // expired); returns the identity or kUnauthenticated saying which check failed.
-  Result<Identity> Verify(std::string_view token, Timestamp now) const;
-
- private:
-  explicit JwtKey(std::string key) : key_(std::move(key)) {}
-  std::string key_;
-};
-
 // Accepts `Bearer` JWTs signed with `key`, and `Munge` credentials when `munge_socket` is
 // non-empty. Users named in `admins` (and uid 0) get Role::kAdmin: a MUNGE caller always, a
-// JWT whose signed role is "user" too; other signed roles are kept as they are.
+// JWT whose signed role is "user" too; other signed roles are kept as they are, except that an
+// agent's uid and gid are `kNoUnixId` (an agent is never root).
 std::unique_ptr<Authenticator> MakeAuthenticator(JwtKey key, std::string munge_socket,
                                                  std::vector<std::string> admins);
 

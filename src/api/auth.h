@@ -1,12 +1,12 @@
 // Authentication for the HTTP API: who is calling, and in which role.
 //
-// Two mechanisms (DESIGN.md, "Identity"):
+// Mechanisms (DESIGN.md, "Identity" and "Trust"):
 //  - MUNGE: the client encodes a credential with the local munged; the controller decodes it
-//    and learns the caller's uid/gid. The HPC standard on real clusters.
-//  - JWT (HS256): a token signed with a shared key. `corral dev` generates a key in its state
-//    directory (mode 0600) and clients that can read it mint short-lived tokens for their own
-//    user; agents and the controller use role tokens. REST clients and the web page use
-//    tokens an admin issues.
+//    and learns the caller's uid/gid from munged (never from the request) and the user's name
+//    from the passwd database. munged refuses a credential decoded twice (replay). The HPC
+//    standard on real clusters.
+//  - JWT (HS256, api/token.h): tokens signed with a shared key. REST clients, the web page,
+//    agents and the controller.
 // Authentication is never off by default.
 //
 // Requests carry `Authorization: Bearer <jwt>` or `Authorization: Munge <credential>`.
@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/access.h"
 #include "api/http.h"
 #include "api/identity.h"
 #include "api/token.h"
@@ -36,10 +37,11 @@ class Authenticator {
   virtual Result<Identity> Authenticate(const HttpRequest& request, Timestamp now) const = 0;
 };
 
-// Accepts `Bearer` JWTs signed with `key`, and `Munge` credentials when `munge_socket` is
-// non-empty. Users named in `admins` (and uid 0) get Role::kAdmin: a MUNGE caller always, a
-// JWT whose signed role is "user" too; other signed roles are kept as they are, except that an
-// agent's uid and gid are `kNoUnixId` (an agent is never root).
+// The first release's authenticator: accepts `Bearer` JWTs signed with `key`
+// (`JwtKey::Verify`), and `Munge` credentials when `munge_socket` is non-empty. Users named in
+// `admins` (and uid 0) get Role::kAdmin: a MUNGE caller always, a JWT whose signed role is
+// "user" too; other signed roles are kept as they are, except that an agent's uid and gid are
+// `kNoUnixId` (an agent is never root).
 std::unique_ptr<Authenticator> MakeAuthenticator(JwtKey key, std::string munge_socket,
                                                  std::vector<std::string> admins);
 
@@ -51,6 +53,17 @@ std::string BearerHeader(const JwtKey& key, const Identity& identity, Timestamp 
 // A credential can be decoded only once (munged refuses replays): make one per request.
 // Returns kUnavailable when munged cannot be reached (or refuses to encode).
 Result<std::string> MungeHeader(const std::string& socket = "");
+// The same, bound to `audience` (the credential's payload names it; a service that expects
+// another audience refuses it), e.g. `kControllerAudience`.
+Result<std::string> MungeHeaderFor(std::string_view audience, const std::string& socket = "");
+
+// Decodes `credential` with the munged at `socket`: uid and gid are munged's, the user name
+// `users`'s. When `audience` is non-empty the payload must name it. Returns kUnavailable when
+// munged cannot be reached, kUnauthenticated for a credential munged refuses (forged,
+// expired, replayed, another key), one for another audience, or a uid with no passwd entry.
+// The identity has Role::kUser.
+Result<Identity> DecodeMungeCredential(const std::string& credential, const std::string& socket,
+                                       std::string_view audience, const UserDirectory& users);
 
 // The identity of the calling process (getuid/getgid and the user name from the passwd file,
 // or the uid as text when there is none), with Role::kUser.

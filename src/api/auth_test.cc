@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -489,6 +491,62 @@ TEST_F(MungeTest, ForgedCredentialIsRejected) {
     Result<Identity> id = auth->Authenticate(WithAuthorization(h), kNow);
     ASSERT_FALSE(id.has_value()) << h;
     EXPECT_EQ(id.error().code, ErrorCode::kUnauthenticated) << id.error().message;
+  }
+}
+
+// A passwd database that knows only the uids given.
+class FakeUsers final : public UserDirectory {
+ public:
+  explicit FakeUsers(std::map<uint32_t, std::string> users) : users_(std::move(users)) {}
+  std::optional<std::string> UserName(uint32_t uid) const override {
+    auto it = users_.find(uid);
+    if (it == users_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<std::string> GroupNames(const std::string&, uint32_t) const override {
+    return {"wheel-ops"};
+  }
+
+ private:
+  std::map<uint32_t, std::string> users_;
+};
+
+TEST_F(MungeTest, UidAndGidComeFromMungedAndTheNameFromPasswd) {
+  Identity me = CurrentProcessIdentity();
+  // Whatever a client claims elsewhere, the identity is munged's uid/gid and passwd's name.
+  FakeUsers users({{me.uid, "renamed-in-passwd"}});
+  Result<std::string> header = MungeHeaderFor(kControllerAudience, socket_);
+  ASSERT_TRUE(header.has_value()) << header.error().message;
+  Result<Identity> id =
+      DecodeMungeCredential(header->substr(6), socket_, kControllerAudience, users);
+  ASSERT_TRUE(id.has_value()) << id.error().message;
+  EXPECT_EQ(*id, (Identity{"renamed-in-passwd", me.uid, me.gid, Role::kUser}));
+  // Replayed: refused by munged.
+  Result<Identity> replay =
+      DecodeMungeCredential(header->substr(6), socket_, kControllerAudience, users);
+  ASSERT_FALSE(replay.has_value());
+  EXPECT_EQ(replay.error().code, ErrorCode::kUnauthenticated);
+  EXPECT_NE(replay.error().message.find("Replayed credential"), std::string::npos)
+      << replay.error().message;
+  // A uid with no passwd entry is nobody: refused, not named after its number.
+  FakeUsers nobody({});
+  id = DecodeMungeCredential(MungeHeaderFor(kControllerAudience, socket_)->substr(6), socket_,
+                             kControllerAudience, nobody);
+  ASSERT_FALSE(id.has_value());
+  EXPECT_NE(id.error().message.find("uid " + std::to_string(me.uid) + " has no passwd entry"),
+            std::string::npos)
+      << id.error().message;
+}
+
+TEST_F(MungeTest, ACredentialForAnotherAudienceIsRefused) {
+  FakeUsers users({{CurrentProcessIdentity().uid, "me"}});
+  for (const std::string& header : {*MungeHeaderFor("node01", socket_), *MungeHeader(socket_)}) {
+    Result<Identity> id =
+        DecodeMungeCredential(header.substr(6), socket_, kControllerAudience, users);
+    ASSERT_FALSE(id.has_value());
+    EXPECT_EQ(id.error().code, ErrorCode::kUnauthenticated);
+    EXPECT_NE(id.error().message.find("not meant for \"corral-controller\""), std::string::npos)
+        << id.error().message;
   }
 }
 

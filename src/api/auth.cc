@@ -100,6 +100,51 @@ class StandardAuthenticator final : public Authenticator {
   std::vector<std::string> admins_;
 };
 
+class ControllerAuthenticator final : public Authenticator {
+ public:
+  explicit ControllerAuthenticator(ControllerAuthOptions o)
+      : o_(std::move(o)), users_(o_.users != nullptr ? o_.users : &SystemUserDirectory()) {}
+
+  Result<Identity> Authenticate(const HttpRequest& request, Timestamp now) const override {
+    CORRAL_ASSIGN_OR_RETURN(Authorization auth,
+                            ParseAuthorization(request.header("authorization")));
+    Identity id;
+    if (auth.scheme == "bearer") {
+      CORRAL_ASSIGN_OR_RETURN(
+          id, o_.credentials.VerifyAtController(auth.credential, now, o_.job_alive));
+    } else {
+      if (o_.munge_socket.empty()) return Unauthenticated("munge authentication is not enabled");
+      CORRAL_ASSIGN_OR_RETURN(id, DecodeMungeCredential(auth.credential, o_.munge_socket,
+                                                        kControllerAudience, *users_));
+    }
+    if (IsUserRole(id.role)) id.role = o_.roles.RoleOf(id.user, id.uid, id.gid);
+    return id;
+  }
+
+ private:
+  ControllerAuthOptions o_;
+  const UserDirectory* users_;
+};
+
+class AgentAuthenticator final : public Authenticator {
+ public:
+  AgentAuthenticator(Credentials credentials, std::string node)
+      : credentials_(std::move(credentials)), node_(std::move(node)) {}
+
+  Result<Identity> Authenticate(const HttpRequest& request, Timestamp now) const override {
+    CORRAL_ASSIGN_OR_RETURN(Authorization auth,
+                            ParseAuthorization(request.header("authorization")));
+    if (auth.scheme != "bearer") {
+      return Unauthenticated("an agent accepts only the controller's Bearer tokens");
+    }
+    return credentials_.VerifyAtAgent(auth.credential, node_, now);
+  }
+
+ private:
+  Credentials credentials_;
+  std::string node_;
+};
+
 }  // namespace
 
 Result<Identity> DecodeMungeCredential(const std::string& credential, const std::string& socket,
@@ -143,6 +188,14 @@ std::unique_ptr<Authenticator> MakeAuthenticator(JwtKey key, std::string munge_s
                                                  std::vector<std::string> admins) {
   return std::make_unique<StandardAuthenticator>(std::move(key), std::move(munge_socket),
                                                  std::move(admins));
+}
+
+std::unique_ptr<Authenticator> MakeControllerAuthenticator(ControllerAuthOptions options) {
+  return std::make_unique<ControllerAuthenticator>(std::move(options));
+}
+
+std::unique_ptr<Authenticator> MakeAgentAuthenticator(Credentials credentials, std::string node) {
+  return std::make_unique<AgentAuthenticator>(std::move(credentials), std::move(node));
 }
 
 std::string BearerHeader(const JwtKey& key, const Identity& identity, Timestamp now, Duration ttl) {

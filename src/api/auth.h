@@ -5,11 +5,17 @@
 //    and learns the caller's uid/gid from munged (never from the request) and the user's name
 //    from the passwd database. munged refuses a credential decoded twice (replay). The HPC
 //    standard on real clusters.
-//  - JWT (HS256, api/token.h): tokens signed with a shared key. REST clients, the web page,
-//    agents and the controller.
+//  - JWT (HS256, api/token.h and api/credentials.h): tokens bound to an audience, an issuer
+//    and a lifetime, signed with a keyring key (kid). Users' REST clients and the web page,
+//    node agents, the controller's calls to agents, and job credentials.
+//  - TLS client certificates (api/pki.h): the node agents' and the controller's.
 // Authentication is never off by default.
 //
 // Requests carry `Authorization: Bearer <jwt>` or `Authorization: Munge <credential>`.
+//
+// `MakeControllerAuthenticator` and `MakeAgentAuthenticator` are the authenticators of issue
+// 15; `MakeAuthenticator` over one `JwtKey` is the first release's, kept until every caller
+// has moved.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "api/access.h"
+#include "api/credentials.h"
 #include "api/http.h"
 #include "api/identity.h"
 #include "api/token.h"
@@ -44,6 +51,27 @@ class Authenticator {
 // `kNoUnixId` (an agent is never root).
 std::unique_ptr<Authenticator> MakeAuthenticator(JwtKey key, std::string munge_socket,
                                                  std::vector<std::string> admins);
+
+struct ControllerAuthOptions {
+  Credentials credentials;
+  RoleResolver roles;
+  // The munged socket whose credentials are accepted ("": MUNGE is not accepted). A
+  // credential must have been encoded for `kControllerAudience` (`MungeHeaderFor`).
+  std::string munge_socket;
+  // Job credentials are accepted only with it (api/credentials.h).
+  JobLiveness job_alive;
+  // Where MUNGE uids get their names and `roles` its groups; nullptr: the host's.
+  const UserDirectory* users = nullptr;
+};
+
+// The controller's: `Bearer` user tokens (role from `roles`), agent tokens (kAgent bound to
+// their node) and job credentials (`Credentials::VerifyAtController`); `Munge` credentials
+// (role from `roles`). A MUNGE uid with no passwd entry is refused.
+std::unique_ptr<Authenticator> MakeControllerAuthenticator(ControllerAuthOptions options);
+
+// Node `node`'s agent's: only the controller's `Bearer` tokens for this node
+// (`Credentials::VerifyAtAgent`).
+std::unique_ptr<Authenticator> MakeAgentAuthenticator(Credentials credentials, std::string node);
 
 // Client side: the value of the Authorization header for `identity`.
 // With a key: "Bearer <jwt>" valid for `ttl`.

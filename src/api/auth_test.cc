@@ -550,6 +550,28 @@ TEST_F(MungeTest, ACredentialForAnotherAudienceIsRefused) {
   }
 }
 
+TEST_F(MungeTest, TheControllerAuthenticatorResolvesTheRoleOfAMungeUser) {
+  Identity me = CurrentProcessIdentity();
+  FakeUsers users({{me.uid, "mungeuser"}});
+  auto auth = MakeControllerAuthenticator(ControllerAuthOptions{
+      .credentials = Credentials(*Keyring::Parse("sign k\nkey k " + std::string(32, 'k')),
+                                 TokenPolicy{.cluster = "c1"}),
+      .roles = RoleResolver(RoleConfig{.operator_groups = {"wheel-ops"}}, users),
+      .munge_socket = socket_,
+      .users = &users,
+  });
+  Result<Identity> id =
+      auth->Authenticate(WithAuthorization(*MungeHeaderFor(kControllerAudience, socket_)), kNow);
+  ASSERT_TRUE(id.has_value()) << id.error().message;
+  EXPECT_EQ(id->user, "mungeuser");
+  EXPECT_EQ(id->uid, me.uid);
+  EXPECT_EQ(id->role, me.uid == 0 ? Role::kAdmin : Role::kOperator);
+  // The first release's credentials (no audience) are not accepted by it.
+  Result<Identity> old = auth->Authenticate(WithAuthorization(*MungeHeader(socket_)), kNow);
+  ASSERT_FALSE(old.has_value());
+  EXPECT_EQ(old.error().code, ErrorCode::kUnauthenticated);
+}
+
 TEST_F(MungeTest, UnreachableMungedIsUnavailable) {
   std::string nowhere = (dir_->path() / "no.socket").string();
   Result<std::string> header = MungeHeader(nowhere);

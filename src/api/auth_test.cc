@@ -8,15 +8,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include "api/testing/jwt_testing.h"
+#include "store/testing/temp_dir.h"
 
 extern char** environ;
 
@@ -37,56 +40,47 @@ HttpRequest WithAuthorization(std::string value) {
   return r;
 }
 
-// The base64url of `s`, without padding (independent of the code under test).
-std::string B64Url(std::string_view s) {
-  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (unsigned char c : s) {
-    acc = (acc << 8) | c;
-    bits += 8;
-    while (bits >= 6) {
-      bits -= 6;
-      out += k[(acc >> bits) & 63];
-    }
-  }
-  if (bits > 0) out += k[(acc << (6 - bits)) & 63];
-  return out;
-}
+using testing::B64Url;
+using testing::SignRaw;
 
-std::vector<std::string> Split(const std::string& token) {
-  std::vector<std::string> parts;
-  std::stringstream ss(token);
-  std::string part;
-  while (std::getline(ss, part, '.')) parts.push_back(part);
-  return parts;
-}
+std::vector<std::string> Split(const std::string& token) { return testing::SplitToken(token); }
 
+// A directory removed with its contents at the end of the test.
 class TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "corral-auth-XXXXXX").string();
-    char* p = mkdtemp(tmpl.data());
-    EXPECT_NE(p, nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
   const fs::path& path() const { return path_; }
 
  private:
-  fs::path path_;
+  store::testing::TempDir dir_;
+  fs::path path_ = dir_.path();
 };
 
 TEST(RoleTest, NamesRoundTrip) {
-  for (Role r : {Role::kUser, Role::kAdmin, Role::kAgent, Role::kController}) {
+  for (Role r :
+       {Role::kUser, Role::kAdmin, Role::kAgent, Role::kController, Role::kOperator, Role::kJob}) {
     EXPECT_EQ(*ParseRole(RoleName(r)), r);
   }
   EXPECT_EQ(RoleName(Role::kController), "controller");
+  EXPECT_EQ(RoleName(Role::kOperator), "operator");
+  EXPECT_EQ(RoleName(Role::kJob), "job");
   EXPECT_EQ(ParseRole("root").error().code, ErrorCode::kInvalidArgument);
+  // A hostile name is not echoed.
+  EXPECT_EQ(ParseRole("a\nb").error().message.find('\n'), std::string::npos);
+  EXPECT_TRUE(IsUserRole(Role::kOperator));
+  EXPECT_FALSE(IsUserRole(Role::kAgent));
+  EXPECT_FALSE(IsUserRole(Role::kJob));
+}
+
+TEST(NodeNameTest, NamesThatCanBeAnAudienceAndACertificateName) {
+  for (std::string_view ok : {"node01", "gpu-a100.rack3", "n_1", "7"}) {
+    EXPECT_TRUE(CheckNodeName(ok).has_value()) << ok;
+  }
+  for (std::string_view bad : {"", "-node", ".x", "node 1", "node,1", "n/1", "corral-controller",
+                               "corral-job", "\xc3\xa9"}) {
+    EXPECT_EQ(CheckNodeName(bad).error().code, ErrorCode::kInvalidArgument) << bad;
+  }
+  EXPECT_FALSE(CheckNodeName(std::string(65, 'n')).has_value());
+  EXPECT_TRUE(CheckNodeName(std::string(64, 'n')).has_value());
 }
 
 TEST(JwtTest, SignVerifyRoundTrip) {
@@ -176,17 +170,6 @@ TEST(JwtTest, GarbageIsMalformed) {
     EXPECT_EQ(r.error().code, ErrorCode::kUnauthenticated);
     EXPECT_NE(r.error().message.find("malformed"), std::string::npos) << r.error().message;
   }
-}
-
-// A token over `header` and `claims` signed with HMAC-SHA256 computed here, independently of
-// the code under test.
-std::string SignRaw(std::string_view key, std::string_view header, std::string_view claims) {
-  std::string input = B64Url(header) + "." + B64Url(claims);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(input.data()), input.size(), md, &len);
-  return input + "." + B64Url(std::string_view(reinterpret_cast<char*>(md), len));
 }
 
 constexpr std::string_view kHs256 = R"({"alg":"HS256","typ":"JWT"})";
@@ -282,6 +265,7 @@ TEST(JwtKeyTest, FromFileErrorsNameThePath) {
 
   std::string short_key = (dir.path() / "short").string();
   std::ofstream(short_key) << "tooshort\n";
+  chmod(short_key.c_str(), 0600);  // key files must be private (the rule has its own tests)
   r = JwtKey::FromFile(short_key);
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code, ErrorCode::kInvalidArgument);
@@ -290,6 +274,7 @@ TEST(JwtKeyTest, FromFileErrorsNameThePath) {
   // A hand-written key (with a newline) is the same key as the bytes without it.
   std::string written = (dir.path() / "written").string();
   std::ofstream(written) << std::string(40, 'w') << "\n";
+  chmod(written.c_str(), 0600);
   Result<JwtKey> k = JwtKey::FromFile(written);
   ASSERT_TRUE(k.has_value());
   std::string token = JwtKey::FromBytes(std::string(40, 'w'))->Sign(Alice(), kNow, Seconds(9));
@@ -298,7 +283,7 @@ TEST(JwtKeyTest, FromFileErrorsNameThePath) {
   if (geteuid() != 0) {  // root reads anything
     std::string locked = (dir.path() / "locked").string();
     std::ofstream(locked) << std::string(40, 'l');
-    chmod(locked.c_str(), 0);
+    chmod(locked.c_str(), 0);  // also private: refused for the read, not the mode
     EXPECT_EQ(JwtKey::FromFile(locked).error().code, ErrorCode::kPermissionDenied);
   }
 }
@@ -331,6 +316,18 @@ TEST(AuthenticatorTest, BearerTokens) {
   Result<Identity> late = auth->Authenticate(WithAuthorization(header), kNow + Seconds(11));
   ASSERT_FALSE(late.has_value());
   EXPECT_NE(late.error().message.find("expired"), std::string::npos);
+}
+
+TEST(AuthenticatorTest, AnAgentIsNeverRootEvenWithAUidZeroToken) {
+  JwtKey key = TestKey();
+  auto auth = MakeAuthenticator(key, "", {"agent:node1"});
+  // The first release's agents sign uid 0; listed or not, the agent is not root.
+  Identity agent{"agent:node1", 0, 0, Role::kAgent};
+  Result<Identity> id = auth->Authenticate(WithAuthorization(BearerHeader(key, agent, kNow)), kNow);
+  ASSERT_TRUE(id.has_value()) << id.error().message;
+  EXPECT_EQ(id->role, Role::kAgent);
+  EXPECT_EQ(id->uid, kNoUnixId);
+  EXPECT_EQ(id->gid, kNoUnixId);
 }
 
 TEST(AuthenticatorTest, MissingOrUnknownCredentialsAreUnauthenticated) {
@@ -495,6 +492,84 @@ TEST_F(MungeTest, ForgedCredentialIsRejected) {
     ASSERT_FALSE(id.has_value()) << h;
     EXPECT_EQ(id.error().code, ErrorCode::kUnauthenticated) << id.error().message;
   }
+}
+
+// A passwd database that knows only the uids given.
+class FakeUsers final : public UserDirectory {
+ public:
+  explicit FakeUsers(std::map<uint32_t, std::string> users) : users_(std::move(users)) {}
+  std::optional<std::string> UserName(uint32_t uid) const override {
+    auto it = users_.find(uid);
+    if (it == users_.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<std::string> GroupNames(const std::string&, uint32_t) const override {
+    return {"wheel-ops"};
+  }
+
+ private:
+  std::map<uint32_t, std::string> users_;
+};
+
+TEST_F(MungeTest, UidAndGidComeFromMungedAndTheNameFromPasswd) {
+  Identity me = CurrentProcessIdentity();
+  // Whatever a client claims elsewhere, the identity is munged's uid/gid and passwd's name.
+  FakeUsers users({{me.uid, "renamed-in-passwd"}});
+  Result<std::string> header = MungeHeaderFor(kControllerAudience, socket_);
+  ASSERT_TRUE(header.has_value()) << header.error().message;
+  Result<Identity> id =
+      DecodeMungeCredential(header->substr(6), socket_, kControllerAudience, users);
+  ASSERT_TRUE(id.has_value()) << id.error().message;
+  EXPECT_EQ(*id, (Identity{"renamed-in-passwd", me.uid, me.gid, Role::kUser}));
+  // Replayed: refused by munged.
+  Result<Identity> replay =
+      DecodeMungeCredential(header->substr(6), socket_, kControllerAudience, users);
+  ASSERT_FALSE(replay.has_value());
+  EXPECT_EQ(replay.error().code, ErrorCode::kUnauthenticated);
+  EXPECT_NE(replay.error().message.find("Replayed credential"), std::string::npos)
+      << replay.error().message;
+  // A uid with no passwd entry is nobody: refused, not named after its number.
+  FakeUsers nobody({});
+  id = DecodeMungeCredential(MungeHeaderFor(kControllerAudience, socket_)->substr(6), socket_,
+                             kControllerAudience, nobody);
+  ASSERT_FALSE(id.has_value());
+  EXPECT_NE(id.error().message.find("uid " + std::to_string(me.uid) + " has no passwd entry"),
+            std::string::npos)
+      << id.error().message;
+}
+
+TEST_F(MungeTest, ACredentialForAnotherAudienceIsRefused) {
+  FakeUsers users({{CurrentProcessIdentity().uid, "me"}});
+  for (const std::string& header : {*MungeHeaderFor("node01", socket_), *MungeHeader(socket_)}) {
+    Result<Identity> id =
+        DecodeMungeCredential(header.substr(6), socket_, kControllerAudience, users);
+    ASSERT_FALSE(id.has_value());
+    EXPECT_EQ(id.error().code, ErrorCode::kUnauthenticated);
+    EXPECT_NE(id.error().message.find("not meant for \"corral-controller\""), std::string::npos)
+        << id.error().message;
+  }
+}
+
+TEST_F(MungeTest, TheControllerAuthenticatorResolvesTheRoleOfAMungeUser) {
+  Identity me = CurrentProcessIdentity();
+  FakeUsers users({{me.uid, "mungeuser"}});
+  auto auth = MakeControllerAuthenticator(ControllerAuthOptions{
+      .credentials = Credentials(*Keyring::Parse("sign k\nkey k " + std::string(32, 'k')),
+                                 TokenPolicy{.cluster = "c1"}),
+      .roles = RoleResolver(RoleConfig{.operator_groups = {"wheel-ops"}}, users),
+      .munge_socket = socket_,
+      .users = &users,
+  });
+  Result<Identity> id =
+      auth->Authenticate(WithAuthorization(*MungeHeaderFor(kControllerAudience, socket_)), kNow);
+  ASSERT_TRUE(id.has_value()) << id.error().message;
+  EXPECT_EQ(id->user, "mungeuser");
+  EXPECT_EQ(id->uid, me.uid);
+  EXPECT_EQ(id->role, me.uid == 0 ? Role::kAdmin : Role::kOperator);
+  // The first release's credentials (no audience) are not accepted by it.
+  Result<Identity> old = auth->Authenticate(WithAuthorization(*MungeHeader(socket_)), kNow);
+  ASSERT_FALSE(old.has_value());
+  EXPECT_EQ(old.error().code, ErrorCode::kUnauthenticated);
 }
 
 TEST_F(MungeTest, UnreachableMungedIsUnavailable) {

@@ -31,6 +31,7 @@
 #include "cli/slurm/submit.h"
 #include "core/clock.h"
 #include "core/step.h"
+#include "core/strings.h"
 
 extern char** environ;
 
@@ -124,15 +125,6 @@ Result<uint32_t> Count(const char* opt, const std::string& v) {
   return static_cast<uint32_t>(n);
 }
 
-std::vector<std::string> SplitList(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 Status Apply(int opt, const std::string& v, Settings* s) {
   StepSpec& spec = s->spec;
   switch (opt) {
@@ -205,7 +197,7 @@ Status Apply(int opt, const std::string& v, Settings* s) {
       break;
     case kContainerMounts:
       spec.container.mounts.clear();
-      for (auto& m : SplitList(v)) {
+      for (auto& m : SplitNonEmpty(v, ',')) {
         // SRC[:DST[:FLAGS]], both absolute (the agent maps them onto its runtime).
         std::vector<std::string> parts;
         std::stringstream ms(m);
@@ -229,7 +221,7 @@ Status Apply(int opt, const std::string& v, Settings* s) {
       spec.container.name = v;
       break;
     case kContainerEnv:
-      spec.container.env = SplitList(v);
+      spec.container.env = SplitNonEmpty(v, ',');
       break;
     case kContainerMountHome:
       spec.container.mount_home = true;

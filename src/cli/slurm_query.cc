@@ -29,27 +29,10 @@
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/hostlist.h"
+#include "core/strings.h"
 
 namespace corral::cli::internal {
 namespace {
-
-std::vector<std::string> SplitList(const std::string& s, char sep = ',') {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    std::string part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!part.empty()) out.push_back(part);
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  return out;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
@@ -173,11 +156,11 @@ int RunSqueue(int argc, char** argv) {
   slurm::SqueueOptions o;
   o.format = Env("SQUEUE_FORMAT");
   o.long_format = Env("SQUEUE_FORMAT2");
-  std::vector<std::string> users = SplitList(Env("SQUEUE_USERS"));
-  std::vector<std::string> partitions = SplitList(Env("SQUEUE_PARTITION"));
-  std::vector<std::string> accounts = SplitList(Env("SQUEUE_ACCOUNT"));
-  std::vector<std::string> state_names = SplitList(Env("SQUEUE_STATES"));
-  std::vector<std::string> names = SplitList(Env("SQUEUE_NAMES"));
+  std::vector<std::string> users = SplitNonEmpty(Env("SQUEUE_USERS"), ',');
+  std::vector<std::string> partitions = SplitNonEmpty(Env("SQUEUE_PARTITION"), ',');
+  std::vector<std::string> accounts = SplitNonEmpty(Env("SQUEUE_ACCOUNT"), ',');
+  std::vector<std::string> state_names = SplitNonEmpty(Env("SQUEUE_STATES"), ',');
+  std::vector<std::string> names = SplitNonEmpty(Env("SQUEUE_NAMES"), ',');
   std::vector<std::string> qos, job_args, nodes;
   bool jobs_given = false, json = false;
   int iterate = 0;
@@ -188,7 +171,7 @@ int RunSqueue(int argc, char** argv) {
         std::string v = arg == nullptr ? "" : arg;
         switch (c) {
           case 'A':
-            accounts = SplitList(v);
+            accounts = SplitNonEmpty(v, ',');
             break;
           case 'h':
             o.no_header = true;
@@ -204,7 +187,7 @@ int RunSqueue(int argc, char** argv) {
             o.long_output = true;
             break;
           case 'n':
-            names = SplitList(v);
+            names = SplitNonEmpty(v, ',');
             break;
           case kMe:
             users = {Me()};
@@ -216,10 +199,10 @@ int RunSqueue(int argc, char** argv) {
             o.long_format = v;
             break;
           case 'p':
-            partitions = SplitList(v);
+            partitions = SplitNonEmpty(v, ',');
             break;
           case 'q':
-            qos = SplitList(v);
+            qos = SplitNonEmpty(v, ',');
             break;
           case 'r':
             o.array_tasks = true;
@@ -228,11 +211,11 @@ int RunSqueue(int argc, char** argv) {
             o.start = true;
             break;
           case 't':
-            state_names = SplitList(v);
+            state_names = SplitNonEmpty(v, ',');
             break;
           case 'u':
             users.clear();
-            for (auto& u : SplitList(v)) users.push_back(UserName(u));
+            for (auto& u : SplitNonEmpty(v, ',')) users.push_back(UserName(u));
             break;
           case 'w': {
             auto hosts = ExpandHostList(v);
@@ -388,7 +371,7 @@ int RunSinfo(int argc, char** argv) {
       {"json", no_argument, nullptr, kJson},       {nullptr, 0, nullptr, 0}};
   slurm::SinfoOptions o;
   o.format = Env("SINFO_FORMAT");
-  std::vector<std::string> partitions = SplitList(Env("SINFO_PARTITION"));
+  std::vector<std::string> partitions = SplitNonEmpty(Env("SINFO_PARTITION"), ',');
   std::vector<std::string> node_filter, states;
   bool responding = false, dead = false, json = false;
   std::vector<std::string> operands;
@@ -425,7 +408,7 @@ int RunSinfo(int argc, char** argv) {
             o.long_format = v;
             break;
           case 'p':
-            partitions = SplitList(v);
+            partitions = SplitNonEmpty(v, ',');
             break;
           case 'r':
             responding = true;
@@ -437,7 +420,7 @@ int RunSinfo(int argc, char** argv) {
             o.summarize = true;
             break;
           case 't':
-            states = SplitList(v);
+            states = SplitNonEmpty(v, ',');
             break;
           case 'V':
             std::printf("slurm 22.05.8 (corral 0.1.0)\n");
@@ -549,7 +532,7 @@ int RunSacct(int argc, char** argv) {
             all_users = true;
             break;
           case 'A':
-            accounts = SplitList(v);
+            accounts = SplitNonEmpty(v, ',');
             break;
           case 'b':
             o.format = "JobID,State,ExitCode";
@@ -587,7 +570,7 @@ int RunSacct(int argc, char** argv) {
             break;
           }
           case kName:
-            names = SplitList(v);
+            names = SplitNonEmpty(v, ',');
             break;
           case 'o':
             o.format = v;
@@ -602,17 +585,17 @@ int RunSacct(int argc, char** argv) {
             o.delimiter = v;
             break;
           case 'r':
-            partitions = SplitList(v);
+            partitions = SplitNonEmpty(v, ',');
             break;
           case 's':
-            state_names = SplitList(v);
+            state_names = SplitNonEmpty(v, ',');
             break;
           case 'S':
             start_text = v;
             break;
           case 'u':
             users.clear();
-            for (auto& u : SplitList(v)) users.push_back(UserName(u));
+            for (auto& u : SplitNonEmpty(v, ',')) users.push_back(UserName(u));
             break;
           case 'X':
             o.allocations = true;
@@ -1065,16 +1048,16 @@ int RunScancel(int argc, char** argv) {
         std::string v = arg == nullptr ? "" : arg;
         switch (c) {
           case 'A':
-            accounts = SplitList(v);
+            accounts = SplitNonEmpty(v, ',');
             break;
           case 'n':
-            names = SplitList(v);
+            names = SplitNonEmpty(v, ',');
             break;
           case 'p':
-            partitions = SplitList(v);
+            partitions = SplitNonEmpty(v, ',');
             break;
           case 'q':
-            qos = SplitList(v);
+            qos = SplitNonEmpty(v, ',');
             break;
           case 'Q':
             quiet = true;
@@ -1083,11 +1066,11 @@ int RunScancel(int argc, char** argv) {
             signal_text = v;
             break;
           case 't':
-            state_names = SplitList(v);
+            state_names = SplitNonEmpty(v, ',');
             break;
           case 'u':
             users.clear();
-            for (auto& u : SplitList(v)) users.push_back(UserName(u));
+            for (auto& u : SplitNonEmpty(v, ',')) users.push_back(UserName(u));
             break;
           case kMe:
             users = {Me()};

@@ -9,6 +9,7 @@
 #include "core/array_spec.h"
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
@@ -316,11 +317,7 @@ Result<std::vector<Column>> ParseFields(const std::string& format) {
     const Field* found = nullptr;
     for (const Field& f : kFields) {
       std::string_view name = f.name;
-      if (item.size() <= name.size() &&
-          std::equal(item.begin(), item.end(), name.begin(), [](char x, char y) {
-            return std::tolower(static_cast<unsigned char>(x)) ==
-                   std::tolower(static_cast<unsigned char>(y));
-          })) {
+      if (item.size() <= name.size() && EqualsIgnoreCase(item, name.substr(0, item.size()))) {
         found = &f;
         break;
       }

@@ -7,6 +7,7 @@
 
 #include "cli/slurm/internal/text.h"
 #include "core/hostlist.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
@@ -267,16 +268,9 @@ const Field* ByLetter(char c) {
   return nullptr;
 }
 
-bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 const Field* ByName(std::string_view name) {
   for (const Field& f : kFields) {
-    if (SameName(f.long_name, name)) return &f;
+    if (EqualsIgnoreCase(f.long_name, name)) return &f;
   }
   return nullptr;
 }

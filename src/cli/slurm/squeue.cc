@@ -11,6 +11,7 @@
 #include "core/array_spec.h"
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
@@ -232,7 +233,8 @@ const Field kFields[] = {
     {'n', "ReqNodes", "REQ_NODES", true,
      [](const Row& r, const Ctx&) { return CompressHostList(J(r).spec.resources.nodelist); }},
     {'N', "NodeList", "NODELIST", false, [](const Row& r, const Ctx&) { return NodeList(J(r)); }},
-    {'o', "Command", "COMMAND", true, [](const Row& r, const Ctx&) { return OrNull(J(r).spec.command); }},
+    {'o', "Command", "COMMAND", true,
+     [](const Row& r, const Ctx&) { return OrNull(J(r).spec.command); }},
     {'O', "Contiguous", "CONTIGUOUS", true,
      [](const Row&, const Ctx&) { return std::string("0"); }},
     {'p', "Priority", "PRIORITY", true,
@@ -308,13 +310,7 @@ const Field* ByLetter(char c) {
 
 const Field* ByName(std::string_view name) {
   for (const Field& f : kFields) {
-    std::string_view n = f.long_name;
-    if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return &f;
-    }
+    if (EqualsIgnoreCase(f.long_name, name)) return &f;
   }
   return nullptr;
 }

@@ -13,6 +13,7 @@
 #include "core/output_pattern.h"
 #include "core/resources.h"
 #include "core/slurm_env.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
@@ -204,31 +205,12 @@ constexpr EnvOption kSallocEnv[] = {
     {"SALLOC_WCKEY", "wckey"},
 };
 
-std::string Lower(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
   }
   return true;
-}
-
-std::vector<std::string> Split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    out.emplace_back(
-        s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return out;
 }
 
 std::string Basename(std::string_view path) {
@@ -426,9 +408,7 @@ class Builder {
     }
     if (name == "mail-type") {
       for (auto& t : Split(v, ',')) {
-        std::string upper;
-        for (char ch : t) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        if (kMailTypes.count(upper) == 0) return bad_value("unknown mail type \"" + t + "\"");
+        if (kMailTypes.count(Upper(t)) == 0) return bad_value("unknown mail type \"" + t + "\"");
       }
       req_.spec.mail_type = v;
       return {};
@@ -1086,8 +1066,7 @@ Result<std::map<std::string, std::string>> ResolveExport(
   bool all = false, none = false;
   std::vector<std::string> rest;
   for (const auto& item : items) {
-    std::string upper;
-    for (char ch : item) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    std::string upper = Upper(item);
     if (upper == "ALL") {
       all = true;
     } else if (upper == "NONE") {
@@ -1158,8 +1137,7 @@ Result<SignalSpec> ParseSignalSpec(std::string_view text) {
   if (AllDigits(sig) && sig.size() <= 5) {
     spec.signal = std::stoi(std::string(sig));
   } else {
-    std::string upper;
-    for (char ch : sig) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    std::string upper = Upper(sig);
     if (upper.rfind("SIG", 0) == 0) upper = upper.substr(3);
     for (const SignalName& n : kSignals) {
       if (upper == n.name) spec.signal = n.number;

@@ -1,20 +1,13 @@
 #include "cli/slurm/options.h"
 
-#include <getopt.h>
-
 #include <array>
-#include <cstring>
-#include <mutex>
+
+#include "cli/slurm/getopt.h"
 
 namespace corral::slurm {
 namespace {
 
-enum Arg : int8_t {
-  kNa = -1,
-  kNo = no_argument,
-  kReq = required_argument,
-  kOpt = optional_argument
-};
+enum Arg : int8_t { kNa, kNo, kReq, kOpt };
 
 struct OptionDef {
   const char* name;
@@ -292,9 +285,16 @@ Arg ArgOfLong(Command c, std::string_view name) {
   return kNa;
 }
 
+ArgKind KindOf(Arg a) {
+  return a == kReq ? ArgKind::kRequired : (a == kOpt ? ArgKind::kOptional : ArgKind::kNone);
+}
+
+// Long options have ids past every letter: 256 + their index in kOptions.
+constexpr int kLongIdBase = 256;
+
 // The getopt tables of one command, built once.
 struct Tables {
-  std::vector<struct option> longopts;  // val = 256 + index into kOptions
+  std::vector<LongOption> longopts;
   std::string optstring;
 };
 
@@ -306,9 +306,8 @@ const Tables& TablesFor(Command c) {
       for (size_t i = 0; i < std::size(kOptions); ++i) {
         Arg a = ArgFor(kOptions[i], cmd);
         if (a == kNa) continue;
-        tb.longopts.push_back({kOptions[i].name, a, nullptr, static_cast<int>(256 + i)});
+        tb.longopts.push_back({kOptions[i].name, KindOf(a), static_cast<int>(kLongIdBase + i)});
       }
-      tb.longopts.push_back({nullptr, 0, nullptr, 0});
       tb.optstring = "+:";
       for (const ShortDef& s : kShort) {
         const char* name = ShortFor(s, cmd);
@@ -329,11 +328,6 @@ const Tables& TablesFor(Command c) {
   return tables[static_cast<int>(c)];
 }
 
-std::mutex& GetoptMutex() {
-  static std::mutex mu;
-  return mu;
-}
-
 std::string Prefixed(Command c, const std::string& message) {
   return std::string(CommandName(c)) + ": " + message;
 }
@@ -346,7 +340,6 @@ std::string LongOptionError(Command c, std::string_view arg) {
   std::vector<std::string> matches;
   const Tables& tb = TablesFor(c);
   for (const auto& o : tb.longopts) {
-    if (o.name == nullptr) break;
     if (std::string_view(o.name) == name) {
       matches = {o.name};
       break;
@@ -397,51 +390,37 @@ std::vector<std::string> LongOptionNames(Command command) {
 
 Result<ScanResult> ScanOptions(Command command, const std::vector<std::string>& args) {
   const Tables& tb = TablesFor(command);
-  // getopt_long permutes nothing in "+" mode but wants mutable C strings.
-  std::vector<std::string> storage;
-  storage.reserve(args.size() + 1);
-  storage.push_back(std::string(CommandName(command)));
-  for (const auto& a : args) storage.push_back(a);
-  std::vector<char*> argv;
-  for (auto& s : storage) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(storage.size());
-
-  ScanResult result;
-  std::lock_guard<std::mutex> lock(GetoptMutex());
-  optind = 0;  // full reinitialisation of glibc's scanner
-  opterr = 0;
-  while (true) {
-    int index = -1;
-    int prev_optind = optind == 0 ? 1 : optind;
-    int c = getopt_long(argc, argv.data(), tb.optstring.c_str(), tb.longopts.data(), &index);
-    if (c == -1) break;
-    if (c == '?' || c == ':') {
-      std::string offending = prev_optind < argc ? storage[prev_optind] : "";
-      if (offending.rfind("--", 0) != 0) {
-        std::string letter(1, static_cast<char>(optopt));
-        return InvalidArgument(
-            Prefixed(command, c == ':' ? "option requires an argument -- '" + letter + "'"
-                                       : "invalid option -- '" + letter + "'"));
-      }
-      return InvalidArgument(Prefixed(command, LongOptionError(command, offending)));
+  std::vector<std::string> words;
+  words.reserve(args.size() + 1);
+  words.push_back(std::string(CommandName(command)));
+  words.insert(words.end(), args.begin(), args.end());
+  GetoptResult scan = Getopt(words, tb.longopts, tb.optstring);
+  if (scan.failure.has_value()) {
+    const GetoptFailure& f = *scan.failure;
+    if (f.word.rfind("--", 0) != 0) {
+      std::string letter(1, static_cast<char>(f.optopt));
+      return InvalidArgument(
+          Prefixed(command, f.missing_argument ? "option requires an argument -- '" + letter + "'"
+                                               : "invalid option -- '" + letter + "'"));
     }
+    return InvalidArgument(Prefixed(command, LongOptionError(command, f.word)));
+  }
+  ScanResult result;
+  for (GetoptOption& g : scan.options) {
     ParsedOption opt;
-    if (c >= 256) {
-      opt.name = std::string(Canonical(kOptions[c - 256].name));
+    if (g.id >= kLongIdBase) {
+      opt.name = std::string(Canonical(kOptions[g.id - kLongIdBase].name));
     } else {
       for (const ShortDef& s : kShort) {
-        if (s.letter == c) opt.name = ShortFor(s, command);
+        if (s.letter == g.id) opt.name = ShortFor(s, command);
       }
       opt.name = std::string(Canonical(opt.name));
     }
-    if (optarg != nullptr) {
-      opt.has_value = true;
-      opt.value = optarg;
-    }
+    opt.has_value = g.has_value;
+    opt.value = std::move(g.value);
     result.options.push_back(std::move(opt));
   }
-  for (int i = optind; i < argc; ++i) result.operands.push_back(storage[i]);
+  result.operands = std::move(scan.operands);
   return result;
 }
 

@@ -1,14 +1,13 @@
 // The long and short options of Slurm 22.05's sbatch, srun and salloc (every one of them,
 // supported by Corral or not, plus pyxis' container options), and a command-line scanner that
-// uses glibc's own getopt_long over that table, so that abbreviations ("--out", "--err",
+// uses glibc's own getopt_long (getopt.h) over that table, so that abbreviations ("--out", "--err",
 // "--tasks" for --tasks-per-node), "--opt=value" / "--opt value", bundled short options and
 // errors ("ambiguous", "requires an argument") behave exactly as in Slurm.
 //
 // The table was read off the real 22.05.8 binaries: their getopt_long "ambiguous; possibilities"
 // lists enumerate every long option, and probing each option gave its argument kind.
 //
-// Thread-safe: getopt_long's global state is guarded by a mutex and reset (optind = 0) for
-// every scan.
+// Thread-safe (getopt.h).
 #pragma once
 
 #include <string>

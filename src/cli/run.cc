@@ -28,7 +28,7 @@
 #include "api/json_codec.h"
 #include "cli/client.h"
 #include "cli/internal/slurm_cli.h"
-#include "cli/slurm/submit.h"
+#include "cli/slurm/environment.h"
 #include "core/clock.h"
 #include "core/step.h"
 #include "core/strings.h"

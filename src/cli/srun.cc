@@ -29,6 +29,7 @@
 
 #include "cli/internal/slurm_cli.h"
 #include "cli/run.h"
+#include "cli/slurm/environment.h"
 #include "cli/slurm/options.h"
 #include "cli/slurm/submit.h"
 #include "core/clock.h"

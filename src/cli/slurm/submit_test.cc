@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/slurm/directives.h"
+#include "cli/slurm/environment.h"
+#include "cli/slurm/option_values.h"
 #include "core/slurm_env.h"
 
 namespace corral::slurm {
@@ -643,8 +646,8 @@ TEST(SbatchTest, CorralSubmitKeepsTheSecondsOfATimeLimit) {
   EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(std::chrono::seconds(3)));
   r = ParseSbatch({"--time=1-2:03:04", "job.sh"}, "#!/bin/sh\n", ctx);
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(std::chrono::seconds(
-                                    86400 + 2 * 3600 + 3 * 60 + 4)));
+  EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(
+                                    std::chrono::seconds(86400 + 2 * 3600 + 3 * 60 + 4)));
   r = ParseSbatch({"--time=UNLIMITED", "job.sh"}, "#!/bin/sh\n", ctx);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->spec.time_limit, kUnlimited);

@@ -68,4 +68,19 @@ GetoptResult Getopt(const std::vector<std::string>& words, const std::vector<Lon
   return result;
 }
 
+std::string FormatHelp(const std::vector<HelpLine>& lines) {
+  constexpr size_t kHelpColumn = 32;
+  std::string out;
+  for (const HelpLine& l : lines) {
+    std::string left = l.letter != 0 ? std::string("  -") + l.letter : std::string(4, ' ');
+    if (l.name != nullptr) left += (l.letter != 0 ? ", --" : "  --") + std::string(l.name);
+    std::string arg = l.arg_name != nullptr ? l.arg_name : "ARG";
+    if (l.arg == ArgKind::kRequired) left += "=" + arg;
+    if (l.arg == ArgKind::kOptional) left += "[=" + arg + "]";
+    left += left.size() + 2 <= kHelpColumn ? std::string(kHelpColumn - left.size(), ' ') : "  ";
+    out += left + l.help + "\n";
+  }
+  return out;
+}
+
 }  // namespace corral::slurm

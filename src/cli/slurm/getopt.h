@@ -3,6 +3,8 @@
 // so that every command's abbreviations ("--part"), "--opt=value" / "--opt value", bundled
 // short options ("-Hc4") and errors behave exactly as in Slurm, whose commands use it too.
 //
+// Also the option lists of --help texts, from the same tables (`FormatHelp`).
+//
 // Thread-safe: getopt_long's global state is guarded by a mutex and reset (optind = 0) for
 // every scan; it prints nothing (opterr = 0).
 #pragma once
@@ -48,5 +50,18 @@ struct GetoptResult {
 // missing argument apart; otherwise operands are permuted to the end, as GNU does).
 GetoptResult Getopt(const std::vector<std::string>& words, const std::vector<LongOption>& longs,
                     const std::string& optstring);
+
+// One line of an option list in a --help text.
+struct HelpLine {
+  char letter = 0;             // the short form, 0 = none
+  const char* name = nullptr;  // the long form (null = none)
+  ArgKind arg = ArgKind::kNone;
+  const char* arg_name = nullptr;  // the argument's name ("N"); null = "ARG"
+  const char* help = nullptr;      // what the option does
+};
+
+// The lines, one an option: "  -J, --job-name=NAME           the job's name" ("[=ARG]" for an
+// optional argument), the help at column 33 or two blanks after a longer option.
+std::string FormatHelp(const std::vector<HelpLine>& lines);
 
 }  // namespace corral::slurm

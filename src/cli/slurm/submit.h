@@ -4,8 +4,8 @@
 // Sources and precedence (as in Slurm): options on the command line override SBATCH_* /
 // SALLOC_* / SLURM_* input environment variables (environment.h), which override #SBATCH
 // directives (directives.h); within one source the last occurrence wins. Options are read with
-// glibc's getopt_long over Slurm's complete option table (options.h), and applied the same way
-// whatever their source.
+// glibc's getopt_long over Slurm's complete option table (options.h), whose entries also apply
+// them, whatever their source.
 //
 // Options Corral does not support are refused with an error naming the option and where it
 // came from; a few with no effect on Corral (--hint, --mpi, --cpu-bind, --propagate,

@@ -131,7 +131,7 @@ int RunBatchSubmit(int argc, char** argv, bool corral_submit) {
     return 0;
   }
   if (first->version) {
-    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    PrintVersion();
     return 0;
   }
   std::string script;

@@ -253,7 +253,7 @@ int RunSrun(int argc, char** argv) {
     return 0;
   }
   if (req->client.version) {
-    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    PrintVersion();
     return 0;
   }
   for (const auto& w : req->warnings) std::fprintf(stderr, "%s\n", w.c_str());
@@ -290,7 +290,7 @@ int RunSalloc(int argc, char** argv) {
     return 0;
   }
   if (req->client.version) {
-    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    PrintVersion();
     return 0;
   }
   for (const auto& w : req->warnings) std::fprintf(stderr, "%s\n", w.c_str());

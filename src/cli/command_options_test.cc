@@ -1,8 +1,11 @@
-// The option tables of squeue, sinfo, sacct, scontrol and scancel (internal/command_options.h):
+// The option tables of squeue, sinfo, sacct, scontrol, scancel and `corral run`
+// (internal/command_options.h):
 // every option listed is scanned to its own entry under each of its forms and applied; unknown
 // options are refused by name; --help and --version stop the scan; and what the main options
 // set.
 #include "cli/internal/command_options.h"
+
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -16,27 +19,33 @@ using slurm::CommandOption;
 using slurm::OptionScan;
 using slurm::ScanWithTable;
 
+// Scans as the query commands do (operands may come anywhere; `corral run` passes "+:").
 template <typename Args>
 OptionScan Scan(std::span<const CommandOption<Args>> table, std::vector<std::string> words,
-                Args* args) {
+                Args* args, const char* mode = ":") {
   words.insert(words.begin(), "prog");
-  return ScanWithTable(table, words, ":", *args);
+  return ScanWithTable(table, words, mode, *args);
 }
 
-// Every form of every entry (long name, other long name, letter; with an argument where it
-// takes one) is found as that entry and applied; the only errors are refusals by name.
+// Every form of every entry (long name, other long name, letter; with the argument `value`
+// gives where it takes one) is found as that entry and applied; the only errors are refusals
+// by name.
 template <typename Args>
-void EveryOptionScansToItsEntry(std::span<const CommandOption<Args>> table) {
+void EveryOptionScansToItsEntry(
+    std::span<const CommandOption<Args>> table,
+    std::function<std::string(const CommandOption<Args>&)> value = [](const auto&) {
+      return std::string("n1");
+    }) {
   for (size_t i = 0; i < table.size(); ++i) {
     const CommandOption<Args>& o = table[i];
     ASSERT_NE(o.apply, nullptr);
     std::vector<std::vector<std::string>> forms;
-    std::string arg = o.arg == ArgKind::kRequired ? "=n1" : "";
+    std::string arg = o.arg == ArgKind::kRequired ? "=" + value(o) : "";
     if (o.name != nullptr) forms.push_back({"--" + std::string(o.name) + arg});
     if (o.alias != nullptr) forms.push_back({"--" + std::string(o.alias) + arg});
     if (o.letter != 0) {
       forms.push_back({std::string("-") + o.letter});
-      if (o.arg == ArgKind::kRequired) forms.back().push_back("n1");
+      if (o.arg == ArgKind::kRequired) forms.back().push_back(value(o));
     }
     ASSERT_FALSE(forms.empty());
     for (const auto& form : forms) {
@@ -231,6 +240,50 @@ TEST(CommandOptionsTest, Scancel) {
   ASSERT_TRUE(scan.error.has_value());
   EXPECT_EQ(scan.error->code, ErrorCode::kUnimplemented);
   EXPECT_EQ(scan.error->message, "option -R is not supported by Corral");
+}
+
+TEST(CommandOptionsTest, CorralRun) {
+  // A value each option of `corral run` takes.
+  EveryOptionScansToItsEntry<RunArgs>(RunOptionTable(), [](const CommandOption<RunArgs>& o) {
+    std::string name = o.name;
+    if (name == "container-mounts") return std::string("/a:/b");
+    if (name == "container-workdir") return std::string("/w");
+    return std::string("2");
+  });
+  UnknownOptionsAreRefusedByName(RunOptionTable());
+  RunArgs a;
+  OptionScan scan =
+      Scan(RunOptionTable(),
+           {"-N", "2-2", "-n4", "--gpus-per-task=a100:1", "-K0", "-l", "--export=NONE", "-D", "d",
+            "--container-mounts=/a:/b,/c", "--jobid=7", "--json", "-h", "python", "-N", "1"},
+           &a, "+:");
+  ASSERT_FALSE(scan.failure.has_value());
+  ASSERT_FALSE(scan.error.has_value());
+  EXPECT_EQ(a.spec.nodes, 2u);
+  EXPECT_EQ(a.spec.ntasks, 4u);
+  EXPECT_EQ(a.spec.gpus_per_task, 1u);
+  EXPECT_EQ(a.spec.kill_on_bad_exit, false);
+  EXPECT_TRUE(a.label);
+  EXPECT_EQ(a.export_mode, "NONE");
+  EXPECT_EQ(a.spec.working_dir, "d");
+  EXPECT_EQ(a.spec.container.mounts, (std::vector<std::string>{"/a:/b", "/c"}));
+  EXPECT_EQ(a.job, "7");
+  EXPECT_TRUE(a.json);
+  EXPECT_TRUE(a.help);  // --help does not stop the scan: errors after it still count
+  EXPECT_FALSE(scan.stopped);
+  // The command and its arguments are operands ("+" mode: scanning stops at the command).
+  EXPECT_EQ(scan.operands, (std::vector<std::string>{"python", "-N", "1"}));
+  // Bad values are the handlers' errors.
+  scan = Scan(RunOptionTable(), {"-n", "0"}, &a);
+  ASSERT_TRUE(scan.error.has_value());
+  EXPECT_EQ(scan.error->message, "--ntasks: \"0\" is not a valid count");
+  scan = Scan(RunOptionTable(), {"--container-workdir=rel"}, &a);
+  ASSERT_TRUE(scan.error.has_value());
+  EXPECT_EQ(scan.error->message, "--container-workdir: \"rel\" is not an absolute path");
+  scan = Scan(RunOptionTable(), {"-n"}, &a);
+  ASSERT_TRUE(scan.failure.has_value());
+  EXPECT_TRUE(scan.failure->missing_argument);
+  EXPECT_EQ(scan.failure->last_word, "-n");
 }
 
 TEST(JobFilterTest, EveryListNarrowsTheJobs) {

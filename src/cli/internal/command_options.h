@@ -1,7 +1,7 @@
-// The option tables of squeue, sinfo, sacct, scontrol and scancel (cli/slurm/option_table.h:
-// one table per command drives both its scan and its handling), and the settings each fills.
-// The tables are defined beside their commands (squeue.cc, ...); their tests are in
-// command_options_test.cc. Internal to cli.
+// The option tables of squeue, sinfo, sacct, scontrol, scancel and `corral run`
+// (cli/slurm/option_table.h: one table per command drives its scan, its handling and its
+// --help), and the settings each fills. The tables are defined beside their commands
+// (squeue.cc, ..., run.cc); their tests are in command_options_test.cc. Internal to cli.
 //
 // Not thread-safe where a handler resolves a user name (getpwuid_r is, the settings are not).
 #pragma once
@@ -16,6 +16,7 @@
 #include "cli/slurm/scontrol.h"
 #include "cli/slurm/sinfo.h"
 #include "cli/slurm/squeue.h"
+#include "core/step.h"
 
 namespace corral::cli::internal {
 
@@ -63,5 +64,17 @@ struct ScancelArgs : QueryArgs {
   bool verbose = false;
 };
 std::span<const slurm::CommandOption<ScancelArgs>> ScancelOptionTable();
+
+// `corral run`.
+struct RunArgs {
+  StepSpec spec;
+  std::string job;  // --jobid
+  std::string export_mode = "ALL";
+  std::string controller;
+  bool label = false;
+  bool json = false;
+  bool help = false;
+};
+std::span<const slurm::CommandOption<RunArgs>> RunOptionTable();
 
 }  // namespace corral::cli::internal

@@ -18,9 +18,7 @@ namespace corral::slurm {
 namespace {
 
 using internal::Arg;
-using internal::ArgOf;
 using internal::JobOption;
-using internal::JobOptions;
 
 constexpr Command kCommands[] = {Command::kSbatch, Command::kSrun, Command::kSalloc};
 
@@ -170,20 +168,20 @@ const std::map<std::string, Sample>& Samples() {
 }
 
 TEST(JobOptionTableTest, EveryEntryHasAHandlerOrIsAnAliasOfOne) {
-  for (const JobOption& o : JobOptions()) {
+  for (const JobOption& o : internal::JobOptions()) {
     SCOPED_TRACE(o.name);
     EXPECT_NE(o.apply == nullptr, o.alias_of == nullptr);
     if (o.alias_of == nullptr) continue;
     const JobOption* canonical = internal::FindJobOption(o.alias_of);
     ASSERT_NE(canonical, nullptr);
     EXPECT_NE(canonical->apply, nullptr);
-    for (Command c : kCommands) EXPECT_EQ(ArgOf(o, c), ArgOf(*canonical, c));
+    for (Command c : kCommands) EXPECT_EQ(internal::ArgOf(o, c), internal::ArgOf(*canonical, c));
   }
 }
 
 // getopt's "ambiguous; possibilities" lists follow the table's order, which is Slurm's.
 TEST(JobOptionTableTest, IsSortedByNameAndEachCommandsLettersAreUnique) {
-  std::span<const JobOption> options = JobOptions();
+  std::span<const JobOption> options = internal::JobOptions();
   for (size_t i = 1; i < options.size(); ++i) {
     EXPECT_LT(std::strcmp(options[i - 1].name, options[i].name), 0) << options[i].name;
   }
@@ -204,8 +202,8 @@ TEST(JobOptionTableTest, EveryOptionParsesAndAppliesOrIsRefusedByName) {
   for (Command c : kCommands) {
     auto baseline = Parse(c, {});
     ASSERT_TRUE(baseline.has_value()) << baseline.error().message;
-    for (const JobOption& o : JobOptions()) {
-      Arg arg = ArgOf(o, c);
+    for (const JobOption& o : internal::JobOptions()) {
+      Arg arg = internal::ArgOf(o, c);
       if (arg == Arg::kNa || o.alias_of != nullptr) continue;
       std::string name = o.name;
       SCOPED_TRACE(std::string(CommandName(c)) + " --" + name);
@@ -263,13 +261,13 @@ TEST(JobOptionTableTest, EveryInputVariableNamesAnOptionOfItsCommand) {
       const JobOption* o = internal::FindJobOption(e.option);
       ASSERT_NE(o, nullptr) << e.variable;
       EXPECT_EQ(o->alias_of, nullptr) << e.variable;
-      EXPECT_NE(ArgOf(*o, c), Arg::kNa) << e.variable;
+      EXPECT_NE(internal::ArgOf(*o, c), Arg::kNa) << e.variable;
     }
   }
   for (const EnvironmentOption& e : PyxisInputVariables()) {
     const JobOption* o = internal::FindJobOption(e.option);
     ASSERT_NE(o, nullptr) << e.variable;
-    EXPECT_NE(ArgOf(*o, Command::kSrun), Arg::kNa) << e.variable;
+    EXPECT_NE(internal::ArgOf(*o, Command::kSrun), Arg::kNa) << e.variable;
   }
 }
 
@@ -289,7 +287,7 @@ TEST(JobOptionTableTest, HelpListsWhatEachCommandApplies) {
   // One line per option with a help text.
   for (Command c : kCommands) {
     size_t lines = 0;
-    for (const JobOption& o : JobOptions()) lines += internal::HelpIn(o, c) ? 1 : 0;
+    for (const JobOption& o : internal::JobOptions()) lines += internal::HelpIn(o, c) ? 1 : 0;
     std::string help = OptionsHelp(c);
     EXPECT_EQ(static_cast<size_t>(std::count(help.begin(), help.end(), '\n')), lines);
   }

@@ -1,8 +1,9 @@
 // The one table of sbatch's, srun's and salloc's options (Slurm 22.05's `slurm_opt.c` in
 // Corral's shape): every long option of the three commands, supported by Corral or not, plus
 // pyxis' container options, each with its short letter, how each command takes it, its help
-// line and the handler that applies it. The scanner (options.h), the directive and environment
-// sources (submit.h) and `--help` all read it; nothing else lists options.
+// line and the handler that applies it. The scanner (options.h), every source of options
+// (directives, input variables, the command line: submit.h) and `--help` read it; the input
+// variables (environment.h) name its entries.
 //
 // The names and argument kinds were read off the real 22.05.8 binaries: their getopt_long
 // "ambiguous; possibilities" lists enumerate every long option, and probing each option gave
@@ -18,7 +19,6 @@
 #include <span>
 #include <string_view>
 
-#include "cli/slurm/getopt.h"
 #include "cli/slurm/options.h"
 #include "core/result.h"
 

@@ -8,7 +8,6 @@
 #include "cli/internal/query_common.h"
 #include "cli/slurm/begin_time.h"
 #include "core/clock.h"
-#include "core/strings.h"
 
 namespace corral::cli::internal {
 namespace {

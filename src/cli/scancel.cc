@@ -9,7 +9,6 @@
 
 #include "cli/internal/query_common.h"
 #include "cli/slurm/option_values.h"
-#include "core/strings.h"
 
 namespace corral::cli::internal {
 namespace {

@@ -41,7 +41,7 @@ struct OptionScan {
   std::optional<Error> error;            // a handler's error
   bool stopped = false;                  // an entry that `stops` was applied
   std::vector<std::string> operands;     // with neither failure nor error
-  std::vector<size_t> applied;           // the entries applied, in order
+  std::vector<size_t> applied;           // the entries whose handlers ran, in order
 };
 
 namespace internal {

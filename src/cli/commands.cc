@@ -22,6 +22,7 @@
 #include "core/duration.h"
 #include "core/hostlist.h"
 #include "core/resources.h"
+#include "core/strings.h"
 
 namespace corral::cli {
 namespace {
@@ -105,7 +106,8 @@ std::string Elapsed(const Job& j) {
 std::string GpuSummary(const Job& j) {
   uint32_t total = 0;
   for (const auto& na : j.allocation.nodes) total += na.gpus.size();
-  if (j.state != JobState::kRunning || j.allocation.nodes.empty()) total = TotalGpus(j.spec.resources);
+  if (j.state != JobState::kRunning || j.allocation.nodes.empty())
+    total = TotalGpus(j.spec.resources);
   std::string s = std::to_string(total);
   if (!j.spec.resources.gpu_type.empty() && total > 0) s = j.spec.resources.gpu_type + ":" + s;
   return s;
@@ -113,18 +115,7 @@ std::string GpuSummary(const Job& j) {
 
 int Queue(Client& c, const Args& a) {
   JobListQuery q;
-  auto split = [](const std::string& s) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (start <= s.size()) {
-      size_t end = s.find(',', start);
-      std::string part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (!part.empty()) out.push_back(part);
-      if (end == std::string::npos) break;
-      start = end + 1;
-    }
-    return out;
-  };
+  auto split = [](const std::string& s) { return SplitNonEmpty(s, ','); };
   if (auto it = a.values.find("user"); it != a.values.end()) q.users = split(it->second);
   if (auto it = a.values.find("state"); it != a.values.end()) q.states = split(it->second);
   if (auto it = a.values.find("partition"); it != a.values.end()) q.partitions = split(it->second);
@@ -146,9 +137,9 @@ int Queue(Client& c, const Args& a) {
     } else {
       where = "(" + j.reason + ")";
     }
-    t.Add({j.id.ToString(), j.partition, j.spec.name, j.spec.user, std::string(JobStateName(j.state)),
-           Elapsed(j), FormatSlurmDuration(j.time_limit), std::to_string(j.spec.resources.nodes),
-           GpuSummary(j), where});
+    t.Add({j.id.ToString(), j.partition, j.spec.name, j.spec.user,
+           std::string(JobStateName(j.state)), Elapsed(j), FormatSlurmDuration(j.time_limit),
+           std::to_string(j.spec.resources.nodes), GpuSummary(j), where});
   }
   std::fputs(t.Render().c_str(), stdout);
   return 0;
@@ -204,10 +195,13 @@ void PrintJob(const api::JobInfo& info) {
   }
   row("ExitCode:", std::to_string(j.exit_code) + ":" + std::to_string(j.exit_signal));
   row("Restarts:", std::to_string(j.restart_count));
-  row("LastCheckpoint:", j.last_checkpoint == Timestamp{} ? "-" : FormatTimestamp(j.last_checkpoint));
+  row("LastCheckpoint:",
+      j.last_checkpoint == Timestamp{} ? "-" : FormatTimestamp(j.last_checkpoint));
   if (s.signal.signal != 0) {
-    row("Signal:", std::string(s.signal.batch_only ? "B:" : "") + std::to_string(s.signal.signal) + "@" +
-                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(s.signal.before).count()));
+    row("Signal:",
+        std::string(s.signal.batch_only ? "B:" : "") + std::to_string(s.signal.signal) + "@" +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::seconds>(s.signal.before).count()));
   }
   row("Requeue:", s.requeue ? "yes" : "no");
   row("WorkDir:", s.working_dir);
@@ -267,8 +261,9 @@ int Wait(Client& c, const Args& a) {
       if (status == 0) status = internal::JobExitStatus(info->job);
       done.push_back(*info);
       if (!a.json) {
-        std::printf("job %s %s exit %d:%d\n", id.ToString().c_str(), std::string(JobStateName(info->job.state)).c_str(),
-                    info->job.exit_code, info->job.exit_signal);
+        std::printf("job %s %s exit %d:%d\n", id.ToString().c_str(),
+                    std::string(JobStateName(info->job.state)).c_str(), info->job.exit_code,
+                    info->job.exit_signal);
       }
       break;
     }
@@ -293,19 +288,20 @@ int Nodes(Client& c, const Args& a) {
     std::printf("%s\n", api::EncodeNodeInfoList(*nodes).c_str());
     return 0;
   }
-  Table t({"NODE", "STATE", "CPUS(A/T)", "MEM_MB(A/T)", "GPUS(A/T)", "GPU_MODEL", "PARTITIONS", "REASON"});
+  Table t({"NODE", "STATE", "CPUS(A/T)", "MEM_MB(A/T)", "GPUS(A/T)", "GPU_MODEL", "PARTITIONS",
+           "REASON"});
   for (const auto& n : *nodes) {
     const NodeInventory& inv = n.node.inventory;
     std::string model = inv.gpus.empty() ? "-" : inv.gpus.front().model;
     std::string parts;
     for (const auto& p : n.partitions) parts += (parts.empty() ? "" : ",") + p;
-    t.Add({inv.name, std::string(NodeStateName(n.state)),
-           std::to_string(n.alloc_cpus) + "/" + std::to_string(inv.cpus),
-           std::to_string(n.alloc_mem_mb) + "/" + std::to_string(inv.memory_mb),
-           std::to_string(n.alloc_gpus.size()) + "/" + std::to_string(inv.gpus.size()) +
-               (n.node.failed_gpus.empty() ? "" : " (failed " + n.node.failed_gpus.ToString() + ")"),
-           model,
-           parts.empty() ? "-" : parts, NodeReason(n)});
+    t.Add(
+        {inv.name, std::string(NodeStateName(n.state)),
+         std::to_string(n.alloc_cpus) + "/" + std::to_string(inv.cpus),
+         std::to_string(n.alloc_mem_mb) + "/" + std::to_string(inv.memory_mb),
+         std::to_string(n.alloc_gpus.size()) + "/" + std::to_string(inv.gpus.size()) +
+             (n.node.failed_gpus.empty() ? "" : " (failed " + n.node.failed_gpus.ToString() + ")"),
+         model, parts.empty() ? "-" : parts, NodeReason(n)});
   }
   std::fputs(t.Render().c_str(), stdout);
   return 0;
@@ -326,11 +322,12 @@ int Priority(Client& c, const Args& a) {
     return 0;
   }
   // Like sprio: each factor's points, then the total.
-  Table t({"JOBID", "USER", "ACCOUNT", "QOS", "PRIORITY", "AGE", "FAIRSHARE", "JOBSIZE", "PARTITION",
-           "QOS_PTS", "NICE", "TIER"});
+  Table t({"JOBID", "USER", "ACCOUNT", "QOS", "PRIORITY", "AGE", "FAIRSHARE", "JOBSIZE",
+           "PARTITION", "QOS_PTS", "NICE", "TIER"});
   for (const auto& p : *list) {
-    t.Add({p.job.ToString(), p.user, p.account.empty() ? "-" : p.account, p.qos, std::to_string(p.priority),
-           std::to_string(p.age_points), std::to_string(p.fairshare_points), std::to_string(p.job_size_points),
+    t.Add({p.job.ToString(), p.user, p.account.empty() ? "-" : p.account, p.qos,
+           std::to_string(p.priority), std::to_string(p.age_points),
+           std::to_string(p.fairshare_points), std::to_string(p.job_size_points),
            std::to_string(p.partition_points), std::to_string(p.qos_points), std::to_string(p.nice),
            std::to_string(p.priority_tier)});
   }
@@ -350,15 +347,16 @@ int Why(Client& c, const Args& a) {
   }
   const api::WhyInfo& w = *why;
   if (w.state != JobState::kPending) {
-    std::printf("job %s is %s (%s)\n", w.job.ToString().c_str(), std::string(JobStateName(w.state)).c_str(),
-                w.reason.c_str());
+    std::printf("job %s is %s (%s)\n", w.job.ToString().c_str(),
+                std::string(JobStateName(w.state)).c_str(), w.reason.c_str());
     return 0;
   }
   std::printf("job %s is pending: %s%s\n", w.job.ToString().c_str(), w.reason.c_str(),
               w.detail.empty() ? "" : (" (" + w.detail + ")").c_str());
   std::printf("  priority %lld\n", static_cast<long long>(w.priority));
   if (w.estimated_start.time_since_epoch().count() != 0) {
-    std::printf("  expected to start at %s (reserved)\n", FormatTimestamp(w.estimated_start).c_str());
+    std::printf("  expected to start at %s (reserved)\n",
+                FormatTimestamp(w.estimated_start).c_str());
   }
   for (size_t i = 0; i < w.blockers.size(); ++i) {
     const api::BlockerInfo& b = w.blockers[i];
@@ -381,7 +379,8 @@ int Partitions(Client& c, const Args& a) {
     std::printf("%s\n", api::EncodePartitionInfoList(*parts).c_str());
     return 0;
   }
-  Table t({"PARTITION", "DEFAULT", "STATE", "NODES", "GPUS(A/T)", "DEFAULT_TIME", "MAX_TIME", "NODELIST"});
+  Table t({"PARTITION", "DEFAULT", "STATE", "NODES", "GPUS(A/T)", "DEFAULT_TIME", "MAX_TIME",
+           "NODELIST"});
   for (const auto& p : *parts) {
     t.Add({p.partition.name, p.partition.is_default ? "yes" : "no", p.partition.up ? "up" : "down",
            std::to_string(p.partition.nodes.size()),
@@ -436,19 +435,44 @@ struct CommandInfo {
 
 const std::vector<CommandInfo>& Commands() {
   static const std::vector<CommandInfo> commands = {
-      {"queue", "corral queue [--user U,..] [--state S,..] [--partition P,..] [--all] [JOB...]",
-       {"user", "state", "partition"}, {"all"}, Queue},
+      {"queue",
+       "corral queue [--user U,..] [--state S,..] [--partition P,..] [--all] [JOB...]",
+       {"user", "state", "partition"},
+       {"all"},
+       Queue},
       {"show", "corral show JOB...", {}, {}, Show},
-      {"cancel", "corral cancel JOB...", {}, {},
-       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Cancel(id); }); }},
-      {"requeue", "corral requeue JOB...", {}, {},
-       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Requeue(id); }); }},
-      {"hold", "corral hold JOB...", {}, {},
-       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Hold(id, true); }); }},
-      {"release", "corral release JOB...", {}, {},
-       [](Client& c, const Args& a) { return ForEachJob(a, [&](JobId id) { return c.Hold(id, false); }); }},
-      {"update", "corral update JOB... --time-limit TIME   (pending or running; only admins may raise it)",
-       {"time-limit"}, {},
+      {"cancel",
+       "corral cancel JOB...",
+       {},
+       {},
+       [](Client& c, const Args& a) {
+         return ForEachJob(a, [&](JobId id) { return c.Cancel(id); });
+       }},
+      {"requeue",
+       "corral requeue JOB...",
+       {},
+       {},
+       [](Client& c, const Args& a) {
+         return ForEachJob(a, [&](JobId id) { return c.Requeue(id); });
+       }},
+      {"hold",
+       "corral hold JOB...",
+       {},
+       {},
+       [](Client& c, const Args& a) {
+         return ForEachJob(a, [&](JobId id) { return c.Hold(id, true); });
+       }},
+      {"release",
+       "corral release JOB...",
+       {},
+       {},
+       [](Client& c, const Args& a) {
+         return ForEachJob(a, [&](JobId id) { return c.Hold(id, false); });
+       }},
+      {"update",
+       "corral update JOB... --time-limit TIME   (pending or running; only admins may raise it)",
+       {"time-limit"},
+       {},
        [](Client& c, const Args& a) {
          auto it = a.values.find("time-limit");
          if (it == a.values.end()) return UsageError(a.command, "--time-limit is required");
@@ -457,22 +481,40 @@ const std::vector<CommandInfo>& Commands() {
          }
          return ForEachJob(a, [&](JobId id) { return c.UpdateTimeLimit(id, it->second); });
        }},
-      {"wait", "corral wait JOB...   (exits with the first failing job's exit status)", {}, {}, Wait},
-      {"checkpoint-done", "corral checkpoint-done [JOB]   (inside a job: records its checkpoint)", {}, {},
+      {"wait",
+       "corral wait JOB...   (exits with the first failing job's exit status)",
+       {},
+       {},
+       Wait},
+      {"checkpoint-done",
+       "corral checkpoint-done [JOB]   (inside a job: records its checkpoint)",
+       {},
+       {},
        CheckpointDone},
       {"nodes", "corral nodes", {}, {}, Nodes},
       {"partitions", "corral partitions", {}, {}, Partitions},
-      {"priority", "corral priority [JOB]   (each pending job's priority and its factors)", {}, {}, Priority},
+      {"priority",
+       "corral priority [JOB]   (each pending job's priority and its factors)",
+       {},
+       {},
+       Priority},
       {"why", "corral why JOB          (everything that holds a pending job back)", {}, {}, Why},
-      {"drain", "corral drain NODE --reason TEXT", {"reason"}, {},
+      {"drain",
+       "corral drain NODE --reason TEXT",
+       {"reason"},
+       {},
        [](Client& c, const Args& a) {
          if (a.positional.size() != 1) return UsageError(a.command, "give one node name");
          auto it = a.values.find("reason");
-         if (it == a.values.end() || it->second.empty()) return UsageError(a.command, "--reason is required");
+         if (it == a.values.end() || it->second.empty())
+           return UsageError(a.command, "--reason is required");
          if (Status s = c.Drain(a.positional[0], it->second); !s) return Error(s.error().message);
          return Ok(a, "node " + a.positional[0] + " draining");
        }},
-      {"resume", "corral resume NODE", {}, {},
+      {"resume",
+       "corral resume NODE",
+       {},
+       {},
        [](Client& c, const Args& a) {
          if (a.positional.size() != 1) return UsageError(a.command, "give one node name");
          if (Status s = c.Resume(a.positional[0]); !s) return Error(s.error().message);
@@ -496,8 +538,9 @@ void PrintUsage() {
       "  submit       submit a batch script (Slurm's sbatch options; #CORRAL or #SBATCH lines)\n"
       "  run          inside a job: run a command on its nodes, one task per rank (like srun)\n");
   for (const auto& c : Commands()) std::printf("  %-12s %s\n", c.name, c.usage);
-  std::printf("  %-12s %s\n", "node",
-              "corral node resume-gpu NODE GPU | corral node inject NODE --gpu N --xid X ... (admins)");
+  std::printf(
+      "  %-12s %s\n", "node",
+      "corral node resume-gpu NODE GPU | corral node inject NODE --gpu N --xid X ... (admins)");
   std::printf(
       "\nEvery client command takes --controller URL and --json. The controller is found through\n"
       "--controller, CORRAL_CONTROLLER, or the running `corral dev` cluster.\n");

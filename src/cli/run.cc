@@ -1,6 +1,5 @@
 #include "cli/run.h"
 
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -27,93 +26,28 @@
 #include "api/http.h"
 #include "api/json_codec.h"
 #include "cli/client.h"
+#include "cli/internal/command_options.h"
 #include "cli/internal/slurm_cli.h"
-#include "cli/slurm/submit.h"
+#include "cli/slurm/environment.h"
 #include "core/clock.h"
 #include "core/step.h"
+#include "core/strings.h"
 
 extern char** environ;
 
 namespace corral::cli {
 namespace {
 
-enum Opt {
-  kJobId = 1000,
-  kNtasksPerNode,
-  kGpusPerTask,
-  kExport,
-  kController,
-  kJson,
-  kHelp,
-  kContainerImage,
-  kContainerMounts,
-  kContainerWorkdir,
-  kContainerName,
-  kContainerEnv,
-  kContainerMountHome,
-  kNoContainerMountHome,
-};
+using A = internal::RunArgs;
+using slurm::ArgKind;
+using slurm::SetTrue;
+using slurm::SetValue;
 
-const option kOptions[] = {
-    {"nodes", required_argument, nullptr, 'N'},
-    {"ntasks", required_argument, nullptr, 'n'},
-    {"ntasks-per-node", required_argument, nullptr, kNtasksPerNode},
-    {"cpus-per-task", required_argument, nullptr, 'c'},
-    {"gpus-per-task", required_argument, nullptr, kGpusPerTask},
-    {"overcommit", no_argument, nullptr, 'O'},
-    {"kill-on-bad-exit", optional_argument, nullptr, 'K'},
-    {"label", no_argument, nullptr, 'l'},
-    {"unbuffered", no_argument, nullptr, 'u'},
-    {"export", required_argument, nullptr, kExport},
-    {"chdir", required_argument, nullptr, 'D'},
-    {"output", required_argument, nullptr, 'o'},
-    {"error", required_argument, nullptr, 'e'},
-    {"jobid", required_argument, nullptr, kJobId},
-    {"controller", required_argument, nullptr, kController},
-    {"json", no_argument, nullptr, kJson},
-    {"help", no_argument, nullptr, kHelp},
-    {"container-image", required_argument, nullptr, kContainerImage},
-    {"container-mounts", required_argument, nullptr, kContainerMounts},
-    {"container-workdir", required_argument, nullptr, kContainerWorkdir},
-    {"container-name", required_argument, nullptr, kContainerName},
-    {"container-env", required_argument, nullptr, kContainerEnv},
-    {"container-mount-home", no_argument, nullptr, kContainerMountHome},
-    {"no-container-mount-home", no_argument, nullptr, kNoContainerMountHome},
-    {nullptr, 0, nullptr, 0},
-};
-
-struct Settings {
-  StepSpec spec;
-  std::string job;
-  std::string export_mode = "ALL";
-  std::string controller;
-  bool label = false;
-  bool json = false;
-  bool help = false;
-};
-
-void Usage() {
-  std::printf(
-      "usage: corral run [options] CMD [ARGS...]   (inside a job, like srun)\n"
-      "  -N, --nodes N              the first N nodes of the job (default: all)\n"
-      "  -n, --ntasks N             tasks in all (default: the job's, else one per node)\n"
-      "      --ntasks-per-node N    tasks on each node\n"
-      "  -c, --cpus-per-task N      CPUs per task (checked against the job's; -O to overcommit)\n"
-      "      --gpus-per-task N      bind each task to N of its node's GPUs (CUDA_VISIBLE_DEVICES)\n"
-      "  -K, --kill-on-bad-exit     end every task as soon as one fails\n"
-      "  -l, --label                prefix each output line with the task's rank (\"0: \")\n"
-      "      --export ALL|NONE|VAR[=value],...   the tasks' environment (default ALL)\n"
-      "  -D, --chdir DIR            working directory of the tasks (default: the current one)\n"
-      "  -o, --output PATTERN       tasks write to files on their nodes (%%j %%s %%t %%n %%N)\n"
-      "  -e, --error PATTERN        the same for stderr\n"
-      "      --jobid JOB            the job (default: $CORRAL_JOB_ID)\n"
-      "      --json                 print the step's record at the end\n"
-      "      --container-image IMAGE   run each task in IMAGE ([USER@][REGISTRY#]IMAGE[:TAG])\n"
-      "      --container-mounts SRC:DST[:FLAGS],...  --container-workdir DIR\n"
-      "      --container-name NAME  --container-env NAME,...  --[no-]container-mount-home\n"
-      "Every task gets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK,\n"
-      "LOCAL_WORLD_SIZE and CORRAL_PROCID, CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n");
-}
+constexpr const char* kUsage =
+    "usage: corral run [options] CMD [ARGS...]   (inside a job, like srun)\n";
+constexpr const char* kUsageEnd =
+    "Every task gets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK,\n"
+    "LOCAL_WORLD_SIZE and CORRAL_PROCID, CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n";
 
 Result<uint32_t> Count(const char* opt, const std::string& v) {
   char* end = nullptr;
@@ -124,124 +58,123 @@ Result<uint32_t> Count(const char* opt, const std::string& v) {
   return static_cast<uint32_t>(n);
 }
 
-std::vector<std::string> SplitList(const std::string& v) {
-  std::vector<std::string> out;
-  std::stringstream ss(v);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
+Status Nodes(A& s, const std::string& v) {
+  // "-N 2" or "-N 2-2" (srun's min-max: the minimum is what counts inside an allocation).
+  CORRAL_ASSIGN_OR_RETURN(s.spec.nodes, Count("nodes", v.substr(0, v.find('-'))));
+  return {};
 }
-
-Status Apply(int opt, const std::string& v, Settings* s) {
-  StepSpec& spec = s->spec;
-  switch (opt) {
-    case 'N': {
-      // "-N 2" or "-N 2-2" (srun's min-max: the minimum is what counts inside an allocation).
-      CORRAL_ASSIGN_OR_RETURN(spec.nodes, Count("nodes", v.substr(0, v.find('-'))));
-      break;
-    }
-    case 'n': {
-      CORRAL_ASSIGN_OR_RETURN(spec.ntasks, Count("ntasks", v));
-      break;
-    }
-    case kNtasksPerNode: {
-      CORRAL_ASSIGN_OR_RETURN(spec.ntasks_per_node, Count("ntasks-per-node", v));
-      break;
-    }
-    case 'c': {
-      CORRAL_ASSIGN_OR_RETURN(spec.cpus_per_task, Count("cpus-per-task", v));
-      break;
-    }
-    case kGpusPerTask: {
-      std::string count = v.substr(v.rfind(':') == std::string::npos ? 0 : v.rfind(':') + 1);
-      CORRAL_ASSIGN_OR_RETURN(spec.gpus_per_task, Count("gpus-per-task", count));
-      break;
-    }
-    case 'O':
-      spec.overcommit = true;
-      break;
-    case 'K':
-      if (v.empty() || v == "1") {
-        spec.kill_on_bad_exit = true;
-      } else if (v == "0") {
-        spec.kill_on_bad_exit = false;
-      } else {
-        return InvalidArgument("--kill-on-bad-exit: expected 0 or 1, got \"" + v + "\"");
-      }
-      break;
-    case 'l':
-      s->label = true;
-      break;
-    case 'u':
-      break;
-    case kExport:
-      s->export_mode = v;
-      break;
-    case 'D':
-      spec.working_dir = v;
-      break;
-    case 'o':
-      spec.stdout_path = v;
-      break;
-    case 'e':
-      spec.stderr_path = v;
-      break;
-    case kJobId:
-      s->job = v;
-      break;
-    case kController:
-      s->controller = v;
-      break;
-    case kJson:
-      s->json = true;
-      break;
-    case kHelp:
-      s->help = true;
-      break;
-    case kContainerImage:
-      if (v.empty()) return InvalidArgument("--container-image: argument required");
-      spec.container.image = v;
-      break;
-    case kContainerMounts:
-      spec.container.mounts.clear();
-      for (auto& m : SplitList(v)) {
-        // SRC[:DST[:FLAGS]], both absolute (the agent maps them onto its runtime).
-        std::vector<std::string> parts;
-        std::stringstream ms(m);
-        for (std::string p; std::getline(ms, p, ':');) parts.push_back(p);
-        bool ok = parts.size() >= 1 && parts.size() <= 3;
-        for (size_t i = 0; ok && i < std::min<size_t>(parts.size(), 2); ++i)
-          ok = !parts[i].empty() && parts[i][0] == '/';
-        if (!ok)
-          return InvalidArgument("--container-mounts: \"" + m +
-                                 "\" is not SRC[:DST[:FLAGS]] with absolute paths");
-        spec.container.mounts.push_back(m);
-      }
-      break;
-    case kContainerWorkdir:
-      if (v.empty() || v[0] != '/')
-        return InvalidArgument("--container-workdir: \"" + v + "\" is not an absolute path");
-      spec.container.workdir = v;
-      break;
-    case kContainerName:
-      if (v.empty()) return InvalidArgument("--container-name: argument required");
-      spec.container.name = v;
-      break;
-    case kContainerEnv:
-      spec.container.env = SplitList(v);
-      break;
-    case kContainerMountHome:
-      spec.container.mount_home = true;
-      break;
-    case kNoContainerMountHome:
-      spec.container.mount_home = false;
-      break;
-    default:
-      return InvalidArgument("unsupported option");
+Status Ntasks(A& s, const std::string& v) {
+  CORRAL_ASSIGN_OR_RETURN(s.spec.ntasks, Count("ntasks", v));
+  return {};
+}
+Status NtasksPerNode(A& s, const std::string& v) {
+  CORRAL_ASSIGN_OR_RETURN(s.spec.ntasks_per_node, Count("ntasks-per-node", v));
+  return {};
+}
+Status CpusPerTask(A& s, const std::string& v) {
+  CORRAL_ASSIGN_OR_RETURN(s.spec.cpus_per_task, Count("cpus-per-task", v));
+  return {};
+}
+Status GpusPerTask(A& s, const std::string& v) {
+  std::string count = v.substr(v.rfind(':') == std::string::npos ? 0 : v.rfind(':') + 1);
+  CORRAL_ASSIGN_OR_RETURN(s.spec.gpus_per_task, Count("gpus-per-task", count));
+  return {};
+}
+Status KillOnBadExit(A& s, const std::string& v) {
+  if (v.empty() || v == "1") {
+    s.spec.kill_on_bad_exit = true;
+  } else if (v == "0") {
+    s.spec.kill_on_bad_exit = false;
+  } else {
+    return InvalidArgument("--kill-on-bad-exit: expected 0 or 1, got \"" + v + "\"");
   }
   return {};
 }
+Status ContainerImage(A& s, const std::string& v) {
+  if (v.empty()) return InvalidArgument("--container-image: argument required");
+  s.spec.container.image = v;
+  return {};
+}
+Status ContainerMounts(A& s, const std::string& v) {
+  s.spec.container.mounts.clear();
+  for (auto& m : SplitNonEmpty(v, ',')) {
+    // SRC[:DST[:FLAGS]], both absolute (the agent maps them onto its runtime).
+    std::vector<std::string> parts;
+    std::stringstream ms(m);
+    for (std::string p; std::getline(ms, p, ':');) parts.push_back(p);
+    bool ok = parts.size() >= 1 && parts.size() <= 3;
+    for (size_t i = 0; ok && i < std::min<size_t>(parts.size(), 2); ++i)
+      ok = !parts[i].empty() && parts[i][0] == '/';
+    if (!ok)
+      return InvalidArgument("--container-mounts: \"" + m +
+                             "\" is not SRC[:DST[:FLAGS]] with absolute paths");
+    s.spec.container.mounts.push_back(m);
+  }
+  return {};
+}
+Status ContainerWorkdir(A& s, const std::string& v) {
+  if (v.empty() || v[0] != '/')
+    return InvalidArgument("--container-workdir: \"" + v + "\" is not an absolute path");
+  s.spec.container.workdir = v;
+  return {};
+}
+Status ContainerName(A& s, const std::string& v) {
+  if (v.empty()) return InvalidArgument("--container-name: argument required");
+  s.spec.container.name = v;
+  return {};
+}
+Status ContainerEnv(A& s, const std::string& v) {
+  s.spec.container.env = SplitNonEmpty(v, ',');
+  return {};
+}
+Status MountHome(A& s, const std::string&) {
+  s.spec.container.mount_home = true;
+  return {};
+}
+Status NoMountHome(A& s, const std::string&) {
+  s.spec.container.mount_home = false;
+  return {};
+}
+
+constexpr ArgKind kNone = ArgKind::kNone, kReq = ArgKind::kRequired, kOpt = ArgKind::kOptional;
+
+constexpr slurm::CommandOption<A> kOptions[] = {
+    {"nodes", 'N', kReq, Nodes, "N", "the first N nodes of the job (default: all)"},
+    {"ntasks", 'n', kReq, Ntasks, "N", "tasks in all (default: the job's, else one per node)"},
+    {"ntasks-per-node", 0, kReq, NtasksPerNode, "N", "tasks on each node"},
+    {"cpus-per-task", 'c', kReq, CpusPerTask, "N",
+     "CPUs per task (checked against the job's; -O to overcommit)"},
+    {"gpus-per-task", 0, kReq, GpusPerTask, "N",
+     "bind each task to N of its node's GPUs (CUDA_VISIBLE_DEVICES)"},
+    {"overcommit", 'O', kNone, SetTrue<&A::spec, &StepSpec::overcommit>, nullptr,
+     "more tasks than the job's CPUs"},
+    {"kill-on-bad-exit", 'K', kOpt, KillOnBadExit, "0|1", "end every task as soon as one fails"},
+    {"label", 'l', kNone, SetTrue<&A::label>, nullptr,
+     "prefix each output line with the task's rank (\"0: \")"},
+    {"unbuffered", 'u', kNone, slurm::Accept<A>, nullptr,
+     "(accepted: output is always forwarded as it comes)"},
+    {"export", 0, kReq, SetValue<&A::export_mode>, "ALL|NONE|VAR[=value],...",
+     "the tasks' environment (default ALL)"},
+    {"chdir", 'D', kReq, SetValue<&A::spec, &StepSpec::working_dir>, "DIR",
+     "working directory of the tasks (default: the current one)"},
+    {"output", 'o', kReq, SetValue<&A::spec, &StepSpec::stdout_path>, "PATTERN",
+     "tasks write to files on their nodes (%j %s %t %n %N)"},
+    {"error", 'e', kReq, SetValue<&A::spec, &StepSpec::stderr_path>, "PATTERN",
+     "the same for stderr"},
+    {"jobid", 0, kReq, SetValue<&A::job>, "JOB", "the job (default: $CORRAL_JOB_ID)"},
+    {"controller", 0, kReq, SetValue<&A::controller>, "URL", "the controller"},
+    {"json", 0, kNone, SetTrue<&A::json>, nullptr, "print the step's record at the end"},
+    {"help", 'h', kNone, SetTrue<&A::help>, nullptr, "this help"},
+    {"container-image", 0, kReq, ContainerImage, "IMAGE",
+     "run each task in IMAGE ([USER@][REGISTRY#]IMAGE[:TAG])"},
+    {"container-mounts", 0, kReq, ContainerMounts, "SRC:DST[:FLAGS],...", "bind mounts"},
+    {"container-workdir", 0, kReq, ContainerWorkdir, "DIR", "the tasks' directory in it"},
+    {"container-name", 0, kReq, ContainerName, "NAME", "name the container (steps reuse it)"},
+    {"container-env", 0, kReq, ContainerEnv, "NAME,...", "variables passed into the container"},
+    {"container-mount-home", 0, kNone, MountHome, nullptr, "mount the home directory (default)"},
+    {"no-container-mount-home", 0, kNone, NoMountHome, nullptr, "do not mount it"},
+};
+static_assert(slurm::EveryOptionHasAHandler(kOptions));
 
 // The tasks' base environment from --export, resolved as sbatch resolves it
 // (slurm::ResolveExport: ALL, NONE, names and NAME=value, any case); where not everything is
@@ -378,40 +311,36 @@ int Fail(const std::string& message) {
 
 }  // namespace
 
+namespace internal {
+
+std::span<const slurm::CommandOption<RunArgs>> RunOptionTable() { return kOptions; }
+
+}  // namespace internal
+
 int RunStepCommand(int argc, char** argv) {
-  Settings s;
-  std::vector<std::string> args(argv, argv + argc);
-  std::vector<char*> cargv;
-  for (auto& a : args) cargv.push_back(a.data());
-  cargv.push_back(nullptr);
-  optind = 0;
-  opterr = 0;
-  while (true) {
-    int c = getopt_long(argc, cargv.data(), "+:N:n:c:OK::luD:o:e:h", kOptions, nullptr);
-    if (c == -1) break;
-    if (c == '?') {
-      std::string bad = optind > 0 && optind <= argc ? args[optind - 1] : "?";
+  internal::RunArgs s;
+  slurm::OptionScan scan = slurm::ScanWithTable(
+      internal::RunOptionTable(), std::vector<std::string>(argv, argv + argc), "+:", s);
+  if (scan.failure) {
+    const std::string& bad = scan.failure->last_word;
+    if (scan.failure->missing_argument) {
+      std::fprintf(stderr, "corral run: error: option \"%s\" needs a value\n", bad.c_str());
+    } else {
       std::fprintf(stderr,
                    "corral run: error: unrecognized option \"%s\" (see `corral run --help`)\n",
                    bad.c_str());
-      return 2;
     }
-    if (c == ':') {
-      std::fprintf(stderr, "corral run: error: option \"%s\" needs a value\n",
-                   args[optind - 1].c_str());
-      return 2;
-    }
-    if (c == 'h') c = kHelp;
-    if (Status st = Apply(c, optarg == nullptr ? "" : optarg, &s); !st) {
-      std::fprintf(stderr, "corral run: error: %s\n", st.error().message.c_str());
-      return 2;
-    }
+    return 2;
+  }
+  if (scan.error) {
+    std::fprintf(stderr, "corral run: error: %s\n", scan.error->message.c_str());
+    return 2;
   }
   if (s.help) {
-    Usage();
+    std::printf("%s%s%s", kUsage, slurm::TableHelp(internal::RunOptionTable()).c_str(), kUsageEnd);
     return 0;
   }
-  s.spec.argv.assign(args.begin() + optind, args.end());
+  s.spec.argv = scan.operands;
   if (s.spec.argv.empty()) {
     std::fprintf(stderr, "corral run: error: no command given (see `corral run --help`)\n");
     return 2;

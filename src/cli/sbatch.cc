@@ -11,6 +11,7 @@
 #include "api/json_codec.h"
 #include "cli/internal/slurm_cli.h"
 #include "cli/slurm/job_ids.h"
+#include "cli/slurm/options.h"
 #include "cli/slurm/submit.h"
 #include "core/resources.h"
 
@@ -18,23 +19,15 @@ namespace corral::cli {
 namespace internal {
 namespace {
 
+// The usage, then the option table's lines (cli/slurm/options.h).
 void PrintSbatchHelp(const std::string& prog) {
   std::printf(
       "Usage: %s [OPTIONS...] executable [args...]\n"
       "       %s [OPTIONS...] --wrap=\"command\"\n\n"
       "Slurm's sbatch options, on the command line, in SBATCH_* variables or as #SBATCH lines at\n"
-      "the top of the script (command line > environment > directives). Among them:\n"
-      "  -J, --job-name=NAME  -p, --partition=P[,P]  -A, --account=A  -q, --qos=Q\n"
-      "  -N, --nodes=N[-M]  -n, --ntasks=N  --ntasks-per-node=N  -c, --cpus-per-task=N\n"
-      "  --mem=SIZE  --mem-per-cpu=SIZE  --mem-per-gpu=SIZE  -G, --gpus=[TYPE:]N\n"
-      "  --gres=gpu[:TYPE]:N  --gpus-per-node=N  --gpus-per-task=N  --cpus-per-gpu=N\n"
-      "  -t, --time=TIME  -o, --output=PATTERN  -e, --error=PATTERN  --open-mode=append|truncate\n"
-      "  -a, --array=SPEC  -d, --dependency=LIST  --exclusive  -C, --constraint=F\n"
-      "  -w, --nodelist=HOSTS  -x, --exclude=HOSTS  --signal=[B:]SIG[@SECS]  --requeue\n"
-      "  --export=ALL|NONE|VARS  -D, --chdir=DIR  --begin=TIME  -H, --hold  --nice[=N]\n"
-      "  --wrap=CMD  --parsable  -W, --wait  --test-only  --container-image=IMAGE ...\n"
+      "the top of the script (command line > environment > directives):\n%s"
       "Options Corral does not support are refused by name. Details: docs/slurm.md\n",
-      prog.c_str(), prog.c_str());
+      prog.c_str(), prog.c_str(), slurm::OptionsHelp(slurm::Command::kSbatch).c_str());
 }
 
 bool ReadAll(int fd, std::string* out) {
@@ -138,7 +131,7 @@ int RunBatchSubmit(int argc, char** argv, bool corral_submit) {
     return 0;
   }
   if (first->version) {
-    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    PrintVersion();
     return 0;
   }
   std::string script;

@@ -29,6 +29,7 @@
 
 #include "cli/internal/slurm_cli.h"
 #include "cli/run.h"
+#include "cli/slurm/environment.h"
 #include "cli/slurm/options.h"
 #include "cli/slurm/submit.h"
 #include "core/clock.h"
@@ -63,21 +64,12 @@ struct GivenOptions {
 
 GivenOptions FindGiven(const std::vector<std::string>& args, const slurm::SubmitContext& ctx) {
   GivenOptions g;
-  auto env = [&](const char* name, const char* option) {
-    auto it = ctx.environment.find(name);
-    if (it == ctx.environment.end()) return;
-    g.names.push_back(option);
-    if (std::string(option) == "export") g.export_value = it->second;
-  };
-  env("SLURM_NNODES", "nodes");
-  env("SLURM_JOB_NUM_NODES", "nodes");
-  env("SLURM_NTASKS", "ntasks");
-  env("SLURM_NPROCS", "ntasks");
-  env("SLURM_NTASKS_PER_NODE", "ntasks-per-node");
-  env("SRUN_CPUS_PER_TASK", "cpus-per-task");
-  env("SLURM_GPUS_PER_TASK", "gpus-per-task");
-  env("SLURM_EXPORT_ENV", "export");
-  env("SRUN_EXPORT_ENV", "export");
+  for (const slurm::EnvironmentOption& e : slurm::InputVariables(slurm::Command::kSrun)) {
+    auto it = ctx.environment.find(e.variable);
+    if (it == ctx.environment.end()) continue;
+    g.names.push_back(e.option);
+    if (std::string_view(e.option) == "export") g.export_value = it->second;
+  }
   if (auto scan = slurm::ScanOptions(slurm::Command::kSrun, args); scan.has_value()) {
     for (const auto& o : scan->options) {
       g.names.push_back(o.name);
@@ -255,11 +247,13 @@ int RunSrun(int argc, char** argv) {
         "-D, -o, -e, and pyxis' --container-image, --container-mounts, --container-workdir,\n"
         "--container-name, --container-env, --[no-]container-mount-home (a step of the job,\n"
         "`corral run`); outside one, also the job's options (an allocation for the command's\n"
-        "duration). Details: docs/slurm.md\n");
+        "duration):\n%s"
+        "Options Corral does not support are refused by name. Details: docs/slurm.md\n",
+        slurm::OptionsHelp(slurm::Command::kSrun).c_str());
     return 0;
   }
   if (req->client.version) {
-    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    PrintVersion();
     return 0;
   }
   for (const auto& w : req->warnings) std::fprintf(stderr, "%s\n", w.c_str());
@@ -290,12 +284,13 @@ int RunSalloc(int argc, char** argv) {
         "Usage: salloc [OPTIONS(0)...] [command(0) [args(0)...]]\n"
         "An allocation with the job options of sbatch; the command (default: your shell) runs "
         "here\n"
-        "with SLURM_JOB_ID, SLURM_JOB_NODELIST, ... so that srun runs steps in it. Details:\n"
-        "docs/slurm.md\n");
+        "with SLURM_JOB_ID, SLURM_JOB_NODELIST, ... so that srun runs steps in it:\n%s"
+        "Options Corral does not support are refused by name. Details: docs/slurm.md\n",
+        slurm::OptionsHelp(slurm::Command::kSalloc).c_str());
     return 0;
   }
   if (req->client.version) {
-    std::printf("slurm 22.05.8 (corral 0.1.0)\n");
+    PrintVersion();
     return 0;
   }
   for (const auto& w : req->warnings) std::fprintf(stderr, "%s\n", w.c_str());

@@ -72,6 +72,8 @@ void PrintError(const std::string& prog, const std::string& message) {
   }
 }
 
+void PrintVersion() { std::printf("slurm 22.05.8 (corral 0.1.0)\n"); }
+
 std::unique_ptr<Client> ConnectOrReport(const std::string& prog) {
   auto client = Client::Connect("");
   if (!client) {

@@ -1,4 +1,4 @@
-// What the Slurm front end's commands (src/cli/sbatch.cc, srun.cc, slurm_query.cc) share: the
+// What the Slurm front end's commands (src/cli/sbatch.cc, srun.cc, squeue.cc, ...) share: the
 // submitting process's context, the local time zone, group names, resolving Slurm job id
 // arguments against the controller, and the commands' entry points for the dispatcher
 // (cli/slurm_front.h). Internal to cli.
@@ -38,6 +38,9 @@ std::unique_ptr<Client> ConnectOrReport(const std::string& prog);
 
 // Prints "PROG: error: MESSAGE" (MESSAGE already starting with "PROG: " is printed as is).
 void PrintError(const std::string& prog, const std::string& message);
+
+// Prints "slurm 22.05.8 (corral 0.1.0)", as every Slurm command's -V does.
+void PrintVersion();
 
 // The jobs `specs` name (`12` — for an array's job id, every task of the array —, `12_3`,
 // `12_[1-5]`, `12_*`), in job id order. Ids that match nothing are listed in `missing` (as

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <string>
 
+#include "core/strings.h"
+
 namespace corral::slurm {
 namespace {
 
@@ -11,12 +13,6 @@ using std::chrono::days;
 using std::chrono::hours;
 using std::chrono::minutes;
 using std::chrono::seconds;
-
-std::string Lower(std::string_view s) {
-  std::string out;
-  for (char c : s) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool Digits(std::string_view s, size_t n) {
   if (s.size() != n) return false;
@@ -78,9 +74,9 @@ bool ParseClock(std::string_view s, int64_t* out) {
 Result<Timestamp> ParseTime(std::string_view text, Timestamp now, int64_t utc_offset_seconds,
                             bool past) {
   auto bad = [&] {
-    return InvalidArgument(std::string(past ? "invalid time specification \""
-                                            : "invalid --begin specification \"") +
-                           std::string(text) + "\"");
+    return InvalidArgument(
+        std::string(past ? "invalid time specification \"" : "invalid --begin specification \"") +
+        std::string(text) + "\"");
   };
   std::string s = Lower(text);
   while (!s.empty() && s.back() == ' ') s.pop_back();

@@ -3,6 +3,8 @@
 #include <cctype>
 #include <chrono>
 
+#include "core/strings.h"
+
 namespace corral::slurm {
 namespace {
 
@@ -41,8 +43,7 @@ Result<DependencySpec> ParseDependencySpec(std::string_view text) {
     if (item.empty()) return bad("empty item");
     size_t colon = item.find(':');
     std::string_view type = item.substr(0, colon);
-    std::string lower;
-    for (char c : type) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string lower = Lower(type);
     DependencyType t;
     if (lower == "singleton") {
       if (colon != std::string_view::npos) return bad("singleton takes no job id");

@@ -1,14 +1,10 @@
-// The long and short options of Slurm 22.05's sbatch, srun and salloc (every one of them,
-// supported by Corral or not, plus pyxis' container options), and a command-line scanner that
-// uses glibc's own getopt_long over that table, so that abbreviations ("--out", "--err",
-// "--tasks" for --tasks-per-node), "--opt=value" / "--opt value", bundled short options and
-// errors ("ambiguous", "requires an argument") behave exactly as in Slurm.
+// The command-line scanner of sbatch, srun and salloc: glibc's own getopt_long (getopt.h) over
+// the one table of their options (internal/job_options.h: every option of Slurm 22.05's three
+// commands, supported by Corral or not, plus pyxis' container options), so that abbreviations
+// ("--out", "--err", "--tasks" for --tasks-per-node), "--opt=value" / "--opt value", bundled
+// short options and errors ("ambiguous", "requires an argument") behave exactly as in Slurm.
 //
-// The table was read off the real 22.05.8 binaries: their getopt_long "ambiguous; possibilities"
-// lists enumerate every long option, and probing each option gave its argument kind.
-//
-// Thread-safe: getopt_long's global state is guarded by a mutex and reset (optind = 0) for
-// every scan.
+// Thread-safe.
 #pragma once
 
 #include <string>
@@ -51,5 +47,9 @@ std::string_view CanonicalOptionName(Command command, std::string_view name);
 
 // Every long option name `command` accepts (for documentation and tests).
 std::vector<std::string> LongOptionNames(Command command);
+
+// The option lines of `command`'s --help: every option the table gives a help line, with its
+// short form and argument ("  -J, --job-name=NAME          the job's name").
+std::string OptionsHelp(Command command);
 
 }  // namespace corral::slurm

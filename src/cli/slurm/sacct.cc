@@ -1,14 +1,15 @@
 #include "cli/slurm/sacct.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <map>
 
+#include "cli/slurm/format_spec.h"
 #include "cli/slurm/internal/text.h"
 #include "core/array_spec.h"
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
@@ -296,39 +297,20 @@ struct Column {
 
 Result<std::vector<Column>> ParseFields(const std::string& format) {
   std::vector<Column> cols;
-  size_t start = 0;
-  std::string list = format + ",";
-  while (start < list.size()) {
-    size_t comma = list.find(',', start);
-    std::string item = list.substr(start, comma - start);
-    start = comma + 1;
-    size_t b = 0;
-    while (b < item.size() && std::isspace(static_cast<unsigned char>(item[b]))) ++b;
-    item = item.substr(b);
-    if (item.empty()) continue;
-    bool width_set = false;
-    int width = 0;
-    if (size_t pct = item.find('%'); pct != std::string::npos) {
-      width_set = true;
-      width = std::atoi(item.c_str() + pct + 1);
-      item = item.substr(0, pct);
-    }
+  for (const FormatItem& item : ParseFormat(format, FormatSyntax::kSacct)) {
     const Field* found = nullptr;
     for (const Field& f : kFields) {
       std::string_view name = f.name;
-      if (item.size() <= name.size() &&
-          std::equal(item.begin(), item.end(), name.begin(), [](char x, char y) {
-            return std::tolower(static_cast<unsigned char>(x)) ==
-                   std::tolower(static_cast<unsigned char>(y));
-          })) {
+      const std::string& n = item.name;
+      if (n.size() <= name.size() && EqualsIgnoreCase(n, name.substr(0, n.size()))) {
         found = &f;
         break;
       }
     }
     if (found == nullptr) {
-      return InvalidArgument("sacct: error: Invalid field requested: \"" + item + "\"");
+      return InvalidArgument("sacct: error: Invalid field requested: \"" + item.name + "\"");
     }
-    cols.push_back(Column{found, width_set && width != 0 ? width : found->width});
+    cols.push_back(Column{found, item.width != 0 ? item.width : found->width});
   }
   return cols;
 }

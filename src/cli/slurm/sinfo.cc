@@ -1,12 +1,13 @@
 #include "cli/slurm/sinfo.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 
+#include "cli/slurm/format_spec.h"
 #include "cli/slurm/internal/text.h"
 #include "core/hostlist.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
@@ -267,101 +268,14 @@ const Field* ByLetter(char c) {
   return nullptr;
 }
 
-bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 const Field* ByName(std::string_view name) {
   for (const Field& f : kFields) {
-    if (SameName(f.long_name, name)) return &f;
+    if (EqualsIgnoreCase(f.long_name, name)) return &f;
   }
   return nullptr;
 }
 
-struct Item {
-  const Field* field = nullptr;
-  std::string literal;
-  int width = 0;
-  bool right = false;
-  std::string suffix;
-  bool fit_partition = false;  // width follows the longest partition name (Slurm's "#")
-  bool fit_nodes = false;      // width follows the longest node list
-};
-
-std::vector<Item> ParseShort(const std::string& format, std::vector<std::string>* warnings) {
-  std::vector<Item> items;
-  size_t pct = format.find('%');
-  if (pct != 0) items.push_back(Item{.literal = format.substr(0, pct)});
-  if (pct == std::string::npos) return items;
-  size_t pos = pct;
-  while (pos < format.size()) {
-    size_t start = pos + 1;
-    size_t next = format.find('%', start);
-    std::string token =
-        format.substr(start, next == std::string::npos ? std::string::npos : next - start);
-    pos = next == std::string::npos ? format.size() : next;
-    if (token.empty()) continue;
-    Item it;
-    size_t i = 0;
-    if (token[i] == '.') {
-      it.right = true;
-      ++i;
-    }
-    while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i]))) {
-      it.width = std::min(it.width * 10 + (token[i] - '0'), 100000);
-      ++i;
-    }
-    char letter = i < token.size() ? token[i] : '\0';
-    it.suffix = token.substr(std::min(i + 1, token.size()));
-    it.field = letter == '\0' ? nullptr : ByLetter(letter);
-    if (it.field == nullptr) {
-      warnings->push_back("sinfo: error: Invalid node format specification: " +
-                          (letter == '\0' ? std::string() : std::string(1, letter)));
-      it.literal = "%" + token;
-    }
-    items.push_back(std::move(it));
-  }
-  return items;
-}
-
-std::vector<Item> ParseLong(const std::string& format, std::vector<std::string>* warnings) {
-  std::vector<Item> items;
-  size_t start = 0;
-  while (start < format.size()) {
-    size_t comma = format.find(',', start);
-    std::string token =
-        format.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? format.size() : comma + 1;
-    if (token.empty()) continue;
-    Item it;
-    std::string name = token;
-    it.width = 20;
-    if (size_t colon = token.find(':'); colon != std::string::npos) {
-      name = token.substr(0, colon);
-      size_t i = colon + 1;
-      if (i < token.size() && token[i] == '.') {
-        it.right = true;
-        ++i;
-      }
-      it.width = 0;
-      while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i]))) {
-        it.width = std::min(it.width * 10 + (token[i] - '0'), 100000);
-        ++i;
-      }
-      it.suffix = token.substr(i);
-    }
-    it.field = ByName(name);
-    if (it.field == nullptr) {
-      warnings->push_back("sinfo: error: Invalid job format specification: " + name);
-      continue;
-    }
-    items.push_back(std::move(it));
-  }
-  return items;
-}
+using Item = FormatColumn<Field>;
 
 std::string Line(const std::vector<Item>& items, const Group* g, const Ctx& c) {
   std::string line;
@@ -391,10 +305,15 @@ RenderResult RenderSinfo(const std::vector<api::PartitionInfo>& partitions,
   // The view: its format, and which columns size themselves to the data.
   std::vector<Item> items;
   bool fit_part = false, fit_nodes = false;
+  auto parse = [&](const std::string& format, FormatSyntax syntax, const char* invalid) {
+    return BindFormat<Field>(format, syntax, ByLetter, ByName, invalid, &out.warnings);
+  };
+  constexpr const char* kInvalidJob = "sinfo: error: Invalid job format specification: ";
   if (!options.long_format.empty()) {
-    items = ParseLong(options.long_format, &out.warnings);
+    items = parse(options.long_format, FormatSyntax::kColon, kInvalidJob);
   } else if (!options.format.empty()) {
-    items = ParseShort(options.format, &out.warnings);
+    items = parse(options.format, FormatSyntax::kPercent,
+                  "sinfo: error: Invalid node format specification: ");
   } else {
     std::string f;
     if (options.summarize) {
@@ -416,11 +335,7 @@ RenderResult RenderSinfo(const std::vector<api::PartitionInfo>& partitions,
               : "partition:9 ,available:.5 ,time:.10 ,nodes:.6 ,statecompact:.6 ,nodelist:0";
       fit_part = true;
     }
-    items = ParseLong(f, &out.warnings);
-    for (auto& it : items) {
-      it.fit_partition = fit_part && it.field->letter == 'P';
-      it.fit_nodes = fit_nodes && it.field->letter == 'N';
-    }
+    items = parse(f, FormatSyntax::kColon, kInvalidJob);
   }
 
   // Build the lines.
@@ -488,7 +403,8 @@ RenderResult RenderSinfo(const std::vector<api::PartitionInfo>& partitions,
     }
   }
 
-  // Slurm's "#" widths: the longest partition name (with '*') or node list, at least 9.
+  // Slurm's "#" widths: the longest partition name (with '*') or node list, at least 9. Only
+  // the views' own formats have them (and all their fields are known: `it.field` is set).
   size_t part_width = 9, node_width = 9;
   for (const Group& g : groups) {
     if (g.part != nullptr) part_width = std::max(part_width, PartName(g, true).size());
@@ -497,8 +413,8 @@ RenderResult RenderSinfo(const std::vector<api::PartitionInfo>& partitions,
     node_width = std::max(node_width, CompressHostList(names).size());
   }
   for (auto& it : items) {
-    if (it.fit_partition) it.width = static_cast<int>(part_width);
-    if (it.fit_nodes) it.width = static_cast<int>(node_width);
+    if (fit_part && it.field->letter == 'P') it.width = static_cast<int>(part_width);
+    if (fit_nodes && it.field->letter == 'N') it.width = static_cast<int>(node_width);
   }
 
   if (!options.no_header) {

@@ -1,16 +1,17 @@
 #include "cli/slurm/squeue.h"
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
 
 #include "cli/slurm/dependency.h"
+#include "cli/slurm/format_spec.h"
 #include "cli/slurm/internal/text.h"
 #include "core/array_spec.h"
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
@@ -232,7 +233,8 @@ const Field kFields[] = {
     {'n', "ReqNodes", "REQ_NODES", true,
      [](const Row& r, const Ctx&) { return CompressHostList(J(r).spec.resources.nodelist); }},
     {'N', "NodeList", "NODELIST", false, [](const Row& r, const Ctx&) { return NodeList(J(r)); }},
-    {'o', "Command", "COMMAND", true, [](const Row& r, const Ctx&) { return OrNull(J(r).spec.command); }},
+    {'o', "Command", "COMMAND", true,
+     [](const Row& r, const Ctx&) { return OrNull(J(r).spec.command); }},
     {'O', "Contiguous", "CONTIGUOUS", true,
      [](const Row&, const Ctx&) { return std::string("0"); }},
     {'p', "Priority", "PRIORITY", true,
@@ -308,101 +310,12 @@ const Field* ByLetter(char c) {
 
 const Field* ByName(std::string_view name) {
   for (const Field& f : kFields) {
-    std::string_view n = f.long_name;
-    if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
-      return &f;
-    }
+    if (EqualsIgnoreCase(f.long_name, name)) return &f;
   }
   return nullptr;
 }
 
-// One parsed item of a format: a field (or an invalid one, printed literally), then a suffix.
-struct Item {
-  const Field* field = nullptr;
-  std::string literal;  // printed instead of a field (prefix or invalid item)
-  int width = 0;
-  bool right = false;
-  std::string suffix;
-};
-
-std::vector<Item> ParseShortFormat(const std::string& format, std::vector<std::string>* warnings) {
-  std::vector<Item> items;
-  size_t pct = format.find('%');
-  if (pct != 0) items.push_back(Item{.literal = format.substr(0, pct)});
-  if (pct == std::string::npos) return items;
-  // strtok over '%': empty tokens vanish.
-  size_t pos = pct;
-  while (pos < format.size()) {
-    size_t start = pos + 1;
-    size_t next = format.find('%', start);
-    std::string token =
-        format.substr(start, next == std::string::npos ? std::string::npos : next - start);
-    pos = next == std::string::npos ? format.size() : next;
-    if (token.empty()) continue;
-    Item it;
-    size_t i = 0;
-    if (token[i] == '.') {
-      it.right = true;
-      ++i;
-    }
-    while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i]))) {
-      it.width = it.width * 10 + (token[i] - '0');
-      if (it.width > 100000) it.width = 100000;
-      ++i;
-    }
-    char letter = i < token.size() ? token[i] : '\0';
-    it.suffix = token.substr(std::min(i + 1, token.size()));
-    it.field = letter == '\0' ? nullptr : ByLetter(letter);
-    if (it.field == nullptr) {
-      warnings->push_back("squeue: error: Invalid job format specification: " +
-                          (letter == '\0' ? std::string() : std::string(1, letter)));
-      it.literal = "%" + token;
-      it.suffix.clear();
-      it.width = 0;
-    }
-    items.push_back(std::move(it));
-  }
-  return items;
-}
-
-std::vector<Item> ParseLongFormat(const std::string& format, std::vector<std::string>* warnings) {
-  std::vector<Item> items;
-  size_t start = 0;
-  while (start < format.size()) {
-    size_t comma = format.find(',', start);
-    std::string token =
-        format.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    start = comma == std::string::npos ? format.size() : comma + 1;
-    if (token.empty()) continue;
-    Item it;
-    std::string name = token;
-    it.width = 20;
-    if (size_t colon = token.find(':'); colon != std::string::npos) {
-      name = token.substr(0, colon);
-      size_t i = colon + 1;
-      if (i < token.size() && token[i] == '.') {
-        it.right = true;
-        ++i;
-      }
-      it.width = 0;
-      while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i]))) {
-        it.width = std::min(it.width * 10 + (token[i] - '0'), 100000);
-        ++i;
-      }
-      it.suffix = token.substr(i);
-    }
-    it.field = ByName(name);
-    if (it.field == nullptr) {
-      warnings->push_back("squeue: error: Invalid job format specification: " + name);
-      continue;
-    }
-    items.push_back(std::move(it));
-  }
-  return items;
-}
+using Item = FormatColumn<Field>;
 
 std::string RenderLine(const std::vector<Item>& items, const Row* row, const Ctx& c) {
   std::string line;
@@ -482,16 +395,19 @@ std::string CtimeLine(Timestamp t, int64_t utc_offset_seconds) {
 RenderResult RenderSqueue(const std::vector<api::JobInfo>& jobs, const SqueueOptions& options) {
   RenderResult out;
   Ctx c{options};
+  constexpr const char* kInvalid = "squeue: error: Invalid job format specification: ";
   std::vector<Item> items;
   if (!options.long_format.empty()) {
-    items = ParseLongFormat(options.long_format, &out.warnings);
+    items = BindFormat<Field>(options.long_format, FormatSyntax::kColon, ByLetter, ByName, kInvalid,
+                              &out.warnings);
   } else {
     std::string format = options.format;
     if (format.empty()) {
       format = options.start ? kSqueueStartFormat
                              : (options.long_output ? kSqueueLongFormat : kSqueueDefaultFormat);
     }
-    items = ParseShortFormat(format, &out.warnings);
+    items = BindFormat<Field>(format, FormatSyntax::kPercent, ByLetter, ByName, kInvalid,
+                              &out.warnings);
   }
 
   std::vector<api::JobInfo> sorted;

@@ -2,15 +2,10 @@
 // for Corral's API plus the settings that stay on the client.
 //
 // Sources and precedence (as in Slurm): options on the command line override SBATCH_* /
-// SALLOC_* / SLURM_* input environment variables, which override #SBATCH directives; within
-// one source the last occurrence wins. Options are read with glibc's getopt_long over Slurm's
-// complete option table (options.h), so abbreviations and errors match Slurm.
-//
-// Directives (`ExtractDirectives`): "#SBATCH" (or the older "#SLURM") lines from the top of
-// the script up to the first command line; blank lines and other comments ("# ...", "##SBATCH",
-// " #SBATCH") are skipped; several options may share a line; "#SBATCH--opt" needs no space;
-// an unquoted, unescaped '#' starts a comment; quotes and backslashes group as in Slurm;
-// `$VAR` and `~` are NOT expanded.
+// SALLOC_* / SLURM_* input environment variables (environment.h), which override #SBATCH
+// directives (directives.h); within one source the last occurrence wins. Options are read with
+// glibc's getopt_long over Slurm's complete option table (options.h), whose entries also apply
+// them, whatever their source.
 //
 // Options Corral does not support are refused with an error naming the option and where it
 // came from; a few with no effect on Corral (--hint, --mpi, --cpu-bind, --propagate,
@@ -94,22 +89,6 @@ struct SubmitRequest {
   std::vector<std::string> warnings;  // non-fatal lines Slurm prints too ("sbatch: Warning: ...")
 };
 
-// The variables through which the steps of a job inherit its pyxis options, as Slurm passes
-// SPANK options to a job's environment: SLURM_SPANK__SLURM_SPANK_OPTION_pyxis_container_image,
-// ..._container_mounts, ..._container_workdir, ..._container_name, ..._container_env (lists
-// joined with ','), and ..._no_container_mount_home (empty) when the home is not mounted.
-// Set by sbatch in the job's environment and by salloc in its command's; read by srun.
-std::map<std::string, std::string> PyxisEnvironment(const ContainerSpec& container);
-
-// The sbatch script of `sbatch --wrap=CMD`, byte for byte as Slurm writes it.
-std::string WrapScript(std::string_view command);
-
-// Reads the directives of a batch script (see the header comment) into argument words.
-// Returns kInvalidArgument ("sbatch: fatal: SCRIPT: line N: Unmatched `\"` in [...]",
-// "... Unexpected `:` ...") for an unmatched quote or a ':' (heterogeneous job separator).
-Result<std::vector<std::string>> ExtractDirectives(std::string_view script,
-                                                   std::string_view script_name = "script");
-
 // First look at sbatch's command line: which script to read (`script_path`, "" = stdin) or
 // whether `--wrap` was given, and --help/--usage/--version. Returns the scanner's errors.
 Result<ClientOptions> ScanSbatchCommandLine(const std::vector<std::string>& args);
@@ -129,20 +108,5 @@ Result<SubmitRequest> ParseSrun(const std::vector<std::string>& args, const Subm
 // Builds the allocation of `salloc ARGS` (`client.command` may be empty: the caller starts
 // the user's shell). Same errors as ParseSbatch.
 Result<SubmitRequest> ParseSalloc(const std::vector<std::string>& args, const SubmitContext& ctx);
-
-// Resolves `--export` against the submitting environment, as Slurm does: "ALL" (the default)
-// copies everything, "NONE" only SLURM_* variables, "VAR1,VAR2=value" the SLURM_* variables plus
-// those named (values given are used as is, others copied), "ALL,VAR=value" everything plus the
-// values given. Returns kInvalidArgument for an empty item or "NONE" combined with variables.
-Result<std::map<std::string, std::string>> ResolveExport(
-    std::string_view value, const std::map<std::string, std::string>& environment);
-
-// Parses a `-t/--time` value as Slurm does: every ParseSlurmDuration form plus "D-" (days),
-// rounded up to whole minutes; "0" is unlimited. Returns kInvalidArgument naming the text.
-Result<Duration> ParseTimeLimit(std::string_view text);
-
-// Parses `--signal=[B:]SIG[@SECONDS]` (SIG a number or a name, with or without "SIG";
-// SECONDS defaults to 60). Returns kInvalidArgument naming the text, kUnimplemented for "R:".
-Result<SignalSpec> ParseSignalSpec(std::string_view text);
 
 }  // namespace corral::slurm

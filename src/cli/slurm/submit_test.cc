@@ -1,140 +1,26 @@
 #include "cli/slurm/submit.h"
 
-#include <functional>
-
 #include <gtest/gtest.h>
 
+#include "cli/slurm/environment.h"
+#include "cli/slurm/testing/sbatch_cases.h"
 #include "core/slurm_env.h"
 
 namespace corral::slurm {
 namespace {
 
-using Env = std::map<std::string, std::string>;
-
-SubmitContext Context(Env env = {}) {
-  SubmitContext ctx;
-  ctx.environment = std::move(env);
-  ctx.cwd = "/home/alice/proj";
-  ctx.user = "alice";
-  ctx.uid = 1000;
-  ctx.gid = 1000;
-  ctx.hostname = "login1";
-  ctx.now =
-      Timestamp(std::chrono::sys_days(std::chrono::year(2026) / 11 / 29) + std::chrono::hours(17));
-  return ctx;
-}
-
-std::string Script(std::vector<std::string> lines) {
-  std::string s = "#!/bin/bash\n";
-  for (auto& l : lines) s += l + "\n";
-  return s;
-}
-
-Duration Min(int64_t m) { return std::chrono::duration_cast<Duration>(std::chrono::minutes(m)); }
-
-struct Case {
-  std::string name;
-  std::vector<std::string> script;  // directive/command lines after the shebang
-  std::vector<std::string> args;    // sbatch's arguments; "job.sh" is appended unless --wrap
-  Env env;
-  std::function<void(const SubmitRequest&)> check;
-};
-
-Result<SubmitRequest> RunCase(const Case& c) {
-  std::vector<std::string> args = c.args;
-  bool wrap = false;
-  for (auto& a : args) wrap = wrap || a.rfind("--wrap", 0) == 0;
-  if (!wrap) args.push_back("job.sh");
-  return ParseSbatch(args, Script(c.script), Context(c.env));
-}
+using testing::Case;
+using testing::Context;
+using testing::Env;
+using testing::Min;
+using testing::RunCases;
+using testing::Script;
 
 // The shapes real GPU batch scripts take (issue #6, section 5), and every option form.
 // Where a comment names a job, the same script was submitted to a real Slurm 22.05.8 and
 // `scontrol show job` showed the values checked.
-TEST(SbatchTest, TableOfDirectivesOptionsAndEnvironment) {
+TEST(SbatchTest, TableOfOptionsAndEnvironment) {
   const std::vector<Case> cases = {
-      {"inline comment ends the directive",
-       {"#SBATCH --job-name=a2 # comment -t 5"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.name, "a2");
-         EXPECT_FALSE(r.spec.time_limit.has_value());
-       }},
-      {"##SBATCH is disabled",
-       {"##SBATCH -J b3"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "job.sh"); }},
-      {"several options on one line",
-       {"#SBATCH -J c4 -p debug -t 7"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.name, "c4");
-         EXPECT_EQ(r.spec.partitions, (std::vector<std::string>{"debug"}));
-         EXPECT_EQ(r.spec.time_limit, Min(7));
-       }},
-      {"#SBATCH--opt without a space",
-       {"#SBATCH--job-name=d5"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "d5"); }},
-      {"directives after the first command are ignored",
-       {"echo hi", "#SBATCH -J e6"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "job.sh"); }},
-      {"indented #SBATCH is a comment; scanning goes on",
-       {" #SBATCH -J f7", "#SBATCH -t 3"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.name, "job.sh");
-         EXPECT_EQ(r.spec.time_limit, Min(3));
-       }},
-      {"blank lines and comments between directives",
-       {"#SBATCH -J one", "   ", "  # indented comment", "", "#!/bin/sh", "#SBATCH -t 9"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.name, "one");
-         EXPECT_EQ(r.spec.time_limit, Min(9));
-       }},
-      {"quotes group words",
-       {"#SBATCH -J 'g8 g' --comment=\"hello world\""},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.name, "g8 g");
-         EXPECT_EQ(r.spec.comment, "hello world");
-       }},
-      {"$VAR and ~ are not expanded",
-       {"#SBATCH -J $USER -o ~/logs/$SLURM_JOB_ID.out"},
-       {},
-       {{"USER", "alice"}},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.name, "$USER");
-         EXPECT_EQ(r.spec.stdout_path, "~/logs/$SLURM_JOB_ID.out");
-       }},
-      {"lower-case #sbatch is not a directive",
-       {"#sbatch -J h9"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "job.sh"); }},
-      {"#SLURM is an old spelling Slurm still reads",
-       {"#SLURM -J x1"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.name, "x1"); }},
-      {"unescaped # ends a word, escaped # does not",
-       {"#SBATCH -J x#y", "#SBATCH --comment=a\\#b"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.name, "x");
-         EXPECT_EQ(r.spec.comment, "a#b");
-       }},
       {"getopt abbreviations",
        {"#SBATCH --out=o_%j.txt --err=e_%j.txt --tasks=2 --nodes=2"},
        {},
@@ -173,294 +59,6 @@ TEST(SbatchTest, TableOfDirectivesOptionsAndEnvironment) {
          EXPECT_TRUE(r.spec.requeue);
          EXPECT_TRUE(r.spec.resources.exclusive);
        }},
-      {"memory with K/M/G/T, either case, optional B; bare number is MB",
-       {"#SBATCH --mem=4g"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.mem_per_node_mb, 4096u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_MEM_PER_NODE"), "4096");
-       }},
-      {"--mem=4GB",
-       {"#SBATCH --mem=4GB"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 4096u); }},
-      {"--mem=1T",
-       {"#SBATCH --mem=1T"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 1048576u); }},
-      {"--mem=1500 (megabytes)",
-       {"#SBATCH --mem=1500"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 1500u); }},
-      {"--mem=2048K",
-       {"#SBATCH --mem=2048K"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 2u); }},
-      {"--mem=0 is the whole node (job 45: no SLURM_MEM_PER_NODE)",
-       {"#SBATCH --mem=0"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.mem_per_node_mb, kWholeNodeMemory);
-         EXPECT_EQ(r.spec.environment.count("SLURM_MEM_PER_NODE"), 0u);
-       }},
-      {"--mem-per-cpu and --mem-per-gpu",
-       {"#SBATCH --mem-per-gpu=80G"},
-       {"--cpus-per-gpu=8"},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.mem_per_gpu_mb, 81920u);
-         EXPECT_EQ(r.spec.resources.cpus_per_gpu, 8u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_MEM_PER_GPU"), "81920");
-         EXPECT_EQ(r.spec.environment.at("SLURM_CPUS_PER_GPU"), "8");
-       }},
-      {"memory from the command line beats the environment",
-       {},
-       {"--mem-per-cpu=2G"},
-       {{"SBATCH_MEM_PER_NODE", "3G"}},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.mem_per_cpu_mb, 2048u);
-         EXPECT_EQ(r.spec.resources.mem_per_node_mb, 0u);
-       }},
-      {"SBATCH_MEM_PER_NODE alone (Slurm: MinMemoryNode=3G)",
-       {},
-       {},
-       {{"SBATCH_MEM_PER_NODE", "3G"}},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.mem_per_node_mb, 3072u); }},
-      {"%a outside an array and zero padding are kept for the node",
-       {"#SBATCH -o run_%3a_%j.out"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.stdout_path, "run_%3a_%j.out"); }},
-      {"default output names",
-       {},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.stdout_path, "slurm-%j.out");
-         EXPECT_EQ(r.spec.stderr_path, "");
-       }},
-      {"default output of an array",
-       {"#SBATCH --array=0-15:4%2"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.stdout_path, "slurm-%A_%a.out");
-         EXPECT_EQ(r.spec.array, "0-15:4%2");
-       }},
-      {"-o none is /dev/null",
-       {"#SBATCH -o none -e NONE"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.stdout_path, "/dev/null");
-         EXPECT_EQ(r.spec.stderr_path, "/dev/null");
-       }},
-      {"a job submitting its successor",
-       {},
-       {"--dependency=afterok:4242"},
-       {},
-       [](const SubmitRequest& r) {
-         ASSERT_EQ(r.spec.dependencies.size(), 1u);
-         EXPECT_EQ(r.spec.dependencies[0].type, DependencyType::kAfterOk);
-         EXPECT_EQ(r.spec.dependencies[0].jobs, (std::vector<JobId>{JobId(4242)}));
-       }},
-      {"dependencies joined with ?",
-       {"#SBATCH -d afterok:1?afternotok:2"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_TRUE(r.spec.dependency_any);
-         EXPECT_EQ(r.spec.dependencies.size(), 2u);
-       }},
-      {"singleton",
-       {"#SBATCH --dependency=singleton"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.dependencies[0].type, DependencyType::kSingleton);
-       }},
-      {"-N min-max",
-       {"#SBATCH -N1-3"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.nodes, 1u);
-         EXPECT_EQ(r.spec.resources.nodes_max, 3u);
-       }},
-      {"-N2-3 alone: a task per minimum node (Slurm: NumNodes=2-3 NumTasks=2)",
-       {},
-       {"-N2-3"},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.ntasks, 2u);
-         EXPECT_EQ(r.spec.environment.count("SLURM_NTASKS"), 0u);
-       }},
-      {"-N2 -n1: Slurm warns and uses one node",
-       {},
-       {"-N2", "-n1"},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.nodes, 1u);
-         ASSERT_EQ(r.warnings.size(), 1u);
-         EXPECT_EQ(r.warnings[0],
-                   "sbatch: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1");
-       }},
-      {"-N3 --ntasks-per-node=2 gives 6 tasks (Slurm: NumTasks=6)",
-       {},
-       {"-N3", "--ntasks-per-node=2"},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.ntasks, 6u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS"), "6");
-         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS_PER_NODE"), "2");
-       }},
-      {"-N2 without -n: one task per node, SLURM_NTASKS not set",
-       {"#SBATCH -N 2"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.ntasks, 2u);
-         EXPECT_EQ(r.spec.environment.count("SLURM_NTASKS"), 0u);
-       }},
-      {"-w counts towards -N",
-       {"#SBATCH -w gpu-[01-03]"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.nodes, 3u);
-         EXPECT_EQ(r.spec.resources.nodelist,
-                   (std::vector<std::string>{"gpu-01", "gpu-02", "gpu-03"}));
-       }},
-      {"-x excludes",
-       {"#SBATCH -x node[7,9]"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.exclude, (std::vector<std::string>{"node7", "node9"}));
-       }},
-      {"--gres=gpu:N",
-       {"#SBATCH --gres=gpu:2"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.gpus_per_node, 2u);
-         EXPECT_EQ(r.spec.environment.count("SLURM_GPUS_PER_NODE"), 0u);
-       }},
-      {"--gres=gpu:type:N",
-       {"#SBATCH --gres=gpu:a100:4"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.gpus_per_node, 4u);
-         EXPECT_EQ(r.spec.resources.gpu_type, "a100");
-       }},
-      {"--gres=gpu means one GPU",
-       {"#SBATCH --gres=gpu"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.resources.gpus_per_node, 1u); }},
-      {"--gres=gpu:h100 means one GPU of that type",
-       {"#SBATCH --gres=gpu:h100"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.gpus_per_node, 1u);
-         EXPECT_EQ(r.spec.resources.gpu_type, "h100");
-       }},
-      {"-G type:N",
-       {"#SBATCH -G a100:4"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.gpus, 4u);
-         EXPECT_EQ(r.spec.resources.gpu_type, "a100");
-         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS"), "a100:4");
-       }},
-      {"--gpus-per-node with a type",
-       {"#SBATCH --gpus-per-node=h100:8 -N2"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.gpus_per_node, 8u);
-         EXPECT_EQ(r.spec.resources.gpu_type, "h100");
-         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS_PER_NODE"), "h100:8");
-       }},
-      {"--gpus-per-task and -c",
-       {"#SBATCH --gpus-per-task=1 -n4 -c8"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.resources.gpus_per_task, 1u);
-         EXPECT_EQ(r.spec.resources.cpus_per_task, 8u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_CPUS_PER_TASK"), "8");
-         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS_PER_TASK"), "1");
-         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS"), "4");
-       }},
-      {"-t minutes",
-       {"#SBATCH -t 90"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(90)); }},
-      {"-t 0:30 rounds up to a minute",
-       {"#SBATCH -t 0:30"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(1)); }},
-      {"-t 1:2:3 rounds up (Slurm: 01:03:00)",
-       {"#SBATCH --time=1:2:3"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(63)); }},
-      {"-t D-H:M:S",
-       {"#SBATCH --time=2-12:30:00"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min((2 * 24 + 12) * 60 + 30)); }},
-      {"-t 5- (days)",
-       {"#SBATCH -t 5-"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, Min(5 * 24 * 60)); }},
-      {"-t 0 and UNLIMITED are no limit",
-       {"#SBATCH -t 0"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, kUnlimited); }},
-      {"-t infinite",
-       {"#SBATCH -t infinite"},
-       {},
-       {},
-       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.time_limit, kUnlimited); }},
-      {"--signal=B:USR1@60 --requeue",
-       {"#SBATCH --signal=B:USR1@60", "#SBATCH --requeue"},
-       {},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.signal.signal, 10);
-         EXPECT_TRUE(r.spec.signal.batch_only);
-         EXPECT_EQ(r.spec.signal.before, std::chrono::seconds(60));
-         EXPECT_TRUE(r.spec.requeue);
-       }},
-      {"--signal=SIGTERM@120 and a bare number",
-       {"#SBATCH --signal=SIGTERM@120"},
-       {"--signal=12"},
-       {},
-       [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.signal.signal, 12);
-         EXPECT_FALSE(r.spec.signal.batch_only);
-         EXPECT_EQ(r.spec.signal.before, std::chrono::seconds(60));
-       }},
-      {"--no-requeue after --requeue",
-       {"#SBATCH --requeue"},
-       {"--no-requeue"},
-       {},
-       [](const SubmitRequest& r) { EXPECT_FALSE(r.spec.requeue); }},
       {"--export=ALL (the default) copies the environment",
        {},
        {},
@@ -608,12 +206,7 @@ TEST(SbatchTest, TableOfDirectivesOptionsAndEnvironment) {
          EXPECT_EQ(r.warnings.size(), 1u);
        }},
   };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    auto r = RunCase(c);
-    ASSERT_TRUE(r.has_value()) << r.error().message;
-    c.check(*r);
-  }
+  RunCases(cases);
 }
 
 TEST(SbatchTest, ScriptArgumentsAndTheScriptItself) {
@@ -643,8 +236,8 @@ TEST(SbatchTest, CorralSubmitKeepsTheSecondsOfATimeLimit) {
   EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(std::chrono::seconds(3)));
   r = ParseSbatch({"--time=1-2:03:04", "job.sh"}, "#!/bin/sh\n", ctx);
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(std::chrono::seconds(
-                                    86400 + 2 * 3600 + 3 * 60 + 4)));
+  EXPECT_EQ(r->spec.time_limit, std::chrono::duration_cast<Duration>(
+                                    std::chrono::seconds(86400 + 2 * 3600 + 3 * 60 + 4)));
   r = ParseSbatch({"--time=UNLIMITED", "job.sh"}, "#!/bin/sh\n", ctx);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->spec.time_limit, kUnlimited);
@@ -898,23 +491,6 @@ TEST(SallocTest, AllocatesWithAShellOrACommand) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->spec.partitions, (std::vector<std::string>{"other"}));
   EXPECT_EQ(r->client.command, (std::vector<std::string>{"srun", "hostname"}));
-}
-
-TEST(ExtractDirectivesTest, WordsAsSlurmSplitsThem) {
-  auto w = ExtractDirectives(Script({"#SBATCH -J 'a b' --comment=\"x y\"z -o o\\ p",
-                                     "#SBATCH \"\" -t 5", "cmd", "#SBATCH -N 2"}));
-  ASSERT_TRUE(w.has_value());
-  // A backslash before a blank does not join words, and "" ends the line (real sbatch: "o\ p"
-  // gives "Invalid directive found in batch script: p"; `-J "" -t 5` a missing -J argument).
-  EXPECT_EQ(*w, (std::vector<std::string>{"-J", "a b", "--comment=x yz", "-o", "o", "p"}));
-}
-
-TEST(TimeLimitTest, ParsesLikeSlurm) {
-  EXPECT_EQ(*ParseTimeLimit("30"), Min(30));
-  EXPECT_EQ(*ParseTimeLimit("1-0"), Min(24 * 60));
-  EXPECT_EQ(*ParseTimeLimit("1-2:3"), Min(26 * 60 + 3));
-  EXPECT_EQ(*ParseTimeLimit("UNLIMITED"), kUnlimited);
-  EXPECT_FALSE(ParseTimeLimit("soon").has_value());
 }
 
 }  // namespace

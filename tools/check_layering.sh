@@ -23,6 +23,15 @@ hits=$(grep -rnE '#include "(controller|store)/' src/cli src/agent || true)
 hits=$(grep -rnE '#include "(controller|agent|api|cli)/' src/sim 2>/dev/null || true)
 [ -n "$hits" ] && report "sim must not include the daemons:"$'\n'"$hits"
 
+# Inside the agent: gpu/ (backends) stands alone; exec/ (running jobs) may use gpu/ but not
+# the daemon around them; gpu/internal/ (the NVML ABI) is gpu/'s own.
+hits=$(grep -rnE '#include "agent/' src/agent/gpu | grep -vE '#include "agent/gpu/' || true)
+[ -n "$hits" ] && report "src/agent/gpu must include only agent/gpu/ of the agent:"$'\n'"$hits"
+hits=$(grep -rnE '#include "agent/' src/agent/exec | grep -vE '#include "agent/(exec|gpu)/' || true)
+[ -n "$hits" ] && report "src/agent/exec must include only agent/exec/ and agent/gpu/ of the agent:"$'\n'"$hits"
+hits=$(grep -rnE '#include "agent/gpu/internal/' src bench tests --include='*.h' --include='*.cc' --include='*.c' | grep -v '^src/agent/gpu/' || true)
+[ -n "$hits" ] && report "agent/gpu/internal/ is private to src/agent/gpu:"$'\n'"$hits"
+
 # Heavy headers stay out of headers (compile time on 2 cores).
 hits=$(grep -rnE '#include <(nlohmann/json\.hpp|spdlog/|toml\+\+/|CLI/)' src --include='*.h' || true)
 [ -n "$hits" ] && report "heavy third-party headers belong in .cc files:"$'\n'"$hits"

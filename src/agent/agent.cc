@@ -19,12 +19,12 @@
 #include <thread>
 #include <tuple>
 
-#include "agent/job_env.h"
+#include "agent/exec/job_env.h"
 #include "agent/node_monitor.h"
-#include "agent/process_supervisor.h"
-#include "agent/step_output.h"
-#include "agent/step_support.h"
-#include "agent/task_env.h"
+#include "agent/exec/process_supervisor.h"
+#include "agent/exec/step_output.h"
+#include "agent/exec/step_support.h"
+#include "agent/exec/task_env.h"
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "agent/config.h"
-#include "agent/gpu_backend.h"
+#include "agent/gpu/gpu_backend.h"
 #include "api/auth.h"
 #include "core/clock.h"
 #include "core/result.h"

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/cgroup.h"
-#include "agent/container.h"
-#include "agent/gpu_backend.h"
+#include "agent/exec/cgroup.h"
+#include "agent/exec/container.h"
+#include "agent/gpu/gpu_backend.h"
 #include "agent/health.h"
 #include "core/result.h"
 #include "core/time.h"

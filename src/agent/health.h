@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/gpu_backend.h"
+#include "agent/gpu/gpu_backend.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "core/time.h"

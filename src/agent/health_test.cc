@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include <thread>
+
+#include "agent/gpu/testing/fake_nvml.h"
 #include "core/clock.h"
 
 namespace corral::agent {
@@ -112,6 +115,26 @@ TEST(HealthMonitorTest, EveryDefaultCriticalXidHasAnAction) {
     ASSERT_NE(it, CriticalXidTable().end()) << xid;
     EXPECT_FALSE(it->action.empty());
   }
+}
+
+// An XID that comes through NVML's event API (the fake library) takes its GPU out.
+TEST(HealthNvmlTest, HealthMonitorTakesTheXidGpuOut) {
+  testing::FakeNvml nvml;
+  nvml.Write(testing::FakeNvml::kFourH100);
+  auto b = MakeNvmlGpuBackend(nvml.Config());
+  ASSERT_TRUE(b.has_value());
+  HealthMonitor monitor({});
+  auto gpus = *(*b)->Discover();
+  EXPECT_TRUE(monitor.Observe(gpus, (*b)->Sample()).gpus.empty());
+  nvml.Append("xid 3 48\n");
+  HealthReport r;
+  for (int i = 0; i < 400 && r.gpus.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    r = monitor.Observe(gpus, (*b)->Sample());
+  }
+  ASSERT_EQ(r.gpus.size(), 1u);
+  EXPECT_EQ(r.gpus[0].gpu, 3u);
+  EXPECT_EQ(r.gpus[0].reason, "XID 48 (double-bit ECC error)");
 }
 
 class HealthScriptTest : public ::testing::Test {

@@ -17,10 +17,10 @@
 
 #include <sys/wait.h>
 
-#include "agent/cgroup.h"
-#include "agent/container.h"
-#include "agent/cpu_binding.h"
-#include "agent/usage.h"
+#include "agent/exec/cgroup.h"
+#include "agent/exec/container.h"
+#include "agent/exec/cpu_binding.h"
+#include "agent/exec/usage.h"
 #include "core/log.h"
 
 extern char** environ;

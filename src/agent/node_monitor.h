@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "agent/config.h"
-#include "agent/gpu_backend.h"
+#include "agent/gpu/gpu_backend.h"
 #include "agent/health.h"
-#include "agent/job_run.h"
-#include "agent/process_supervisor.h"
+#include "agent/exec/job_run.h"
+#include "agent/exec/process_supervisor.h"
 #include "api/messages.h"
 #include "core/clock.h"
 #include "core/job.h"

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/process_supervisor.h"
+#include "agent/exec/process_supervisor.h"
 #include "core/clock.h"
 
 namespace corral::agent {

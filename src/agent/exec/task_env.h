@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/job_env.h"
+#include "agent/exec/job_env.h"
 #include "core/job.h"
 #include "core/step.h"
 

@@ -1,4 +1,4 @@
-#include "agent/container.h"
+#include "agent/exec/container.h"
 
 #include <gtest/gtest.h>
 

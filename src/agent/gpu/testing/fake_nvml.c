@@ -1,5 +1,5 @@
 // A fake libnvidia-ml for tests: implements the subset of NVML's C ABI that the NVML backend
-// uses (agent/internal/nvml_abi.h) over fake GPUs described in a text file, so that the
+// uses (agent/gpu/internal/nvml_abi.h) over fake GPUs described in a text file, so that the
 // backend's dlopen path, symbol table, discovery, sampling and XID events are tested without
 // NVIDIA hardware. Built as a shared library and loaded by path.
 //
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/internal/nvml_abi.h"
+#include "agent/gpu/internal/nvml_abi.h"
 
 #define MAX_GPUS 16
 #define MAX_MIGS 8

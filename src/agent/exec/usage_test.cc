@@ -1,4 +1,4 @@
-#include "agent/usage.h"
+#include "agent/exec/usage.h"
 
 #include <gtest/gtest.h>
 

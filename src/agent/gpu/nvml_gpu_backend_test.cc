@@ -8,8 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "agent/gpu_backend.h"
-#include "agent/health.h"
+#include "agent/gpu/gpu_backend.h"
+#include "agent/gpu/testing/fake_nvml.h"
 
 namespace corral::agent {
 namespace {
@@ -18,41 +18,14 @@ namespace fs = std::filesystem;
 
 class NvmlBackendTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/corral-nvml-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    file_ = dir_ + "/gpus";
-    setenv("CORRAL_FAKE_NVML", file_.c_str(), 1);
-    // A sysfs with the GPUs' NUMA nodes.
-    for (auto [bus, numa] : {std::pair{"0000:1b:00.0", "0"}, {"0000:3b:00.0", "0"}, {"0000:9b:00.0", "1"},
-                             {"0000:bb:00.0", "1"}}) {
-      fs::create_directories(dir_ + "/sys/bus/pci/devices/" + bus);
-      std::ofstream(dir_ + "/sys/bus/pci/devices/" + bus + "/numa_node") << numa << "\n";
-    }
-  }
-  void TearDown() override {
-    unsetenv("CORRAL_FAKE_NVML");
-    fs::remove_all(dir_);
-  }
-  void Write(const std::string& text) { std::ofstream(file_, std::ios::trunc) << text; }
-  void Append(const std::string& text) { std::ofstream(file_, std::ios::app) << text; }
-  NvmlConfig Config() {
-    NvmlConfig c;
-    c.library = CORRAL_FAKE_NVML_PATH;
-    c.sysfs_root = dir_ + "/sys";
-    c.dev_root = dir_ + "/dev";
-    return c;
-  }
+  void Write(const std::string& text) { nvml_.Write(text); }
+  void Append(const std::string& text) { nvml_.Append(text); }
+  NvmlConfig Config() { return nvml_.Config(); }
 
-  static constexpr const char* kFourH100 =
-      "driver 550.54.15\ncuda 12040\n"
-      "gpu NVIDIA H100 80GB HBM3|GPU-00000000-0000-0000-0000-000000000000|00000000:1B:00.0|0|81559|switch\n"
-      "gpu NVIDIA H100 80GB HBM3|GPU-11111111-0000-0000-0000-000000000000|00000000:3B:00.0|1|81559|switch\n"
-      "gpu NVIDIA H100 80GB HBM3|GPU-22222222-0000-0000-0000-000000000000|00000000:9B:00.0|2|81559|switch\n"
-      "gpu NVIDIA H100 80GB HBM3|GPU-33333333-0000-0000-0000-000000000000|00000000:BB:00.0|3|81559|switch\n";
+  static constexpr const char* kFourH100 = testing::FakeNvml::kFourH100;
 
-  std::string dir_;
-  std::string file_;
+  testing::FakeNvml nvml_;
+  const std::string& dir_ = nvml_.dir();
 };
 
 TEST_F(NvmlBackendTest, DiscoversGpusTopologyAndVersions) {
@@ -153,24 +126,6 @@ TEST_F(NvmlBackendTest, SamplesReadingsAndXidEvents) {
   // A GPU that falls off the bus stops answering.
   Append("lost 0\n");
   EXPECT_FALSE((*(*b)->Sample())[0].present);
-}
-
-TEST_F(NvmlBackendTest, HealthMonitorTakesTheXidGpuOut) {
-  Write(kFourH100);
-  auto b = MakeNvmlGpuBackend(Config());
-  ASSERT_TRUE(b.has_value());
-  HealthMonitor monitor({});
-  auto gpus = *(*b)->Discover();
-  EXPECT_TRUE(monitor.Observe(gpus, (*b)->Sample()).gpus.empty());
-  Append("xid 3 48\n");
-  HealthReport r;
-  for (int i = 0; i < 400 && r.gpus.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    r = monitor.Observe(gpus, (*b)->Sample());
-  }
-  ASSERT_EQ(r.gpus.size(), 1u);
-  EXPECT_EQ(r.gpus[0].gpu, 3u);
-  EXPECT_EQ(r.gpus[0].reason, "XID 48 (double-bit ECC error)");
 }
 
 TEST_F(NvmlBackendTest, UnusableLibraryOrNoGpuIsUnavailableWithOneLine) {

@@ -1,4 +1,4 @@
-#include "agent/cpu_binding.h"
+#include "agent/exec/cpu_binding.h"
 
 #include <dirent.h>
 #include <sched.h>

@@ -21,8 +21,8 @@
 #include <sstream>
 #include <thread>
 
-#include "agent/gpu_backend.h"
-#include "agent/internal/nvml_abi.h"
+#include "agent/gpu/gpu_backend.h"
+#include "agent/gpu/internal/nvml_abi.h"
 #include "core/log.h"
 
 namespace corral::agent {

@@ -1,4 +1,4 @@
-#include "agent/step_output.h"
+#include "agent/exec/step_output.h"
 
 #include <fcntl.h>
 #include <poll.h>

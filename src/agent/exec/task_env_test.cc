@@ -1,4 +1,4 @@
-#include "agent/task_env.h"
+#include "agent/exec/task_env.h"
 
 #include <algorithm>
 

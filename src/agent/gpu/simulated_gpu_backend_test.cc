@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "agent/gpu_backend.h"
+#include "agent/gpu/gpu_backend.h"
 
 namespace corral::agent {
 namespace {

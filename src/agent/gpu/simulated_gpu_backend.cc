@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <mutex>
 
-#include "agent/gpu_backend.h"
+#include "agent/gpu/gpu_backend.h"
 #include "core/time.h"
 
 namespace corral::agent {

@@ -1,4 +1,4 @@
-#include "agent/job_env.h"
+#include "agent/exec/job_env.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/gpu_backend.h"
-#include "agent/task_env.h"
+#include "agent/gpu/gpu_backend.h"
+#include "agent/exec/task_env.h"
 
 namespace corral::agent {
 namespace {

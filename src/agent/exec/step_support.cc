@@ -1,4 +1,4 @@
-#include "agent/step_support.h"
+#include "agent/exec/step_support.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // Job cgroups on this machine's real hierarchies (as root); skipped, saying why, where the
 // agent could not use them either.
-#include "agent/cgroup.h"
+#include "agent/exec/cgroup.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "agent/process_supervisor.h"
+#include "agent/exec/process_supervisor.h"
 #include "core/clock.h"
 
 namespace corral::agent {

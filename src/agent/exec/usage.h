@@ -9,8 +9,8 @@
 #include <map>
 #include <vector>
 
-#include "agent/gpu_backend.h"
-#include "agent/job_run.h"
+#include "agent/gpu/gpu_backend.h"
+#include "agent/exec/job_run.h"
 #include "core/gpu.h"
 #include "core/ids.h"
 #include "core/job.h"

@@ -1,4 +1,4 @@
-#include "agent/job_env.h"
+#include "agent/exec/job_env.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "agent/cgroup.h"
+#include "agent/exec/cgroup.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "agent/process_supervisor.h"
+#include "agent/exec/process_supervisor.h"
 
 #include <fcntl.h>
 #include <grp.h>

@@ -1,7 +1,7 @@
 // The subset of NVML's C ABI (libnvidia-ml.so.1) that the NVML backend uses, declared here
 // because Debian ships no nvml.h in main. Names, values and layouts follow NVIDIA's public
 // nvml.h (CUDA 12.x); only what the backend resolves is declared. The test library
-// (`agent/testing/fake_nvml.c`) implements the same functions from this header.
+// (`agent/gpu/testing/fake_nvml.c`) implements the same functions from this header.
 //
 // Never link libnvidia-ml: the backend dlopen()s it and resolves these names.
 //

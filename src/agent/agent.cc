@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,12 +18,14 @@
 #include <thread>
 #include <tuple>
 
+#include <sys/stat.h>
+
 #include "agent/exec/job_env.h"
-#include "agent/node_monitor.h"
 #include "agent/exec/process_supervisor.h"
 #include "agent/exec/step_output.h"
 #include "agent/exec/step_support.h"
 #include "agent/exec/task_env.h"
+#include "agent/node_monitor.h"
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
@@ -89,10 +90,10 @@ struct Agent::Impl {
   bool registered = false;
   NodeInventory inventory;
   Duration heartbeat_interval = Seconds(2);
-  std::string cluster_name;               // from the registration (SLURM_CLUSTER_NAME)
+  std::string cluster_name;  // from the registration (SLURM_CLUSTER_NAME)
   std::deque<api::JobEvent> events;
-  std::map<JobId, Generation> known;      // running, or exit not yet acknowledged
-  std::map<JobId, Generation> seen;       // highest generation launched per job
+  std::map<JobId, Generation> known;  // running, or exit not yet acknowledged
+  std::map<JobId, Generation> seen;   // highest generation launched per job
   // Steps (`corral run`): the highest generation a step was launched under, per job; the
   // recent step launches (a repeated one is a no-op); the output forwarders.
   std::map<JobId, Generation> step_generation;
@@ -133,7 +134,8 @@ struct Agent::Impl {
     std::lock_guard<std::mutex> lock(token_mu);
     Timestamp now = clock.Now();
     if (token.empty() || now - token_time > Seconds(60)) {
-      api::Identity self{.user = "agent:" + config.name, .uid = 0, .gid = 0, .role = api::Role::kAgent};
+      api::Identity self{
+          .user = "agent:" + config.name, .uid = 0, .gid = 0, .role = api::Role::kAgent};
       token = api::BearerHeader(key, self, now, Seconds(300));
       token_time = now;
     }
@@ -238,8 +240,8 @@ struct Agent::Impl {
       req.inventory = inventory;
       req.running = KnownRefs();
     }
-    auto resp = api::CheckResponse(controller->Send("POST", "/api/v1/agents/register",
-                                                    api::EncodeRegisterRequest(req), AuthHeaders(), true));
+    auto resp = api::CheckResponse(controller->Send(
+        "POST", "/api/v1/agents/register", api::EncodeRegisterRequest(req), AuthHeaders(), true));
     if (!resp) {
       CORRAL_LOG(Debug) << "registration failed: " << resp.error().message;
       return false;
@@ -274,7 +276,8 @@ struct Agent::Impl {
           backoff = Millis(100);
           warned = false;
         } else {
-          if (!warned) CORRAL_LOG(Warn) << "cannot register with " << config.controller_url << "; retrying";
+          if (!warned)
+            CORRAL_LOG(Warn) << "cannot register with " << config.controller_url << "; retrying";
           warned = true;
           cv.wait_for(lock, backoff, [&] { return stopping; });
           backoff = std::min<Duration>(backoff * 2, Seconds(2));
@@ -288,7 +291,8 @@ struct Agent::Impl {
       if (node) node->FillHeartbeat(&req);
       lock.unlock();
       auto resp = api::CheckResponse(controller->Send("POST", "/api/v1/agents/heartbeat",
-                                                      api::EncodeHeartbeatRequest(req), AuthHeaders(), true));
+                                                      api::EncodeHeartbeatRequest(req),
+                                                      AuthHeaders(), true));
       std::optional<api::HeartbeatResponse> hb;
       if (resp) {
         auto decoded = api::DecodeHeartbeatResponse(resp->body);
@@ -318,8 +322,8 @@ struct Agent::Impl {
       size_t n = std::min<size_t>(events.size(), 512);
       req.events.assign(events.begin(), events.begin() + static_cast<long>(n));
       lock.unlock();
-      auto resp = controller->Send("POST", "/api/v1/agents/events", api::EncodeJobEventsRequest(req),
-                                   AuthHeaders(), true);
+      auto resp = controller->Send("POST", "/api/v1/agents/events",
+                                   api::EncodeJobEventsRequest(req), AuthHeaders(), true);
       bool consumed = false;
       if (resp && (resp->status / 100 == 2 || resp->status == 409 || resp->status == 400)) {
         consumed = true;
@@ -332,7 +336,8 @@ struct Agent::Impl {
       if (consumed) {
         for (size_t i = 0; i < n && !events.empty(); ++i) {
           const api::JobEvent& ev = events.front();
-          if (ev.type == api::JobEventType::kExited || ev.type == api::JobEventType::kLaunchFailed) {
+          if (ev.type == api::JobEventType::kExited ||
+              ev.type == api::JobEventType::kLaunchFailed) {
             auto it = known.find(ev.job);
             if (it != known.end() && it->second == ev.generation) known.erase(it);
           }
@@ -398,7 +403,8 @@ struct Agent::Impl {
     spec.argv = {script};
     spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
     // Distributed training's rendezvous on this, the first node, and the checkpoint directory.
-    uint32_t candidate = MasterPortCandidate(job.id, config.master_port_min, config.master_port_max);
+    uint32_t candidate =
+        MasterPortCandidate(job.id, config.master_port_min, config.master_port_max);
     auto port = PickFreePort(candidate, config.master_port_min, config.master_port_max);
     if (!port) CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": " << port.error().message;
     *master_port = port ? *port : candidate;
@@ -437,7 +443,8 @@ struct Agent::Impl {
     spec.kill_grace = config.kill_grace;
     spec.warn = job.spec.signal;
     if (Status made = MakeDirectoriesAs(checkpoint_dir, spec.uid, spec.gid); !made) {
-      CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": checkpoint directory: " << made.error().message;
+      CORRAL_LOG(Warn) << "job " << job.id.ToString()
+                       << ": checkpoint directory: " << made.error().message;
     }
     if (node) CORRAL_RETURN_IF_ERROR(node->PrepareJob(job, &spec));
     if (Status launched = supervisor->Launch(spec); !launched) {
@@ -458,8 +465,9 @@ struct Agent::Impl {
     if (!launch) return api::ErrorResponse(launch.error());
     const Job& job = launch->job;
     if (job.allocation.nodes.empty() || job.allocation.nodes.front().node_name != config.name) {
-      return api::ErrorResponse({ErrorCode::kInvalidArgument,
-                                 "job " + job.id.ToString() + ": node " + config.name + " is not its batch host"});
+      return api::ErrorResponse(
+          {ErrorCode::kInvalidArgument,
+           "job " + job.id.ToString() + ": node " + config.name + " is not its batch host"});
     }
     Generation gen = job.allocation.generation;
     // A requeued job may come back to this node while its previous run is still being killed
@@ -468,18 +476,20 @@ struct Agent::Impl {
     for (const auto& p : supervisor->Running()) {
       if (p.job == job.id && p.generation < gen) {
         (void)supervisor->Signal(job.id, p.generation, SIGKILL);
-        return api::ErrorResponse({ErrorCode::kUnavailable, "job " + job.id.ToString() + ": generation " +
-                                                                p.generation.ToString() +
-                                                                " is still exiting; retry the launch"});
+        return api::ErrorResponse(
+            {ErrorCode::kUnavailable, "job " + job.id.ToString() + ": generation " +
+                                          p.generation.ToString() +
+                                          " is still exiting; retry the launch"});
       }
     }
     {
       std::lock_guard<std::mutex> lock(mu);
       auto it = seen.find(job.id);
       if (it != seen.end() && gen < it->second) {
-        return api::ErrorResponse({ErrorCode::kAborted, "job " + job.id.ToString() + ": stale launch of generation " +
-                                                            gen.ToString() + " (generation " +
-                                                            it->second.ToString() + " was launched)"});
+        return api::ErrorResponse(
+            {ErrorCode::kAborted, "job " + job.id.ToString() + ": stale launch of generation " +
+                                      gen.ToString() + " (generation " + it->second.ToString() +
+                                      " was launched)"});
       }
       if (it != seen.end() && gen == it->second) return Ok();  // a repeated launch
       seen[job.id] = gen;
@@ -532,8 +542,8 @@ struct Agent::Impl {
   }
 
   // Starts one task; returns why it could not start.
-  Status StartTask(const api::StepLaunchRequest& launch, const StepTask& task, const JobEnvContext& ctx,
-                   StepOutputForwarder* forwarder) {
+  Status StartTask(const api::StepLaunchRequest& launch, const StepTask& task,
+                   const JobEnvContext& ctx, StepOutputForwarder* forwarder) {
     const Job& job = launch.job;
     const StepSpec& step = launch.spec;
     ProcessSpec spec;
@@ -563,7 +573,8 @@ struct Agent::Impl {
     // time does not get the warning at once (see `ProcessSpec::warn`).
     spec.time_limit = kUnlimited;
     spec.limit_start = job.start_time;  // also for a limit set later on an unlimited job
-    if (job.time_limit != kUnlimited && job.time_limit > Duration(0)) spec.time_limit = job.time_limit;
+    if (job.time_limit != kUnlimited && job.time_limit > Duration(0))
+      spec.time_limit = job.time_limit;
     spec.kill_grace = config.kill_grace;
     if (!job.spec.signal.batch_only && job.spec.signal.signal != 0) spec.warn = job.spec.signal;
     std::pair<int, int> pipes{-1, -1};
@@ -582,7 +593,8 @@ struct Agent::Impl {
                                  .node_index = task.node_rank,
                                  .task_id = task.rank};
       spec.stdout_path = ResolveOutputPath(step.stdout_path, values, spec.cwd);
-      if (!step.stderr_path.empty()) spec.stderr_path = ResolveOutputPath(step.stderr_path, values, spec.cwd);
+      if (!step.stderr_path.empty())
+        spec.stderr_path = ResolveOutputPath(step.stderr_path, values, spec.cwd);
     } else {
       // Like the batch script: into the job's own output files, appended.
       OutputPatternValues values{.job_id = job.id.value,
@@ -600,7 +612,8 @@ struct Agent::Impl {
     // The job's cgroup on this node (made by its first task here, unless the batch step
     // runs here), its CPUs and device rules.
     if (node) {
-      CORRAL_RETURN_IF_ERROR(node->PrepareTask(job, {.spec = step.container, .gpus = task.gpus}, &spec));
+      CORRAL_RETURN_IF_ERROR(
+          node->PrepareTask(job, {.spec = step.container, .gpus = task.gpus}, &spec));
     } else if (contained) {
       return FailedPrecondition("containers need the node monitor");
     }
@@ -632,7 +645,8 @@ struct Agent::Impl {
       if (t.node == config.name) mine.push_back(t);
     }
     if (mine.empty() || launch->spec.argv.empty()) {
-      return api::ErrorResponse({ErrorCode::kInvalidArgument, what + ": no task to run on node " + config.name});
+      return api::ErrorResponse(
+          {ErrorCode::kInvalidArgument, what + ": no task to run on node " + config.name});
     }
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -643,9 +657,9 @@ struct Agent::Impl {
         newest = std::max(newest, it->second);
       }
       if (gen < newest) {
-        return api::ErrorResponse({ErrorCode::kAborted, what + ": stale launch of generation " + gen.ToString() +
-                                                            " (generation " + newest.ToString() +
-                                                            " was launched)"});
+        return api::ErrorResponse({ErrorCode::kAborted, what + ": stale launch of generation " +
+                                                            gen.ToString() + " (generation " +
+                                                            newest.ToString() + " was launched)"});
       }
       step_generation[job.id] = gen;
       auto launched = std::make_tuple(job.id, gen, launch->step);
@@ -674,7 +688,8 @@ struct Agent::Impl {
     }
     std::unique_ptr<StepOutputForwarder> forwarder;
     if (!launch->io_url.empty()) {
-      forwarder = std::make_unique<StepOutputForwarder>(launch->io_url, launch->spec.io_token, what);
+      forwarder =
+          std::make_unique<StepOutputForwarder>(launch->io_url, launch->spec.io_token, what);
     }
     std::vector<api::JobEvent> failures;
     for (const StepTask& t : mine) {
@@ -709,7 +724,8 @@ struct Agent::Impl {
     if (!r) return api::ErrorResponse(r.error());
     const std::string what = "job " + r->job.ToString();
     if (r->time_limit.count() <= 0) {
-      return api::ErrorResponse({ErrorCode::kInvalidArgument, what + ": time limit must be positive"});
+      return api::ErrorResponse(
+          {ErrorCode::kInvalidArgument, what + ": time limit must be positive"});
     }
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -719,9 +735,10 @@ struct Agent::Impl {
         newest = std::max(newest, it->second);
       }
       if (r->generation < newest) {
-        return api::ErrorResponse({ErrorCode::kAborted, what + ": stale time limit for generation " +
-                                                            r->generation.ToString() + " (generation " +
-                                                            newest.ToString() + " was launched)"});
+        return api::ErrorResponse(
+            {ErrorCode::kAborted, what + ": stale time limit for generation " +
+                                      r->generation.ToString() + " (generation " +
+                                      newest.ToString() + " was launched)"});
       }
     }
     Status s = supervisor->SetTimeLimit(r->job, r->generation, r->time_limit);
@@ -733,7 +750,8 @@ struct Agent::Impl {
     auto r = api::DecodeStepSignalRequest(req.body);
     if (!r) return api::ErrorResponse(r.error());
     if (r->signal < 0 || r->signal >= NSIG) {
-      return api::ErrorResponse({ErrorCode::kInvalidArgument, "signal: " + std::to_string(r->signal) + " is not a signal"});
+      return api::ErrorResponse({ErrorCode::kInvalidArgument,
+                                 "signal: " + std::to_string(r->signal) + " is not a signal"});
     }
     Status s;
     if (r->step == kAllSteps) {
@@ -760,7 +778,8 @@ struct Agent::Impl {
   }
 };
 
-Agent::Agent(AgentConfig config, std::unique_ptr<GpuBackend> gpus, api::JwtKey key, const Clock& clock)
+Agent::Agent(AgentConfig config, std::unique_ptr<GpuBackend> gpus, api::JwtKey key,
+             const Clock& clock)
     : impl_(std::make_unique<Impl>(std::move(config), std::move(gpus), std::move(key), clock)) {}
 
 Agent::~Agent() { Stop(); }
@@ -781,7 +800,8 @@ Status Agent::Start() {
   if (!discovered) return tl::unexpected<Error>(discovered.error());
   NodeInventory& inv = im.inventory;
   inv.name = im.config.name;
-  inv.cpus = im.config.cpus != 0 ? im.config.cpus : static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
+  inv.cpus =
+      im.config.cpus != 0 ? im.config.cpus : static_cast<uint32_t>(sysconf(_SC_NPROCESSORS_ONLN));
   inv.memory_mb = im.config.memory_mb != 0 ? im.config.memory_mb : MachineMemoryMb();
   inv.gpus = std::move(*discovered);
   inv.features = im.config.features;
@@ -790,7 +810,8 @@ Status Agent::Start() {
   inv.cuda_version = im.gpus->cuda_version();
   inv.agent_version = "0.1.0";
   uint32_t numa = 1;
-  for (const auto& g : inv.gpus) numa = std::max<uint32_t>(numa, static_cast<uint32_t>(g.numa_node + 1));
+  for (const auto& g : inv.gpus)
+    numa = std::max<uint32_t>(numa, static_cast<uint32_t>(g.numa_node + 1));
   inv.numa_nodes = numa;
 
   auto client = api::HttpClient::Create(im.config.controller_url,
@@ -800,7 +821,8 @@ Status Agent::Start() {
   im.controller = std::move(*client);
 
   Impl* impl = impl_.get();
-  im.supervisor = std::make_unique<ProcessSupervisor>(im.clock, [impl](const ProcessExit& e) { impl->OnExit(e); });
+  im.supervisor = std::make_unique<ProcessSupervisor>(
+      im.clock, [impl](const ProcessExit& e) { impl->OnExit(e); });
 
   auto guarded = [impl](auto handler) {
     return [impl, handler](const api::HttpRequest& req) -> api::HttpResponse {
@@ -811,49 +833,51 @@ Status Agent::Start() {
       auto who = impl->key.Verify(header.substr(7), impl->clock.Now());
       if (!who) return api::ErrorResponse(who.error());
       if (who->role != api::Role::kController && who->role != api::Role::kAdmin) {
-        return api::ErrorResponse({ErrorCode::kPermissionDenied, "only the controller may call " + req.path});
+        return api::ErrorResponse(
+            {ErrorCode::kPermissionDenied, "only the controller may call " + req.path});
       }
       return handler(req);
     };
   };
   im.server.Route("GET", "/api/v1/health", [](const api::HttpRequest&) { return Ok(); });
-  im.server.Route("POST", "/api/v1/launch", guarded([impl](const api::HttpRequest& req) {
-    return impl->HandleLaunch(req);
-  }));
+  im.server.Route("POST", "/api/v1/launch",
+                  guarded([impl](const api::HttpRequest& req) { return impl->HandleLaunch(req); }));
   im.server.Route("POST", "/api/v1/cancel", guarded([impl](const api::HttpRequest& req) {
-    auto c = api::DecodeCancelRequest(req.body);
-    if (!c) return api::ErrorResponse(c.error());
-    Status s = impl->supervisor->Cancel(c->job, c->generation);
-    if (!s) return api::ErrorResponse(s.error());
-    return Ok();
-  }));
-  im.server.Route("POST", "/api/v1/signal", guarded([impl](const api::HttpRequest& req) {
-    auto c = api::DecodeSignalRequest(req.body);
-    if (!c) return api::ErrorResponse(c.error());
-    if (c->signal <= 0 || c->signal >= NSIG) {
-      return api::ErrorResponse({ErrorCode::kInvalidArgument, "signal: " + std::to_string(c->signal) + " is not a signal"});
-    }
-    Status s = c->batch_only ? impl->SignalBatchScript(c->job, c->generation, c->signal)
-                             : impl->supervisor->Signal(c->job, c->generation, c->signal);
-    if (!s) return api::ErrorResponse(s.error());
-    return Ok();
-  }));
+                    auto c = api::DecodeCancelRequest(req.body);
+                    if (!c) return api::ErrorResponse(c.error());
+                    Status s = impl->supervisor->Cancel(c->job, c->generation);
+                    if (!s) return api::ErrorResponse(s.error());
+                    return Ok();
+                  }));
+  im.server.Route(
+      "POST", "/api/v1/signal", guarded([impl](const api::HttpRequest& req) {
+        auto c = api::DecodeSignalRequest(req.body);
+        if (!c) return api::ErrorResponse(c.error());
+        if (c->signal <= 0 || c->signal >= NSIG) {
+          return api::ErrorResponse({ErrorCode::kInvalidArgument,
+                                     "signal: " + std::to_string(c->signal) + " is not a signal"});
+        }
+        Status s = c->batch_only ? impl->SignalBatchScript(c->job, c->generation, c->signal)
+                                 : impl->supervisor->Signal(c->job, c->generation, c->signal);
+        if (!s) return api::ErrorResponse(s.error());
+        return Ok();
+      }));
   im.server.Route("POST", "/api/v1/jobs/limit", guarded([impl](const api::HttpRequest& req) {
-    return impl->HandleTimeLimit(req);
-  }));
+                    return impl->HandleTimeLimit(req);
+                  }));
   im.server.Route("POST", "/api/v1/steps/launch", guarded([impl](const api::HttpRequest& req) {
-    return impl->HandleStepLaunch(req);
-  }));
+                    return impl->HandleStepLaunch(req);
+                  }));
   im.server.Route("POST", "/api/v1/steps/signal", guarded([impl](const api::HttpRequest& req) {
-    return impl->HandleStepSignal(req);
-  }));
+                    return impl->HandleStepSignal(req);
+                  }));
   im.server.Route("POST", "/api/v1/inject", guarded([impl](const api::HttpRequest& req) {
-    auto r = api::DecodeInjectRequest(req.body);
-    if (!r) return api::ErrorResponse(r.error());
-    Status s = impl->node->Inject(*r);
-    if (!s) return api::ErrorResponse(s.error());
-    return Ok();
-  }));
+                    auto r = api::DecodeInjectRequest(req.body);
+                    if (!r) return api::ErrorResponse(r.error());
+                    Status s = impl->node->Inject(*r);
+                    if (!s) return api::ErrorResponse(s.error());
+                    return Ok();
+                  }));
   im.node = std::make_unique<NodeMonitor>(im.config, *im.gpus, inv.gpus, im.clock, [impl] {
     std::lock_guard<std::mutex> lock(impl->mu);
     impl->heartbeat_now = true;
@@ -864,8 +888,8 @@ Status Agent::Start() {
   inv.address = url();
   im.heartbeat_thread = std::thread([impl] { impl->HeartbeatLoop(); });
   im.events_thread = std::thread([impl] { impl->EventsLoop(); });
-  CORRAL_LOG(Info) << "agent " << inv.name << " listening on " << inv.address << " with " << inv.gpus.size()
-                   << " " << inv.gpu_backend << " GPUs";
+  CORRAL_LOG(Info) << "agent " << inv.name << " listening on " << inv.address << " with "
+                   << inv.gpus.size() << " " << inv.gpu_backend << " GPUs";
   return {};
 }
 

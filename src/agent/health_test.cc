@@ -1,13 +1,12 @@
 #include "agent/health.h"
 
-#include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "agent/gpu/testing/fake_nvml.h"
 #include "core/clock.h"
@@ -99,7 +98,8 @@ TEST(HealthMonitorTest, VanishedGpuAndNodeProblems) {
   EXPECT_TRUE(r.node_problem.empty());
 
   m.SetScriptResult("ERROR: nhc: /scratch is full");
-  EXPECT_EQ(m.Observe(Gpus(3), Healthy(3)).node_problem, "health script: ERROR: nhc: /scratch is full");
+  EXPECT_EQ(m.Observe(Gpus(3), Healthy(3)).node_problem,
+            "health script: ERROR: nhc: /scratch is full");
   m.SetScriptResult("");
   EXPECT_EQ(m.Observe(Gpus(3), Result<std::vector<GpuSample>>(Unavailable("NVML: Unknown Error")))
                 .node_problem,
@@ -157,8 +157,9 @@ class HealthScriptTest : public ::testing::Test {
 TEST_F(HealthScriptTest, ExitStatusAndMessage) {
   const Clock& clock = SystemClock::Get();
   EXPECT_EQ(RunHealthScript(Script("echo all good; exit 0"), Seconds(10), clock), "");
-  EXPECT_EQ(RunHealthScript(Script("echo; echo 'ERROR: nhc: eth0 down'; exit 1"), Seconds(10), clock),
-            "ERROR: nhc: eth0 down");
+  EXPECT_EQ(
+      RunHealthScript(Script("echo; echo 'ERROR: nhc: eth0 down'; exit 1"), Seconds(10), clock),
+      "ERROR: nhc: eth0 down");
   EXPECT_EQ(RunHealthScript(Script("exit 3"), Seconds(10), clock), "exit status 3");
   EXPECT_EQ(RunHealthScript(Script("sleep 30"), Millis(200), clock), "timed out after 0 s");
   EXPECT_EQ(RunHealthScript(dir_ + "/missing", Seconds(1), clock).rfind("cannot run ", 0), 0u);

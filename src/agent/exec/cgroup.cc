@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <linux/bpf.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include <linux/bpf.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -40,12 +40,13 @@ Status WriteFile(const std::string& path, const std::string& value) {
   ssize_t n = write(fd, value.data(), value.size());
   int err = errno;
   close(fd);
-  if (n < 0) return Internal("cgroup: cannot write \"" + value + "\" to " + path + ": " + ErrnoText(err));
+  if (n < 0)
+    return Internal("cgroup: cannot write \"" + value + "\" to " + path + ": " + ErrnoText(err));
   return {};
 }
 
 bool Exists(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return stat(path.c_str(), &st) == 0;
 }
 
@@ -76,8 +77,8 @@ std::vector<int> Pids(const std::string& dir) {
 // A mounted hierarchy and the agent's own cgroup in it.
 struct Hierarchy {
   bool v2 = false;
-  std::string mount;             // mount point
-  std::string own;               // the agent's own cgroup directory (mount + path)
+  std::string mount;                  // mount point
+  std::string own;                    // the agent's own cgroup directory (mount + path)
   std::set<std::string> controllers;  // v1: the mount's; v2: the own cgroup's available ones
 };
 
@@ -95,10 +96,10 @@ Result<int> LoadDeviceProgram(const std::vector<DeviceNumber>& deny) {
     i.imm = imm;
     p.push_back(i);
   };
-  insn(BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);      // r2 = ctx->access_type
+  insn(BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);       // r2 = ctx->access_type
   insn(BPF_ALU | BPF_AND | BPF_K, 2, 0, 0, 0xFFFF);  // r2 &= 0xffff (the type)
-  insn(BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0);      // r3 = ctx->major
-  insn(BPF_LDX | BPF_MEM | BPF_W, 4, 1, 8, 0);      // r4 = ctx->minor
+  insn(BPF_LDX | BPF_MEM | BPF_W, 3, 1, 4, 0);       // r3 = ctx->major
+  insn(BPF_LDX | BPF_MEM | BPF_W, 4, 1, 8, 0);       // r4 = ctx->minor
   for (const DeviceNumber& d : deny) {
     int32_t type = d.type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR;
     insn(BPF_JMP | BPF_JNE | BPF_K, 2, 0, 4, type);  // skip the 5 below on a mismatch
@@ -131,16 +132,17 @@ Status AttachDeviceProgram(const std::string& dir, int prog) {
   int rc = static_cast<int>(syscall(SYS_bpf, BPF_PROG_ATTACH, &attr, sizeof attr));
   int err = errno;
   close(cg);
-  if (rc < 0) return Internal("cgroup: attaching the device BPF program to " + dir + ": " + ErrnoText(err));
+  if (rc < 0)
+    return Internal("cgroup: attaching the device BPF program to " + dir + ": " + ErrnoText(err));
   return {};
 }
 
 class JobCgroupImpl final : public JobCgroup {
  public:
-  std::vector<std::string> dirs;   // every directory created, deepest last
-  std::string kill_v2;             // a v2 directory (cgroup.kill), or ""
-  std::string freezer_v1;          // a v1 freezer directory, or ""
-  std::string memory_dir;          // where memory is limited, or ""
+  std::vector<std::string> dirs;  // every directory created, deepest last
+  std::string kill_v2;            // a v2 directory (cgroup.kill), or ""
+  std::string freezer_v1;         // a v1 freezer directory, or ""
+  std::string memory_dir;         // where memory is limited, or ""
   bool memory_v2 = false;
 
   std::vector<std::string> procs_files() const override {
@@ -157,7 +159,8 @@ class JobCgroupImpl final : public JobCgroup {
 
   uint64_t PeakMemoryMb() const override {
     if (memory_dir.empty()) return 0;
-    std::string text = ReadAll(memory_dir + (memory_v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
+    std::string text =
+        ReadAll(memory_dir + (memory_v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"));
     try {
       return text.empty() ? 0 : (std::stoull(text) + (1 << 20) - 1) >> 20;
     } catch (const std::exception&) {
@@ -177,7 +180,8 @@ class JobCgroupImpl final : public JobCgroup {
       (void)WriteFile(kill_v2 + "/cgroup.kill", "1");
       return;
     }
-    bool frozen = !freezer_v1.empty() && WriteFile(freezer_v1 + "/freezer.state", "FROZEN").has_value();
+    bool frozen =
+        !freezer_v1.empty() && WriteFile(freezer_v1 + "/freezer.state", "FROZEN").has_value();
     for (const auto& d : dirs) {
       for (int pid : Pids(d)) kill(pid, SIGKILL);
     }
@@ -219,7 +223,8 @@ class JobCgroupImpl final : public JobCgroup {
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
       while (rmdir(it->c_str()) != 0 && errno != ENOENT) {
         if (clock.MonotonicNow() > deadline) {
-          return MakeError(ErrorCode::kDeadlineExceeded, "cgroup " + *it + ": rmdir: " + ErrnoText(errno));
+          return MakeError(ErrorCode::kDeadlineExceeded,
+                           "cgroup " + *it + ": rmdir: " + ErrnoText(errno));
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
@@ -241,7 +246,7 @@ class CgroupManagerImpl final : public CgroupManager {
   // The base directory (OWN/<parent>/<node>) of each hierarchy used, and which one serves
   // which function ("" = none).
   std::vector<Hierarchy> hierarchies;
-  std::map<std::string, std::string> base;  // hierarchy mount -> base dir
+  std::map<std::string, std::string> base;                     // hierarchy mount -> base dir
   std::string memory, cpuset, cpu, devices, kill_v2, freezer;  // base dirs
   bool memory_v2 = false, cpuset_v2 = false, cpu_v2 = false, devices_bpf = false;
   const Clock* clock = nullptr;
@@ -326,8 +331,10 @@ class CgroupManagerImpl final : public CgroupManager {
     } else if (!cpu.empty() && spec.cpu_count > 0) {
       std::string d = dir_of(cpu);
       uint64_t period = 100000;
-      Status s = cpu_v2 ? WriteFile(d + "/cpu.max", std::to_string(period * spec.cpu_count) + " " + std::to_string(period))
-                        : WriteFile(d + "/cpu.cfs_quota_us", std::to_string(period * spec.cpu_count));
+      Status s = cpu_v2
+                     ? WriteFile(d + "/cpu.max", std::to_string(period * spec.cpu_count) + " " +
+                                                     std::to_string(period))
+                     : WriteFile(d + "/cpu.cfs_quota_us", std::to_string(period * spec.cpu_count));
       if (!s) return undo(s.error());
     }
     if (!memory.empty() && spec.memory_mb > 0) {
@@ -357,7 +364,8 @@ class CgroupManagerImpl final : public CgroupManager {
         if (!s) return undo(s.error());
       } else {
         for (const DeviceNumber& n : spec.deny) {
-          std::string rule = std::string(1, n.type) + " " + std::to_string(n.major) + ":" + std::to_string(n.minor) + " rwm";
+          std::string rule = std::string(1, n.type) + " " + std::to_string(n.major) + ":" +
+                             std::to_string(n.minor) + " rwm";
           if (Status s = WriteFile(d + "/devices.deny", rule); !s) return undo(s.error());
         }
       }
@@ -385,7 +393,6 @@ class CgroupManagerImpl final : public CgroupManager {
       }
     }
   }
-
 };
 
 // Splits "a,b,c".
@@ -401,15 +408,17 @@ std::set<std::string> SplitSet(const std::string& s, char sep) {
 }  // namespace
 
 Result<DeviceNumber> DeviceNumberOf(const std::string& path) {
-  struct stat st{};
-  if (stat(path.c_str(), &st) != 0) return NotFound("device file " + path + ": " + ErrnoText(errno));
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    return NotFound("device file " + path + ": " + ErrnoText(errno));
   if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
     return InvalidArgument(path + " is not a device file");
   }
   return DeviceNumber{S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev), minor(st.st_rdev)};
 }
 
-Result<std::unique_ptr<CgroupManager>> CgroupManager::Open(const CgroupConfig& config, const std::string& node,
+Result<std::unique_ptr<CgroupManager>> CgroupManager::Open(const CgroupConfig& config,
+                                                           const std::string& node,
                                                            const Clock& clock) {
   if (config.mode == "off") return Unavailable("cgroups are off ([cgroup] mode = \"off\")");
   if (geteuid() != 0) return Unavailable("the agent is not root");

@@ -53,12 +53,12 @@ Result<DeviceNumber> DeviceNumberOf(const std::string& path);
 
 struct JobCgroupSpec {
   JobId job;
-  Generation generation;              // the run: the cgroup is job_<job>_<generation>
-  std::vector<uint32_t> cpus;         // CPU ids; empty = not constrained
-  std::vector<uint32_t> mems;         // NUMA nodes of `cpus`; empty = all
-  uint32_t cpu_count = 0;             // for a CPU quota where there is no cpuset; 0 = none
-  uint64_t memory_mb = 0;             // 0 = not constrained
-  std::vector<DeviceNumber> deny;     // devices the job may not open
+  Generation generation;           // the run: the cgroup is job_<job>_<generation>
+  std::vector<uint32_t> cpus;      // CPU ids; empty = not constrained
+  std::vector<uint32_t> mems;      // NUMA nodes of `cpus`; empty = all
+  uint32_t cpu_count = 0;          // for a CPU quota where there is no cpuset; 0 = none
+  uint64_t memory_mb = 0;          // 0 = not constrained
+  std::vector<DeviceNumber> deny;  // devices the job may not open
 };
 
 class JobCgroup {
@@ -85,8 +85,8 @@ class CgroupManager {
   // the reason when cgroups cannot be used (mode "off", not root, no hierarchy, read-only,
   // the needed controllers missing); the agent logs it once and runs jobs without them.
   // `clock` times the waits of Create and Destroy; it must outlive the manager.
-  static Result<std::unique_ptr<CgroupManager>> Open(const CgroupConfig& config, const std::string& node,
-                                                     const Clock& clock);
+  static Result<std::unique_ptr<CgroupManager>> Open(const CgroupConfig& config,
+                                                     const std::string& node, const Clock& clock);
 
   // "cgroup v1 (memory, cpuset, devices) + v2 (kill)": what jobs get.
   virtual std::string Describe() const = 0;

@@ -2,11 +2,7 @@
 // agent could not use them either.
 #include "agent/exec/cgroup.h"
 
-#include <gtest/gtest.h>
-
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -14,6 +10,10 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "agent/exec/process_supervisor.h"
 #include "core/clock.h"
@@ -32,18 +32,20 @@ class CgroupTest : public ::testing::Test {
     auto m = CgroupManager::Open({}, node_, SystemClock::Get());
     if (!m) GTEST_SKIP() << "cgroups are not usable here: " << m.error().message;
     manager_ = std::move(*m);
-    supervisor_ = std::make_unique<ProcessSupervisor>(SystemClock::Get(), [this](const ProcessExit& e) {
-      std::lock_guard<std::mutex> lock(mu_);
-      exits_.push_back(e);
-      cv_.notify_all();
-    });
+    supervisor_ =
+        std::make_unique<ProcessSupervisor>(SystemClock::Get(), [this](const ProcessExit& e) {
+          std::lock_guard<std::mutex> lock(mu_);
+          exits_.push_back(e);
+          cv_.notify_all();
+        });
   }
   void TearDown() override {
     supervisor_.reset();
     fs::remove_all(dir_);
   }
 
-  ProcessExit Run(JobCgroup& cg, const std::string& body, JobId id, std::vector<uint32_t> cpus = {}) {
+  ProcessExit Run(JobCgroup& cg, const std::string& body, JobId id,
+                  std::vector<uint32_t> cpus = {}) {
     std::string script = dir_ + "/job" + id.ToString();
     std::ofstream(script) << "#!/bin/sh\n" << body << "\n";
     fs::permissions(script, fs::perms::owner_all);
@@ -59,7 +61,8 @@ class CgroupTest : public ::testing::Test {
     EXPECT_TRUE(s.has_value()) << s.error().message;
     std::unique_lock<std::mutex> lock(mu_);
     bool done = cv_.wait_for(lock, std::chrono::seconds(60), [&] {
-      return std::any_of(exits_.begin(), exits_.end(), [&](const ProcessExit& e) { return e.job == id; });
+      return std::any_of(exits_.begin(), exits_.end(),
+                         [&](const ProcessExit& e) { return e.job == id; });
     });
     EXPECT_TRUE(done);
     for (const auto& e : exits_) {
@@ -83,11 +86,13 @@ class CgroupTest : public ::testing::Test {
 };
 
 TEST_F(CgroupTest, MemoryOverrunIsAnOomKill) {
-  if (manager_->Describe().find("memory") == std::string::npos) GTEST_SKIP() << "no memory controller";
+  if (manager_->Describe().find("memory") == std::string::npos)
+    GTEST_SKIP() << "no memory controller";
   auto cg = manager_->Create({.job = JobId(1), .memory_mb = 32});
   ASSERT_TRUE(cg.has_value()) << cg.error().message;
   // Holds 256 MB in a shell variable.
-  ProcessExit e = Run(**cg, "x=$(head -c 268435456 /dev/zero | tr '\\0' a); echo survived ${#x}", JobId(1));
+  ProcessExit e =
+      Run(**cg, "x=$(head -c 268435456 /dev/zero | tr '\\0' a); echo survived ${#x}", JobId(1));
   (void)e;  // the OOM killer may take the shell itself or its pipeline
   EXPECT_TRUE((*cg)->OutOfMemory()) << Out(JobId(1));
   EXPECT_EQ(Out(JobId(1)).find("survived 268435456"), std::string::npos);
@@ -102,7 +107,8 @@ TEST_F(CgroupTest, MemoryOverrunIsAnOomKill) {
 }
 
 TEST_F(CgroupTest, UnallocatedGpuDeviceFilesAreDenied) {
-  if (manager_->Describe().find("devices") == std::string::npos) GTEST_SKIP() << "no device control";
+  if (manager_->Describe().find("devices") == std::string::npos)
+    GTEST_SKIP() << "no device control";
   // Device files of a driver this machine does not have: opening an allowed one says ENXIO
   // ("No such device or address"), a denied one EPERM.
   for (int i = 0; i < 2; ++i) {
@@ -111,9 +117,11 @@ TEST_F(CgroupTest, UnallocatedGpuDeviceFilesAreDenied) {
   }
   auto cg = manager_->Create({.job = JobId(3), .deny = {{'c', 195, 1}}});
   ASSERT_TRUE(cg.has_value()) << cg.error().message;
-  Run(**cg, "head -c1 " + dir_ + "/nvidia0 2>&1; head -c1 " + dir_ + "/nvidia1 2>&1; true", JobId(3));
+  Run(**cg, "head -c1 " + dir_ + "/nvidia0 2>&1; head -c1 " + dir_ + "/nvidia1 2>&1; true",
+      JobId(3));
   std::string out = Out(JobId(3));
-  EXPECT_NE(out.find("nvidia0' for reading: No such device or address"), std::string::npos) << "output: " << out;
+  EXPECT_NE(out.find("nvidia0' for reading: No such device or address"), std::string::npos)
+      << "output: " << out;
   EXPECT_NE(out.find("nvidia1' for reading: Operation not permitted"), std::string::npos) << out;
   EXPECT_TRUE((*cg)->Destroy(Seconds(5), SystemClock::Get()).has_value());
 }
@@ -122,7 +130,8 @@ TEST_F(CgroupTest, UnallocatedGpuDeviceFilesAreDenied) {
 TEST_F(CgroupTest, DeviceBpfProgramOnV2) {
   auto v2 = CgroupManager::Open({.mode = "v2"}, node_ + "-v2", SystemClock::Get());
   if (!v2) GTEST_SKIP() << "no cgroup v2 hierarchy: " << v2.error().message;
-  if ((*v2)->Describe().find("devices (BPF)") == std::string::npos) GTEST_SKIP() << (*v2)->Describe();
+  if ((*v2)->Describe().find("devices (BPF)") == std::string::npos)
+    GTEST_SKIP() << (*v2)->Describe();
   for (int i = 0; i < 2; ++i) {
     std::string f = dir_ + "/nvidia" + std::to_string(i);
     if (mknod(f.c_str(), S_IFCHR | 0666, makedev(195, i)) != 0) GTEST_SKIP() << "cannot mknod here";
@@ -132,7 +141,8 @@ TEST_F(CgroupTest, DeviceBpfProgramOnV2) {
     GTEST_SKIP() << "BPF programs cannot be loaded here: " << cg.error().message;
   }
   ASSERT_TRUE(cg.has_value()) << cg.error().message;
-  Run(**cg, "head -c1 " + dir_ + "/nvidia0 2>&1; head -c1 " + dir_ + "/nvidia1 2>&1; true", JobId(7));
+  Run(**cg, "head -c1 " + dir_ + "/nvidia0 2>&1; head -c1 " + dir_ + "/nvidia1 2>&1; true",
+      JobId(7));
   std::string out = Out(JobId(7));
   EXPECT_NE(out.find("nvidia0' for reading: Operation not permitted"), std::string::npos) << out;
   EXPECT_NE(out.find("nvidia1' for reading: No such device or address"), std::string::npos) << out;
@@ -143,7 +153,8 @@ TEST_F(CgroupTest, DestroyKillsProcessesThatLeftTheProcessGroup) {
   auto cg = manager_->Create({.job = JobId(4)});
   ASSERT_TRUE(cg.has_value()) << cg.error().message;
   std::string pidfile = dir_ + "/escaped.pid";
-  Run(**cg, "setsid sh -c 'echo $$ > " + pidfile + "; exec sleep 300' & sleep 0.3; exit 0", JobId(4));
+  Run(**cg, "setsid sh -c 'echo $$ > " + pidfile + "; exec sleep 300' & sleep 0.3; exit 0",
+      JobId(4));
   int pid = 0;
   std::ifstream(pidfile) >> pid;
   ASSERT_GT(pid, 1);

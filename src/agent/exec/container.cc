@@ -15,7 +15,8 @@ bool IsApptainer(const std::string& r) { return r == "apptainer" || r == "singul
 
 // Variables of the host that must not override the image's own.
 bool KeepOut(const std::string& name) {
-  static const std::set<std::string> kHostOnly = {"PATH", "HOME", "HOSTNAME", "TERM", "SHELL", "LD_LIBRARY_PATH"};
+  static const std::set<std::string> kHostOnly = {"PATH", "HOME",  "HOSTNAME",
+                                                  "TERM", "SHELL", "LD_LIBRARY_PATH"};
   return kHostOnly.contains(name);
 }
 
@@ -38,7 +39,8 @@ std::string RuntimeImage(const std::string& runtime, const std::string& image) {
 Result<std::string> FindRuntime(const ContainerConfig& config) {
   if (!config.runtime_path.empty()) {
     if (access(config.runtime_path.c_str(), X_OK) != 0) {
-      return MakeError(ErrorCode::kFailedPrecondition, "container runtime " + config.runtime_path + " is not executable");
+      return MakeError(ErrorCode::kFailedPrecondition,
+                       "container runtime " + config.runtime_path + " is not executable");
     }
     return config.runtime_path;
   }
@@ -48,10 +50,12 @@ Result<std::string> FindRuntime(const ContainerConfig& config) {
     std::string candidate = dir + "/" + config.runtime;
     if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  return MakeError(ErrorCode::kFailedPrecondition, "container runtime \"" + config.runtime + "\" is not in PATH");
+  return MakeError(ErrorCode::kFailedPrecondition,
+                   "container runtime \"" + config.runtime + "\" is not in PATH");
 }
 
-Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, const ContainerLaunch& l) {
+Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config,
+                                               const ContainerLaunch& l) {
   const std::string& rt = config.runtime;
   if (rt.empty()) {
     return MakeError(ErrorCode::kFailedPrecondition,
@@ -59,13 +63,16 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
                          " ([container] runtime in agent.toml)");
   }
   if (!IsDockerLike(rt) && !IsApptainer(rt) && rt != "enroot") {
-    return MakeError(ErrorCode::kFailedPrecondition, "[container] runtime: unknown runtime \"" + rt + "\"");
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "[container] runtime: unknown runtime \"" + rt + "\"");
   }
   std::string gpus = config.gpus;
-  if (gpus == "auto") gpus = IsDockerLike(rt) ? (rt == "docker" ? "gpus" : "cdi") : IsApptainer(rt) ? "nv" : "env";
+  if (gpus == "auto")
+    gpus = IsDockerLike(rt) ? (rt == "docker" ? "gpus" : "cdi") : IsApptainer(rt) ? "nv" : "env";
   static const std::set<std::string> kModes = {"cdi", "gpus", "env", "nv", "devices", "none"};
   if (!kModes.contains(gpus)) {
-    return MakeError(ErrorCode::kFailedPrecondition, "[container] gpus: unknown mode \"" + gpus + "\"");
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "[container] gpus: unknown mode \"" + gpus + "\"");
   }
 
   // Mounts: working directory, the script's directory (read-only), output directories, the
@@ -93,8 +100,8 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
     std::istringstream in(m);
     for (std::string p; std::getline(in, p, ':');) parts.push_back(p);
     if (parts.size() == 1) parts.push_back(parts[0]);
-    if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[0][0] != '/' || parts[1].empty() ||
-        parts[1][0] != '/') {
+    if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[0][0] != '/' ||
+        parts[1].empty() || parts[1][0] != '/') {
       return InvalidArgument("job " + l.job.ToString() + ": container mount \"" + m +
                              "\" is not SRC[:DST[:FLAGS]] with absolute paths");
     }
@@ -117,7 +124,8 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
     if (KeepOut(name) && !named) continue;
     if (name == "CUDA_VISIBLE_DEVICES" && exact_gpus) {
       std::string renumbered;
-      for (size_t i = 0; i < l.gpus.size(); ++i) renumbered += (i == 0 ? "" : ",") + std::to_string(i);
+      for (size_t i = 0; i < l.gpus.size(); ++i)
+        renumbered += (i == 0 ? "" : ",") + std::to_string(i);
       value = renumbered;
     }
     env.emplace_back(name, value);
@@ -133,7 +141,7 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
   c.env = config.env;
   c.argv.push_back(config.runtime_path.empty() ? rt : config.runtime_path);
   if (IsDockerLike(rt)) {
-    c.name = !l.instance.empty()    ? l.instance
+    c.name = !l.instance.empty()   ? l.instance
              : l.spec.name.empty() ? "corral-" + l.node + "-" + l.job.ToString()
                                    : l.spec.name;
     c.argv.insert(c.argv.end(), {"run", "--rm", "--name", c.name, "--network=host"});
@@ -143,7 +151,9 @@ Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, co
       for (uint32_t cpu : l.cpus) list += (list.empty() ? "" : ",") + std::to_string(cpu);
       c.argv.push_back("--cpuset-cpus=" + list);
     }
-    if (l.uid) c.argv.push_back("--user=" + std::to_string(*l.uid) + ":" + std::to_string(l.gid.value_or(*l.uid)));
+    if (l.uid)
+      c.argv.push_back("--user=" + std::to_string(*l.uid) + ":" +
+                       std::to_string(l.gid.value_or(*l.uid)));
     for (const auto& m : mounts) {
       c.argv.push_back("--volume=" + m.src + ":" + m.dst + (m.flags.empty() ? "" : ":" + m.flags));
     }

@@ -51,30 +51,30 @@ struct ContainerLaunch {
   JobId job;
   std::string node;
   std::string image;
-  std::string script;                      // host path of the batch script
+  std::string script;  // host path of the batch script
   // A step task: the program and its arguments, run as they are inside the image (argv[0]
   // looked up in the image's PATH); `script` is then unused.
   std::vector<std::string> command;
   // podman/docker: the container's name; "" = the spec's name, else corral-NODE-JOB.
   std::string instance;
-  std::string workdir;                     // host working directory (mounted at the same path)
-  std::vector<std::string> output_dirs;    // directories of the output files
-  std::vector<std::string> env;            // the job's environment, "NAME=value"
-  std::optional<uint32_t> uid;             // the job's user when the agent switches ids
+  std::string workdir;                   // host working directory (mounted at the same path)
+  std::vector<std::string> output_dirs;  // directories of the output files
+  std::vector<std::string> env;          // the job's environment, "NAME=value"
+  std::optional<uint32_t> uid;           // the job's user when the agent switches ids
   std::optional<uint32_t> gid;
-  std::string home;                        // the user's home (mounted when the spec asks)
-  std::vector<GpuInfo> gpus;               // the job's GPUs on this node
-  std::vector<std::string> device_files;   // their device files
-  uint64_t memory_mb = 0;                  // podman/docker: --memory (0 = none)
-  std::vector<uint32_t> cpus;              // podman/docker: --cpuset-cpus (empty = none)
-  ContainerSpec spec;                      // image, mounts, workdir, env names, mount_home
+  std::string home;                       // the user's home (mounted when the spec asks)
+  std::vector<GpuInfo> gpus;              // the job's GPUs on this node
+  std::vector<std::string> device_files;  // their device files
+  uint64_t memory_mb = 0;                 // podman/docker: --memory (0 = none)
+  std::vector<uint32_t> cpus;             // podman/docker: --cpuset-cpus (empty = none)
+  ContainerSpec spec;                     // image, mounts, workdir, env names, mount_home
 };
 
 struct ContainerCommand {
-  std::vector<std::string> argv;  // argv[0] is the runtime (a path, or a name for PATH)
-  std::vector<std::string> env;   // the runtime's own environment
-  bool runs_as_user = false;      // the runtime itself runs as the job's user
-  std::string name;               // the container's name ("" when the runtime has none)
+  std::vector<std::string> argv;     // argv[0] is the runtime (a path, or a name for PATH)
+  std::vector<std::string> env;      // the runtime's own environment
+  bool runs_as_user = false;         // the runtime itself runs as the job's user
+  std::string name;                  // the container's name ("" when the runtime has none)
   std::vector<std::string> cleanup;  // a command that removes the container after the job
 };
 
@@ -86,10 +86,11 @@ struct ContainerCommand {
 //                     (starts with '/' or '.') or already has a scheme ("docker://", "oras://")
 std::string RuntimeImage(const std::string& runtime, const std::string& image);
 
-// The command that runs `launch.script` (or `launch.command`) in the image. Returns kInvalidArgument for a mount
-// that is not "SRC:DST[:FLAGS]" with absolute paths, kFailedPrecondition when no runtime is
-// configured or a runtime name or GPU mode is unknown.
-Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config, const ContainerLaunch& launch);
+// The command that runs `launch.script` (or `launch.command`) in the image. Returns
+// kInvalidArgument for a mount that is not "SRC:DST[:FLAGS]" with absolute paths,
+// kFailedPrecondition when no runtime is configured or a runtime name or GPU mode is unknown.
+Result<ContainerCommand> BuildContainerCommand(const ContainerConfig& config,
+                                               const ContainerLaunch& launch);
 
 // The runtime's path: `config.runtime_path`, else `config.runtime` found in PATH. Returns
 // kFailedPrecondition naming it when it is not there.

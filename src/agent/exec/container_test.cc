@@ -1,8 +1,8 @@
 #include "agent/exec/container.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+
+#include <gtest/gtest.h>
 
 namespace corral::agent {
 namespace {
@@ -58,10 +58,11 @@ TEST(ContainerTest, PodmanGetsOnlyTheJobsGpusMountsAndEnvironment) {
   EXPECT_TRUE(Has(a, "--env=CUDA_VISIBLE_DEVICES=0,1"));  // renumbered inside
   EXPECT_TRUE(Has(a, "--env=NVIDIA_VISIBLE_DEVICES=GPU-2222,GPU-5555"));
   EXPECT_TRUE(Has(a, "--env=CORRAL_JOB_ID=42"));
-  EXPECT_FALSE(Has(a, "--env=PATH=/usr/bin"));            // the image's own PATH
+  EXPECT_FALSE(Has(a, "--env=PATH=/usr/bin"));  // the image's own PATH
   EXPECT_EQ(a[a.size() - 2], "docker.io/library/ubuntu:24.04");
   EXPECT_EQ(a.back(), "/corral/job/script");
-  EXPECT_EQ(c->cleanup, (std::vector<std::string>{"podman", "rm", "--force", "--ignore", "corral-gpu01-42"}));
+  EXPECT_EQ(c->cleanup,
+            (std::vector<std::string>{"podman", "rm", "--force", "--ignore", "corral-gpu01-42"}));
 }
 
 TEST(ContainerTest, DockerApptainerEnrootAndDeviceModes) {
@@ -72,7 +73,8 @@ TEST(ContainerTest, DockerApptainerEnrootAndDeviceModes) {
   EXPECT_TRUE(Has(devices->argv, "--device=/dev/nvidia2"));
   EXPECT_FALSE(Has(devices->argv, "--device=nvidia.com/gpu=GPU-2222"));
 
-  auto a = BuildContainerCommand({.runtime = "apptainer", .runtime_path = "/opt/bin/apptainer"}, Launch());
+  auto a = BuildContainerCommand({.runtime = "apptainer", .runtime_path = "/opt/bin/apptainer"},
+                                 Launch());
   ASSERT_TRUE(a.has_value());
   EXPECT_TRUE(a->runs_as_user);
   EXPECT_EQ(a->argv[0], "/opt/bin/apptainer");
@@ -102,23 +104,26 @@ TEST(ContainerTest, StepTaskRunsItsCommandWithOnlyItsGpusAndRanks) {
   l.gpus[0].index = 5;
   l.gpus[0].uuid = "GPU-5555";
   l.device_files = {"/dev/nvidia5"};
-  l.env = {"CUDA_VISIBLE_DEVICES=5", "RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=4", "MASTER_ADDR=gpu01",
-           "MASTER_PORT=29542", "SLURM_PROCID=3", "PATH=/usr/bin"};
+  l.env = {"CUDA_VISIBLE_DEVICES=5", "RANK=3",
+           "LOCAL_RANK=1",           "WORLD_SIZE=4",
+           "MASTER_ADDR=gpu01",      "MASTER_PORT=29542",
+           "SLURM_PROCID=3",         "PATH=/usr/bin"};
   l.spec.name = "train";  // pyxis' name is not the runtime's
   l.spec.mounts = {"/datasets:/data:ro+rprivate"};
   auto c = BuildContainerCommand({.runtime = "podman"}, l);
   ASSERT_TRUE(c.has_value()) << c.error().message;
   const auto& a = c->argv;
   EXPECT_EQ(c->name, "corral-gpu01-42-1-0-3");
-  EXPECT_EQ(c->cleanup, (std::vector<std::string>{"podman", "rm", "--force", "--ignore", "corral-gpu01-42-1-0-3"}));
+  EXPECT_EQ(c->cleanup, (std::vector<std::string>{"podman", "rm", "--force", "--ignore",
+                                                  "corral-gpu01-42-1-0-3"}));
   EXPECT_FALSE(Has(a, "--volume=/var/lib/corral/agent/jobs/42:/corral/job:ro"));  // no script
   EXPECT_TRUE(Has(a, "--volume=/datasets:/data:ro,rprivate"));                    // pyxis' '+'
   EXPECT_TRUE(Has(a, "--device=nvidia.com/gpu=GPU-5555"));
   EXPECT_FALSE(Has(a, "--device=nvidia.com/gpu=GPU-2222"));
   EXPECT_TRUE(Has(a, "--env=CUDA_VISIBLE_DEVICES=0"));
   EXPECT_TRUE(Has(a, "--env=NVIDIA_VISIBLE_DEVICES=GPU-5555"));
-  for (const char* kv : {"RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=4", "MASTER_ADDR=gpu01", "MASTER_PORT=29542",
-                         "SLURM_PROCID=3"}) {
+  for (const char* kv : {"RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=4", "MASTER_ADDR=gpu01",
+                         "MASTER_PORT=29542", "SLURM_PROCID=3"}) {
     EXPECT_TRUE(Has(a, std::string("--env=") + kv)) << kv;
   }
   EXPECT_FALSE(Has(a, "--env=PATH=/usr/bin"));
@@ -131,7 +136,8 @@ TEST(ContainerTest, StepTaskRunsItsCommandWithOnlyItsGpusAndRanks) {
   auto a2 = BuildContainerCommand({.runtime = "apptainer"}, l);
   ASSERT_TRUE(a2.has_value());
   EXPECT_EQ(std::vector<std::string>(a2->argv.end() - 5, a2->argv.end()),
-            (std::vector<std::string>{"docker://docker.io/library/ubuntu:24.04", "python", "train.py", "--lr", "0.1"}));
+            (std::vector<std::string>{"docker://docker.io/library/ubuntu:24.04", "python",
+                                      "train.py", "--lr", "0.1"}));
   EXPECT_TRUE(Has(a2->env, "APPTAINERENV_RANK=3"));
 
   // enroot: the working directory and the command are arguments of sh, never quoted into it.
@@ -139,16 +145,21 @@ TEST(ContainerTest, StepTaskRunsItsCommandWithOnlyItsGpusAndRanks) {
   auto e = BuildContainerCommand({.runtime = "enroot"}, l);
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(std::vector<std::string>(e->argv.end() - 9, e->argv.end()),
-            (std::vector<std::string>{"docker.io/library/ubuntu:24.04", "/bin/sh", "-c", "cd \"$0\" && exec \"$@\"",
-                                      "/home/alice/it's here", "python", "train.py", "--lr", "0.1"}));
+            (std::vector<std::string>{"docker.io/library/ubuntu:24.04", "/bin/sh", "-c",
+                                      "cd \"$0\" && exec \"$@\"", "/home/alice/it's here", "python",
+                                      "train.py", "--lr", "0.1"}));
   EXPECT_TRUE(Has(e->argv, "--env=RANK=3"));
 }
 
 TEST(ContainerTest, PyxisImagesAreTranslatedForEachRuntime) {
-  EXPECT_EQ(RuntimeImage("enroot", "nvcr.io#nvidia/pytorch:24.01-py3"), "nvcr.io#nvidia/pytorch:24.01-py3");
-  EXPECT_EQ(RuntimeImage("podman", "nvcr.io#nvidia/pytorch:24.01-py3"), "nvcr.io/nvidia/pytorch:24.01-py3");
-  EXPECT_EQ(RuntimeImage("docker", "alice@nvcr.io#nvidia/pytorch:24.01-py3"), "nvcr.io/nvidia/pytorch:24.01-py3");
-  EXPECT_EQ(RuntimeImage("podman", "ubuntu@sha256:abcd"), "ubuntu@sha256:abcd");  // a digest, not a user
+  EXPECT_EQ(RuntimeImage("enroot", "nvcr.io#nvidia/pytorch:24.01-py3"),
+            "nvcr.io#nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(RuntimeImage("podman", "nvcr.io#nvidia/pytorch:24.01-py3"),
+            "nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(RuntimeImage("docker", "alice@nvcr.io#nvidia/pytorch:24.01-py3"),
+            "nvcr.io/nvidia/pytorch:24.01-py3");
+  EXPECT_EQ(RuntimeImage("podman", "ubuntu@sha256:abcd"),
+            "ubuntu@sha256:abcd");  // a digest, not a user
   EXPECT_EQ(RuntimeImage("podman", "localhost/busybox:1"), "localhost/busybox:1");
   EXPECT_EQ(RuntimeImage("apptainer", "nvcr.io#nvidia/pytorch:24.01-py3"),
             "docker://nvcr.io/nvidia/pytorch:24.01-py3");
@@ -164,7 +175,8 @@ TEST(ContainerTest, RefusesWhatItCannotRun) {
             "job 42: containers are not set up on node gpu01 ([container] runtime in agent.toml)");
   ContainerLaunch bad = Launch();
   bad.spec.mounts = {"relative:/x"};
-  EXPECT_EQ(BuildContainerCommand({.runtime = "podman"}, bad).error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(BuildContainerCommand({.runtime = "podman"}, bad).error().code,
+            ErrorCode::kInvalidArgument);
   EXPECT_FALSE(FindRuntime({.runtime = "no-such-runtime-here"}).has_value());
   auto sh = FindRuntime({.runtime = "sh"});
   ASSERT_TRUE(sh.has_value());

@@ -68,7 +68,8 @@ NumaTopology ReadNumaTopology(const std::string& sysfs_root, const std::set<uint
   if (DIR* d = opendir(dir.c_str())) {
     while (dirent* e = readdir(d)) {
       std::string n = e->d_name;
-      if (n.rfind("node", 0) != 0 || n.size() == 4 || n.find_first_not_of("0123456789", 4) != std::string::npos) {
+      if (n.rfind("node", 0) != 0 || n.size() == 4 ||
+          n.find_first_not_of("0123456789", 4) != std::string::npos) {
         continue;
       }
       auto cpus = ParseCpuList(ReadLine(dir + "/" + n + "/cpulist"));
@@ -84,14 +85,16 @@ NumaTopology ReadNumaTopology(const std::string& sysfs_root, const std::set<uint
   if (t.cpus_by_node.empty()) {
     if (!allowed.empty()) {
       t.cpus_by_node[0].assign(allowed.begin(), allowed.end());
-    } else if (auto cpus = ParseCpuList(ReadLine(sysfs_root + "/devices/system/cpu/online")); cpus && !cpus->empty()) {
+    } else if (auto cpus = ParseCpuList(ReadLine(sysfs_root + "/devices/system/cpu/online"));
+               cpus && !cpus->empty()) {
       t.cpus_by_node[0] = *cpus;
     }
   }
   return t;
 }
 
-std::vector<uint32_t> PickCpus(const NumaTopology& topology, uint32_t count, const std::set<int32_t>& near_nodes,
+std::vector<uint32_t> PickCpus(const NumaTopology& topology, uint32_t count,
+                               const std::set<int32_t>& near_nodes,
                                const std::set<uint32_t>& busy) {
   std::vector<uint32_t> out;
   std::set<uint32_t> taken;

@@ -35,8 +35,8 @@ std::set<uint32_t> OwnCpuAffinity();
 // `count` CPUs for a job: free CPUs of `near_nodes` first (in node then CPU order), then free
 // CPUs of the other nodes, then, when the free ones do not suffice, busy ones. Returns fewer
 // only if the topology has fewer CPUs.
-std::vector<uint32_t> PickCpus(const NumaTopology& topology, uint32_t count, const std::set<int32_t>& near_nodes,
-                               const std::set<uint32_t>& busy);
+std::vector<uint32_t> PickCpus(const NumaTopology& topology, uint32_t count,
+                               const std::set<int32_t>& near_nodes, const std::set<uint32_t>& busy);
 
 // The NUMA nodes of `cpus` in `topology`.
 std::vector<uint32_t> NodesOf(const NumaTopology& topology, const std::vector<uint32_t>& cpus);

@@ -1,11 +1,11 @@
 #include "agent/exec/cpu_binding.h"
 
-#include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 namespace corral::agent {
 namespace {

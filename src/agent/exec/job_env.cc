@@ -47,7 +47,8 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
   env["CORRAL_CPUS_ON_NODE"] = std::to_string(here != nullptr ? here->cpus : 0);
   env["CORRAL_NTASKS"] = std::to_string(job.spec.resources.ntasks);
   env["CORRAL_RESTART_COUNT"] = std::to_string(job.restart_count);
-  env["CORRAL_SUBMIT_DIR"] = job.spec.submit_dir.empty() ? job.spec.working_dir : job.spec.submit_dir;
+  env["CORRAL_SUBMIT_DIR"] =
+      job.spec.submit_dir.empty() ? job.spec.working_dir : job.spec.submit_dir;
   if (!ctx.controller_url.empty()) env["CORRAL_CONTROLLER"] = ctx.controller_url;
   if (ctx.master_port != 0) {
     env["MASTER_ADDR"] = env["CORRAL_MASTER_ADDR"] = ctx.master_addr;

@@ -35,11 +35,11 @@ namespace corral::agent {
 struct JobEnvContext {
   std::string node_name;
   std::string controller_url;
-  std::string master_addr;            // with `master_port` != 0: MASTER_ADDR/MASTER_PORT
+  std::string master_addr;  // with `master_port` != 0: MASTER_ADDR/MASTER_PORT
   uint32_t master_port = 0;
-  std::string checkpoint_dir;         // "" = no CORRAL_CHECKPOINT_DIR
-  std::string cluster_name;           // SLURM_CLUSTER_NAME ("" = not set)
-  std::vector<GpuInfo> gpus;          // the node's GPUs (its inventory), for their UUIDs
+  std::string checkpoint_dir;  // "" = no CORRAL_CHECKPOINT_DIR
+  std::string cluster_name;    // SLURM_CLUSTER_NAME ("" = not set)
+  std::vector<GpuInfo> gpus;   // the node's GPUs (its inventory), for their UUIDs
 };
 
 // CUDA_VISIBLE_DEVICES for `gpus` of a node whose devices are `inventory`: their indices

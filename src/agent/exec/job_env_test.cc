@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/gpu/gpu_backend.h"
 #include "agent/exec/task_env.h"
+#include "agent/gpu/gpu_backend.h"
 
 namespace corral::agent {
 namespace {
@@ -24,7 +24,8 @@ Job TwoNodeJob() {
   j.id = JobId(42);
   j.spec.name = "train";
   j.spec.user = "alice";
-  j.spec.environment = {{"HOME", "/home/alice"}, {"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7"},
+  j.spec.environment = {{"HOME", "/home/alice"},
+                        {"CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7"},
                         {"CORRAL_JOB_ID", "spoofed"}};
   j.spec.resources.nodes = 2;
   j.partition = "gpu";
@@ -40,7 +41,8 @@ Job TwoNodeJob() {
 }
 
 TEST(JobEnvTest, SetsCorralVariablesAndExactGpus) {
-  auto env = BuildJobEnvironment(TwoNodeJob(), {.node_name = "node01", .controller_url = "http://c:1"});
+  auto env =
+      BuildJobEnvironment(TwoNodeJob(), {.node_name = "node01", .controller_url = "http://c:1"});
   EXPECT_EQ(Get(env, "CUDA_VISIBLE_DEVICES"), "2,5");
   EXPECT_EQ(Get(env, "CORRAL_JOB_ID"), "42");
   EXPECT_EQ(Get(env, "CORRAL_NODENAME"), "node01");

@@ -156,9 +156,9 @@ struct ChildArgs {
   std::optional<gid_t> gid;
   const gid_t* groups;
   size_t ngroups;
-  const int* cgroup_fds;     // cgroup.procs files to join
+  const int* cgroup_fds;  // cgroup.procs files to join
   size_t ncgroup_fds;
-  const cpu_set_t* cpus;     // null: keep the agent's affinity
+  const cpu_set_t* cpus;  // null: keep the agent's affinity
   sigset_t parent_mask;
   // Written by the child when a step fails (the parent reads them once the child is gone).
   const char* failed_step;
@@ -191,7 +191,8 @@ int ChildMain(void* arg) {
   if (dup2(a->stdout_fd, 1) < 0) ChildFail(a, "dup2 stdout");
   if (dup2(a->stderr_fd, 2) < 0) ChildFail(a, "dup2 stderr");
   if (close_range(3, ~0U, 0) < 0) ChildFail(a, "close_range");
-  if ((a->uid || a->gid) && syscall(SYS_setgroups, a->ngroups, a->groups) < 0) ChildFail(a, "setgroups");
+  if ((a->uid || a->gid) && syscall(SYS_setgroups, a->ngroups, a->groups) < 0)
+    ChildFail(a, "setgroups");
   if (a->gid && syscall(SYS_setresgid, *a->gid, *a->gid, *a->gid) < 0) ChildFail(a, "setgid");
   if (a->uid && syscall(SYS_setresuid, *a->uid, *a->uid, *a->uid) < 0) ChildFail(a, "setuid");
   // After dropping privileges, so that the user's own permissions decide.
@@ -571,7 +572,8 @@ struct ProcessSupervisor::Impl {
     std::vector<int> raw_fds;
     for (const std::string& path : spec.cgroup_procs) {
       Fd fd(open(path.c_str(), O_WRONLY | O_CLOEXEC));
-      if (fd.get() < 0) return Internal(JobPrefix(spec.job) + ": cgroup " + Quoted(path) + ": " + ErrnoText(errno));
+      if (fd.get() < 0)
+        return Internal(JobPrefix(spec.job) + ": cgroup " + Quoted(path) + ": " + ErrnoText(errno));
       raw_fds.push_back(fd.get());
       cgroup_fds.push_back(std::move(fd));
     }

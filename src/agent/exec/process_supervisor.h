@@ -45,20 +45,20 @@ struct ProcessSpec {
   Generation generation;
   uint32_t step = kBatchStepId;
   uint32_t task = 0;
-  std::vector<std::string> argv;      // argv[0] is the program (an absolute path)
-  std::vector<std::string> env;       // the complete environment, "NAME=value"
-  std::string cwd;                    // must exist
+  std::vector<std::string> argv;  // argv[0] is the program (an absolute path)
+  std::vector<std::string> env;   // the complete environment, "NAME=value"
+  std::string cwd;                // must exist
   // Output files are opened by the agent, with the job user's file-system identity when
   // `uid`/`gid` are set (so they are created owned by that user, and a path the user may not
   // write, a symlink to a root-only file say, is refused). A relative path is relative to
   // `cwd`.
-  std::string stdout_path;            // expanded; created (not its directory); "" = /dev/null
-  std::string stderr_path;            // "" (or stdout_path) = the same open file as stdout
-  bool append = false;                // open outputs with O_APPEND instead of O_TRUNC
+  std::string stdout_path;  // expanded; created (not its directory); "" = /dev/null
+  std::string stderr_path;  // "" (or stdout_path) = the same open file as stdout
+  bool append = false;      // open outputs with O_APPEND instead of O_TRUNC
   // When >= 0, the process gets a copy of this descriptor as its stdout (stderr) instead of
   // opening the path (a pipe the agent forwards, say). The caller keeps and closes its own.
   int stdout_fd = -1;
-  int stderr_fd = -1;                 // -1 with `stdout_fd` set: the same as stdout
+  int stderr_fd = -1;  // -1 with `stdout_fd` set: the same as stdout
   // Run as this user (the agent must be root), with the supplementary groups of its passwd
   // entry. Without `gid`, the passwd entry's group. When they equal the agent's own ids and
   // the agent is not root, nothing is switched (`corral dev` runs its own user's jobs).
@@ -90,14 +90,14 @@ struct ProcessExit {
   Generation generation;
   uint32_t step = kBatchStepId;
   uint32_t task = 0;
-  int32_t exit_code = 0;              // WEXITSTATUS, or 0 when killed by a signal; -1 when
-                                      // unknown (the child was reaped behind our back)
-  int32_t signal = 0;                 // WTERMSIG, 0 when it exited
+  int32_t exit_code = 0;  // WEXITSTATUS, or 0 when killed by a signal; -1 when
+                          // unknown (the child was reaped behind our back)
+  int32_t signal = 0;     // WTERMSIG, 0 when it exited
   bool timed_out = false;
   bool cancelled = false;
   Timestamp start_time{};
   Timestamp end_time{};
-  double cpu_seconds = 0;             // user + system of the whole group that was waited for
+  double cpu_seconds = 0;  // user + system of the whole group that was waited for
   uint64_t max_rss_mb = 0;
 };
 

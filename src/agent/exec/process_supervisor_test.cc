@@ -578,20 +578,25 @@ TEST_F(ProcessSupervisorTest, StepTasksAreKeyedApartFromTheBatchScript) {
 }
 
 TEST_F(ProcessSupervisorTest, SignalStepReachesOnlyThatStep) {
-  ProcessSpec batch = Sh(1, "trap 'echo batch-got' USR1; echo ready > b.ready; while :; do sleep 1000 & wait; done");
+  ProcessSpec batch = Sh(
+      1, "trap 'echo batch-got' USR1; echo ready > b.ready; while :; do sleep 1000 & wait; done");
   ASSERT_TRUE(sup_->Launch(batch).has_value());
-  ProcessSpec task = Sh(1, "trap 'echo task-got; exit 3' USR1; echo ready > t.ready; while :; do sleep 1000 & wait; done");
+  ProcessSpec task = Sh(1,
+                        "trap 'echo task-got; exit 3' USR1; echo ready > t.ready; while :; do "
+                        "sleep 1000 & wait; done");
   task.step = 0;
   task.stdout_path = dir_ / "task.out";
   ASSERT_TRUE(sup_->Launch(task).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "b.ready") && fs::exists(dir_ / "t.ready"); }));
+  ASSERT_TRUE(
+      WaitUntil([&] { return fs::exists(dir_ / "b.ready") && fs::exists(dir_ / "t.ready"); }));
   ASSERT_TRUE(sup_->SignalStep(JobId(1), Generation(1), 0, SIGUSR1).has_value());
   ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_EQ(x.step, 0u);
   EXPECT_EQ(x.exit_code, 3);
   EXPECT_EQ(ReadFile(dir_ / "task.out"), "task-got\n");
   EXPECT_EQ(ReadFile(batch.stdout_path), "");
-  EXPECT_EQ(sup_->SignalStep(JobId(1), Generation(1), 0, SIGUSR1).error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(sup_->SignalStep(JobId(1), Generation(1), 0, SIGUSR1).error().code,
+            ErrorCode::kNotFound);
   ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
 }
 

@@ -36,7 +36,8 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   const auto n = static_cast<uint32_t>(layout.tasks.size());
-  uint32_t local = task.node_rank < layout.tasks_per_node.size() ? layout.tasks_per_node[task.node_rank] : 1;
+  uint32_t local =
+      task.node_rank < layout.tasks_per_node.size() ? layout.tasks_per_node[task.node_rank] : 1;
   auto set2 = [&](const char* a, const char* b, const std::string& v) { env[a] = env[b] = v; };
   set2("WORLD_SIZE", "CORRAL_NTASKS", std::to_string(n));
   set2("RANK", "CORRAL_PROCID", std::to_string(task.rank));
@@ -51,7 +52,8 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
   env["CORRAL_CPUS_PER_TASK"] = std::to_string(layout.cpus_per_task);
   // Slurm's variables of the task (SLURM_PROCID, SLURM_STEP_ID, ...), for scripts written for
   // srun; the GPUs keep the node's own indices.
-  SlurmStepLayout slurm{.step_id = step, .gpus_per_task = spec.gpus_per_task, .cpus_per_task = spec.cpus_per_task};
+  SlurmStepLayout slurm{
+      .step_id = step, .gpus_per_task = spec.gpus_per_task, .cpus_per_task = spec.cpus_per_task};
   for (const std::string& name : layout.nodes) {
     for (size_t i = 0; i < job.allocation.nodes.size(); ++i) {
       if (job.allocation.nodes[i].node_name != name) continue;
@@ -61,7 +63,8 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
   }
   slurm.tasks_per_node = layout.tasks_per_node;
   if (slurm.nodes.size() == layout.nodes.size()) {
-    for (auto& [k, v] : SlurmTaskEnvironment(base, slurm, task.rank, SlurmNodeContext{.cluster_name = ctx.cluster_name})) {
+    for (auto& [k, v] : SlurmTaskEnvironment(base, slurm, task.rank,
+                                             SlurmNodeContext{.cluster_name = ctx.cluster_name})) {
       if (k.rfind("SLURM_", 0) == 0) env[k] = std::move(v);
     }
   }

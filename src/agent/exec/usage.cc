@@ -31,7 +31,8 @@ void UsageTracker::Observe(const std::vector<GpuSample>& samples, MonoTime now) 
       e.mem_max_mb = std::max(e.mem_max_mb, s.memory_used_mb);
       auto [last, fresh] = e.energy_last.try_emplace(g, s.energy_joules);
       // A counter that went back (driver reload) restarts the baseline.
-      if (!fresh && s.energy_joules >= last->second) e.energy_joules += s.energy_joules - last->second;
+      if (!fresh && s.energy_joules >= last->second)
+        e.energy_joules += s.energy_joules - last->second;
       last->second = s.energy_joules;
     }
     if (seen > 0 && dt > 0) {

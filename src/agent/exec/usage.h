@@ -9,8 +9,8 @@
 #include <map>
 #include <vector>
 
-#include "agent/gpu/gpu_backend.h"
 #include "agent/exec/job_run.h"
+#include "agent/gpu/gpu_backend.h"
 #include "core/gpu.h"
 #include "core/ids.h"
 #include "core/job.h"
@@ -35,7 +35,7 @@ class UsageTracker {
     GpuSet gpus;
     MonoTime start{};
     MonoTime last{};
-    double util_integral = 0;   // sum over GPUs of percent x seconds
+    double util_integral = 0;  // sum over GPUs of percent x seconds
     double sampled_seconds = 0;
     double util_max = 0;
     uint64_t mem_max_mb = 0;

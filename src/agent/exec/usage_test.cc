@@ -22,7 +22,7 @@ TEST(UsageTrackerTest, AccruesGpuSecondsUtilisationMemoryAndEnergy) {
   t.Observe({At(0, 99, 1, 0), At(1, 80, 30000, 1300), At(2, 40, 20000, 2100)}, t0 + Seconds(10));
   t.Observe({At(1, 100, 50000, 1500), At(2, 60, 10000, 2150)}, t0 + Seconds(20));
   JobUsage u = t.Finish(JobRun{JobId(7), Generation(1)}, t0 + Seconds(21));
-  EXPECT_DOUBLE_EQ(u.gpu_seconds, 42);            // 2 GPUs x 21 s
+  EXPECT_DOUBLE_EQ(u.gpu_seconds, 42);  // 2 GPUs x 21 s
   EXPECT_DOUBLE_EQ(u.gpu_util_mean, (80 + 40 + 100 + 60) / 4.0);
   EXPECT_DOUBLE_EQ(u.gpu_util_max, 100);
   EXPECT_EQ(u.gpu_mem_max_mb, 50000u);
@@ -56,7 +56,7 @@ TEST(UsageTrackerTest, EnergyCounterResetRestartsTheBaseline) {
   UsageTracker t;
   t.Start(JobRun{JobId(1), Generation(1)}, GpuSet(0b1), MonoTime{});
   t.Observe({At(0, 10, 1, 500)}, MonoTime{} + Seconds(1));
-  t.Observe({At(0, 10, 1, 20)}, MonoTime{} + Seconds(2));   // driver reloaded
+  t.Observe({At(0, 10, 1, 20)}, MonoTime{} + Seconds(2));  // driver reloaded
   t.Observe({At(0, 10, 1, 120)}, MonoTime{} + Seconds(3));
   EXPECT_DOUBLE_EQ(t.Finish(JobRun{JobId(1), Generation(1)}, MonoTime{} + Seconds(3)).energy_joules,
                    100);

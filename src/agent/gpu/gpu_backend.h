@@ -25,15 +25,15 @@ namespace corral::agent {
 // One sample of one GPU (an allocatable device: a whole GPU or a MIG slice).
 struct GpuSample {
   uint32_t index = 0;
-  bool present = true;          // false: the GPU vanished (lost, off the bus, not answering)
-  double utilization = 0;       // percent
+  bool present = true;     // false: the GPU vanished (lost, off the bus, not answering)
+  double utilization = 0;  // percent
   uint64_t memory_used_mb = 0;
   double power_watts = 0;
   double temperature_c = 0;
-  double energy_joules = 0;     // a counter since some fixed point (driver load, backend start)
-  uint64_t ecc_uncorrectable = 0;    // volatile uncorrectable ECC errors
-  bool row_remap_failure = false;    // a row could not be remapped: the GPU needs service
-  bool row_remap_pending = false;    // remapped rows wait for a GPU reset
+  double energy_joules = 0;        // a counter since some fixed point (driver load, backend start)
+  uint64_t ecc_uncorrectable = 0;  // volatile uncorrectable ECC errors
+  bool row_remap_failure = false;  // a row could not be remapped: the GPU needs service
+  bool row_remap_pending = false;  // remapped rows wait for a GPU reset
   std::vector<uint32_t> xid_events;  // XID errors seen since the last sample
   bool operator==(const GpuSample&) const = default;
 };
@@ -42,15 +42,15 @@ struct GpuSample {
 // backend accepts them. Unset fields leave the GPU as it is.
 struct GpuFault {
   uint32_t gpu = 0;
-  std::optional<uint32_t> xid;             // queued as an XID event
+  std::optional<uint32_t> xid;  // queued as an XID event
   std::optional<uint64_t> ecc_uncorrectable;
   std::optional<double> temperature_c;
   std::optional<double> power_watts;
   std::optional<double> utilization;
   std::optional<uint64_t> memory_used_mb;
   std::optional<bool> row_remap_failure;
-  std::optional<bool> vanished;            // the GPU stops answering (true) or comes back
-  bool clear = false;                      // first back to healthy defaults
+  std::optional<bool> vanished;  // the GPU stops answering (true) or comes back
+  bool clear = false;            // first back to healthy defaults
 };
 
 class GpuBackend {
@@ -85,9 +85,9 @@ struct SimulatedGpuConfig {
   uint32_t count = 8;
   std::string model = "h100";
   uint64_t memory_mb = 81920;
-  std::string nvlink = "all";     // "all" (NVSwitch), "pairs" (0-1, 2-3, ...), "none"
-  uint32_t numa_nodes = 2;        // GPUs spread evenly over this many NUMA nodes
-  std::string node_name;          // seeds the GPUs' UUIDs (stable per node)
+  std::string nvlink = "all";  // "all" (NVSwitch), "pairs" (0-1, 2-3, ...), "none"
+  uint32_t numa_nodes = 2;     // GPUs spread evenly over this many NUMA nodes
+  std::string node_name;       // seeds the GPUs' UUIDs (stable per node)
   // Where the simulated GPUs' device files are (`<device_dir>/nvidia<N>`, which the agent's
   // device cgroup denies to jobs that were not given GPU N); "" = none. Tests create them
   // with mknod.
@@ -106,9 +106,9 @@ struct NvmlConfig {
   // NVML product name -> the type users ask for ("NVIDIA H100 80GB HBM3" -> "h100"); wins
   // over the built-in mapping (`GpuTypeFromProductName`).
   std::map<std::string, std::string> model_names;
-  bool mig = true;                    // report MIG instances (not their parent) when enabled
-  std::string sysfs_root = "/sys";    // for PCI NUMA affinity (tests point it elsewhere)
-  std::string dev_root = "/dev";      // where /dev/nvidiaN live
+  bool mig = true;                  // report MIG instances (not their parent) when enabled
+  std::string sysfs_root = "/sys";  // for PCI NUMA affinity (tests point it elsewhere)
+  std::string dev_root = "/dev";    // where /dev/nvidiaN live
 };
 
 // Loads NVML with dlopen and initialises it. Returns kUnavailable with a one-line reason

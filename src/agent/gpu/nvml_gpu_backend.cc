@@ -38,9 +38,15 @@ struct NvmlTable {
 };
 
 constexpr const char* kRequired[] = {
-    "nvmlInit_v2",           "nvmlShutdown",          "nvmlErrorString",
-    "nvmlSystemGetDriverVersion", "nvmlDeviceGetCount_v2", "nvmlDeviceGetHandleByIndex_v2",
-    "nvmlDeviceGetUUID",     "nvmlDeviceGetName",     "nvmlDeviceGetMemoryInfo",
+    "nvmlInit_v2",
+    "nvmlShutdown",
+    "nvmlErrorString",
+    "nvmlSystemGetDriverVersion",
+    "nvmlDeviceGetCount_v2",
+    "nvmlDeviceGetHandleByIndex_v2",
+    "nvmlDeviceGetUUID",
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetMemoryInfo",
 };
 
 std::string Lower(std::string_view s) {
@@ -123,7 +129,8 @@ class NvmlGpuBackend final : public GpuBackend {
     // NVLink: peers by remote PCI id; an unknown remote id is an NVSwitch.
     std::vector<std::set<uint32_t>> peers(count);
     std::vector<bool> on_switch(count, false);
-    if (nvml_.nvmlDeviceGetNvLinkState != nullptr && nvml_.nvmlDeviceGetNvLinkRemotePciInfo_v2 != nullptr) {
+    if (nvml_.nvmlDeviceGetNvLinkState != nullptr &&
+        nvml_.nvmlDeviceGetNvLinkRemotePciInfo_v2 != nullptr) {
       for (unsigned i = 0; i < count; ++i) {
         for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
           int active = 0;
@@ -132,7 +139,8 @@ class NvmlGpuBackend final : public GpuBackend {
             continue;
           }
           nvmlPciInfo_t remote{};
-          if (nvml_.nvmlDeviceGetNvLinkRemotePciInfo_v2(gpus[i], link, &remote) != NVML_SUCCESS) continue;
+          if (nvml_.nvmlDeviceGetNvLinkRemotePciInfo_v2(gpus[i], link, &remote) != NVML_SUCCESS)
+            continue;
           std::string id = SysfsBusId(remote.busId);
           auto it = std::find(bus_ids.begin(), bus_ids.end(), id);
           if (it != bus_ids.end() && static_cast<unsigned>(it - bus_ids.begin()) != i) {
@@ -159,7 +167,8 @@ class NvmlGpuBackend final : public GpuBackend {
       gpu.info.numa_node = NumaNode(gpu.bus_id);
       unsigned minor = 0;
       std::string gpu_file;
-      if (nvml_.nvmlDeviceGetMinorNumber != nullptr && nvml_.nvmlDeviceGetMinorNumber(gpus[i], &minor) == NVML_SUCCESS) {
+      if (nvml_.nvmlDeviceGetMinorNumber != nullptr &&
+          nvml_.nvmlDeviceGetMinorNumber(gpus[i], &minor) == NVML_SUCCESS) {
         gpu_file = config_.dev_root + "/nvidia" + std::to_string(minor);
         gpu.files.push_back(gpu_file);
       }
@@ -176,14 +185,16 @@ class NvmlGpuBackend final : public GpuBackend {
       }
     }
     if (devices_.size() > kMaxGpusPerNode) {
-      return Unavailable("NVML: " + std::to_string(devices_.size()) + " devices, over the maximum of " +
-                         std::to_string(kMaxGpusPerNode) + " per node");
+      return Unavailable("NVML: " + std::to_string(devices_.size()) +
+                         " devices, over the maximum of " + std::to_string(kMaxGpusPerNode) +
+                         " per node");
     }
     // NVLink peers between whole GPUs (MIG devices have none).
     for (Device& d : devices_) {
       d.info.index = d.index;
       if (d.mig != nullptr) continue;
-      unsigned gi = static_cast<unsigned>(std::find(gpus.begin(), gpus.end(), d.gpu) - gpus.begin());
+      unsigned gi =
+          static_cast<unsigned>(std::find(gpus.begin(), gpus.end(), d.gpu) - gpus.begin());
       for (uint32_t p : peers[gi]) {
         const Device& other = devices_[first_device[p]];
         if (other.mig == nullptr) d.info.nvlink_peers.push_back(other.index);
@@ -235,7 +246,8 @@ class NvmlGpuBackend final : public GpuBackend {
 
   int32_t NumaNode(const std::string& bus_id) const {
     if (bus_id.empty()) return -1;
-    std::string text = ReadFirstLine(config_.sysfs_root + "/bus/pci/devices/" + bus_id + "/numa_node");
+    std::string text =
+        ReadFirstLine(config_.sysfs_root + "/bus/pci/devices/" + bus_id + "/numa_node");
     try {
       return text.empty() ? -1 : std::max(-1, std::stoi(text));
     } catch (const std::exception&) {
@@ -251,14 +263,17 @@ class NvmlGpuBackend final : public GpuBackend {
     if (nvmlReturn_t r = nvml_.nvmlDeviceGetUUID(device, uuid, sizeof uuid); r != NVML_SUCCESS) {
       return Unavailable("NVML: nvmlDeviceGetUUID: " + Text(r));
     }
-    if (nvmlReturn_t r = nvml_.nvmlDeviceGetName(device, product, sizeof product); r != NVML_SUCCESS) {
+    if (nvmlReturn_t r = nvml_.nvmlDeviceGetName(device, product, sizeof product);
+        r != NVML_SUCCESS) {
       return Unavailable("NVML: nvmlDeviceGetName: " + Text(r));
     }
     info->uuid = uuid;
     auto named = config_.model_names.find(product);
-    info->model = named != config_.model_names.end() ? named->second : GpuTypeFromProductName(product);
+    info->model =
+        named != config_.model_names.end() ? named->second : GpuTypeFromProductName(product);
     nvmlMemory_t mem{};
-    if (nvml_.nvmlDeviceGetMemoryInfo(device, &mem) == NVML_SUCCESS) info->memory_mb = mem.total >> 20;
+    if (nvml_.nvmlDeviceGetMemoryInfo(device, &mem) == NVML_SUCCESS)
+      info->memory_mb = mem.total >> 20;
     return {};
   }
 
@@ -284,12 +299,14 @@ class NvmlGpuBackend final : public GpuBackend {
       if (!Describe(mig, gpu.gpu, &d.info)) continue;
       d.files = gpu.files;  // the parent GPU's file, and the slice's capability file
       unsigned gi = 0, ci = 0;
-      if (nvml_.nvmlDeviceGetGpuInstanceId != nullptr && nvml_.nvmlDeviceGetComputeInstanceId != nullptr &&
+      if (nvml_.nvmlDeviceGetGpuInstanceId != nullptr &&
+          nvml_.nvmlDeviceGetComputeInstanceId != nullptr &&
           nvml_.nvmlDeviceGetGpuInstanceId(mig, &gi) == NVML_SUCCESS &&
           nvml_.nvmlDeviceGetComputeInstanceId(mig, &ci) == NVML_SUCCESS) {
         // The driver publishes the capability's device minor in this file.
-        std::ifstream access("/proc/driver/nvidia/capabilities/gpu" + std::to_string(minor) + "/mig/gi" +
-                             std::to_string(gi) + "/ci" + std::to_string(ci) + "/access");
+        std::ifstream access("/proc/driver/nvidia/capabilities/gpu" + std::to_string(minor) +
+                             "/mig/gi" + std::to_string(gi) + "/ci" + std::to_string(ci) +
+                             "/access");
         std::string key;
         unsigned cap = 0;
         if (access >> key >> cap && key == "DeviceFileMinor:") {
@@ -310,7 +327,8 @@ class NvmlGpuBackend final : public GpuBackend {
       s->utilization = util.gpu;
     }
     unsigned mw = 0;
-    if (nvml_.nvmlDeviceGetPowerUsage != nullptr && nvml_.nvmlDeviceGetPowerUsage(g, &mw) == NVML_SUCCESS) {
+    if (nvml_.nvmlDeviceGetPowerUsage != nullptr &&
+        nvml_.nvmlDeviceGetPowerUsage(g, &mw) == NVML_SUCCESS) {
       s->power_watts = mw / 1000.0 / d.slices;
     }
     unsigned temp = 0;
@@ -325,8 +343,8 @@ class NvmlGpuBackend final : public GpuBackend {
     }
     unsigned long long ecc = 0;
     if (nvml_.nvmlDeviceGetTotalEccErrors != nullptr &&
-        nvml_.nvmlDeviceGetTotalEccErrors(g, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &ecc) ==
-            NVML_SUCCESS) {
+        nvml_.nvmlDeviceGetTotalEccErrors(g, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC,
+                                          &ecc) == NVML_SUCCESS) {
       s->ecc_uncorrectable = ecc;
     }
     unsigned corr = 0, unc = 0, pending = 0, failed = 0;
@@ -367,7 +385,8 @@ class NvmlGpuBackend final : public GpuBackend {
           pending_xids_[data.device].push_back(static_cast<uint32_t>(data.eventData));
         } else if (r != NVML_SUCCESS && r != NVML_ERROR_TIMEOUT) {
           // GPU_IS_LOST and friends: the sampler reports the GPU; do not spin.
-          for (int i = 0; i < 10 && !stopping_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          for (int i = 0; i < 10 && !stopping_; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
       }
     });
@@ -417,10 +436,12 @@ Result<std::unique_ptr<GpuBackend>> MakeNvmlGpuBackend(const NvmlConfig& config)
   void* lib = dlopen(config.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
     const char* err = dlerror();
-    return Unavailable("cannot load " + config.library + ": " + (err != nullptr ? err : "dlopen failed"));
+    return Unavailable("cannot load " + config.library + ": " +
+                       (err != nullptr ? err : "dlopen failed"));
   }
   NvmlTable t;
-#define CORRAL_NVML_RESOLVE(name, args) t.name = reinterpret_cast<decltype(t.name)>(dlsym(lib, #name));
+#define CORRAL_NVML_RESOLVE(name, args) \
+  t.name = reinterpret_cast<decltype(t.name)>(dlsym(lib, #name));
   CORRAL_NVML_FUNCTIONS(CORRAL_NVML_RESOLVE)
 #undef CORRAL_NVML_RESOLVE
   t.nvmlErrorString = reinterpret_cast<decltype(t.nvmlErrorString)>(dlsym(lib, "nvmlErrorString"));
@@ -433,8 +454,8 @@ Result<std::unique_ptr<GpuBackend>> MakeNvmlGpuBackend(const NvmlConfig& config)
   if (nvmlReturn_t r = t.nvmlInit_v2(); r != NVML_SUCCESS) {
     const char* text = t.nvmlErrorString(r);
     // Copied before dlclose: the text lives in the library.
-    std::string message = "NVML: nvmlInit_v2: " + std::string(text != nullptr ? text : "error") + " (" +
-                          std::to_string(r) + ")";
+    std::string message = "NVML: nvmlInit_v2: " + std::string(text != nullptr ? text : "error") +
+                          " (" + std::to_string(r) + ")";
     dlclose(lib);
     return Unavailable(message);
   }

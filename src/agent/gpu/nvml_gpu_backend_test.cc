@@ -1,12 +1,12 @@
 // The NVML backend against the fake libnvidia-ml built in the test tree (testing/fake_nvml.c),
 // loaded by path through the same dlopen path as the real library.
-#include <gtest/gtest.h>
-
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 #include "agent/gpu/gpu_backend.h"
 #include "agent/gpu/testing/fake_nvml.h"
@@ -50,9 +50,10 @@ TEST_F(NvmlBackendTest, DiscoversGpusTopologyAndVersions) {
 }
 
 TEST_F(NvmlBackendTest, DirectNvlinkPairsAndModelOverride) {
-  Write("gpu NVIDIA A100-SXM4-80GB|GPU-a|00000000:1B:00.0|0|81920|1\n"
-        "gpu NVIDIA A100-SXM4-80GB|GPU-b|00000000:3B:00.0|1|81920|0\n"
-        "gpu NVIDIA A100-SXM4-80GB|GPU-c|00000000:9B:00.0|2|81920|-\n");
+  Write(
+      "gpu NVIDIA A100-SXM4-80GB|GPU-a|00000000:1B:00.0|0|81920|1\n"
+      "gpu NVIDIA A100-SXM4-80GB|GPU-b|00000000:3B:00.0|1|81920|0\n"
+      "gpu NVIDIA A100-SXM4-80GB|GPU-c|00000000:9B:00.0|2|81920|-\n");
   auto b = MakeNvmlGpuBackend(Config());
   ASSERT_TRUE(b.has_value()) << b.error().message;
   auto gpus = (*b)->Discover();
@@ -67,10 +68,11 @@ TEST_F(NvmlBackendTest, DirectNvlinkPairsAndModelOverride) {
 }
 
 TEST_F(NvmlBackendTest, MigInstancesAreAllocatableSlices) {
-  Write("gpu NVIDIA H100 80GB HBM3|GPU-p|00000000:1B:00.0|0|81559|-\n"
-        "gpu NVIDIA H100 80GB HBM3|GPU-q|00000000:3B:00.0|1|81559|-\n"
-        "mig 1|NVIDIA H100 80GB HBM3 MIG 1g.10gb|MIG-aaaa|9856|7|0\n"
-        "mig 1|NVIDIA H100 80GB HBM3 MIG 3g.40gb|MIG-bbbb|40192|2|0\n");
+  Write(
+      "gpu NVIDIA H100 80GB HBM3|GPU-p|00000000:1B:00.0|0|81559|-\n"
+      "gpu NVIDIA H100 80GB HBM3|GPU-q|00000000:3B:00.0|1|81559|-\n"
+      "mig 1|NVIDIA H100 80GB HBM3 MIG 1g.10gb|MIG-aaaa|9856|7|0\n"
+      "mig 1|NVIDIA H100 80GB HBM3 MIG 3g.40gb|MIG-bbbb|40192|2|0\n");
   auto b = MakeNvmlGpuBackend(Config());
   ASSERT_TRUE(b.has_value()) << b.error().message;
   auto gpus = (*b)->Discover();
@@ -93,8 +95,9 @@ TEST_F(NvmlBackendTest, MigInstancesAreAllocatableSlices) {
 }
 
 TEST_F(NvmlBackendTest, SamplesReadingsAndXidEvents) {
-  Write(std::string(kFourH100) + "util 1 87\nmem 1 40000\npower 1 612.5\ntemp 1 71\nenergy 1 5000\necc 2 3\n"
-                                 "remapfail 3 1\n");
+  Write(std::string(kFourH100) +
+        "util 1 87\nmem 1 40000\npower 1 612.5\ntemp 1 71\nenergy 1 5000\necc 2 3\n"
+        "remapfail 3 1\n");
   auto b = MakeNvmlGpuBackend(Config());
   ASSERT_TRUE(b.has_value()) << b.error().message;
   auto s = (*b)->Sample();

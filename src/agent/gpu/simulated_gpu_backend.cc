@@ -55,9 +55,10 @@ class SimulatedGpuBackend final : public GpuBackend {
       uint64_t a = Hash(config_.node_name, i);
       uint64_t b = Hash(config_.node_name, i + 1000);
       char uuid[64];
-      std::snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(a >> 32),
-                    static_cast<unsigned>((a >> 16) & 0xffff), static_cast<unsigned>(a & 0xffff),
-                    static_cast<unsigned>(b >> 48), static_cast<unsigned long long>(b & 0xffffffffffffull));
+      std::snprintf(uuid, sizeof uuid, "GPU-%08x-%04x-%04x-%04x-%012llx",
+                    static_cast<unsigned>(a >> 32), static_cast<unsigned>((a >> 16) & 0xffff),
+                    static_cast<unsigned>(a & 0xffff), static_cast<unsigned>(b >> 48),
+                    static_cast<unsigned long long>(b & 0xffffffffffffull));
       g.uuid = uuid;
       g.model = config_.model;
       g.memory_mb = config_.memory_mb;
@@ -153,8 +154,9 @@ class SimulatedGpuBackend final : public GpuBackend {
 Result<std::unique_ptr<GpuBackend>> MakeSimulatedGpuBackend(const SimulatedGpuConfig& config,
                                                             const Clock* clock) {
   if (config.count > kMaxGpusPerNode) {
-    return InvalidArgument("gpu.count: " + std::to_string(config.count) + " is over the maximum of " +
-                           std::to_string(kMaxGpusPerNode) + " GPUs per node");
+    return InvalidArgument("gpu.count: " + std::to_string(config.count) +
+                           " is over the maximum of " + std::to_string(kMaxGpusPerNode) +
+                           " GPUs per node");
   }
   if (config.nvlink != "all" && config.nvlink != "pairs" && config.nvlink != "none") {
     return InvalidArgument("gpu.nvlink: \"" + config.nvlink + "\" is not one of all, pairs, none");

@@ -6,8 +6,12 @@ namespace corral::agent {
 namespace {
 
 TEST(SimulatedGpuBackendTest, DiscoversConfiguredGpus) {
-  auto b = MakeSimulatedGpuBackend({.count = 8, .model = "h100", .memory_mb = 81920, .nvlink = "pairs",
-                                    .numa_nodes = 2, .node_name = "node01"});
+  auto b = MakeSimulatedGpuBackend({.count = 8,
+                                    .model = "h100",
+                                    .memory_mb = 81920,
+                                    .nvlink = "pairs",
+                                    .numa_nodes = 2,
+                                    .node_name = "node01"});
   ASSERT_TRUE(b.has_value());
   auto gpus = (*b)->Discover();
   ASSERT_TRUE(gpus.has_value());

@@ -54,7 +54,7 @@ typedef struct nvmlMemory_st {
 } nvmlMemory_t;
 
 typedef struct nvmlUtilization_st {
-  unsigned int gpu;     // percent of time a kernel ran over the last sample period
+  unsigned int gpu;  // percent of time a kernel ran over the last sample period
   unsigned int memory;
 } nvmlUtilization_t;
 
@@ -78,40 +78,40 @@ typedef struct nvmlEventData_st {
 
 // The entry points, as function pointer types (the backend's table) and, for the test
 // library, as declarations.
-#define CORRAL_NVML_FUNCTIONS(X)                                                              \
-  X(nvmlInit_v2, (void))                                                                      \
-  X(nvmlShutdown, (void))                                                                     \
-  X(nvmlSystemGetDriverVersion, (char* version, unsigned int length))                         \
-  X(nvmlSystemGetCudaDriverVersion_v2, (int* version))                                        \
-  X(nvmlDeviceGetCount_v2, (unsigned int* count))                                             \
-  X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t* device))                \
-  X(nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length))                \
-  X(nvmlDeviceGetName, (nvmlDevice_t device, char* name, unsigned int length))                \
-  X(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int* minor))                     \
-  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t* memory))                     \
-  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t* pci))                       \
-  X(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, int* is_active))       \
-  X(nvmlDeviceGetNvLinkRemotePciInfo_v2,                                                      \
-    (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci))                             \
-  X(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int* current, unsigned int* pending)) \
-  X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int* count))               \
-  X(nvmlDeviceGetMigDeviceHandleByIndex,                                                      \
-    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* mig))                             \
-  X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t* utilization))     \
-  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* milliwatts))                 \
-  X(nvmlDeviceGetTemperature, (nvmlDevice_t device, int sensor, unsigned int* celsius))       \
-  X(nvmlDeviceGetTotalEnergyConsumption, (nvmlDevice_t device, unsigned long long* mj))       \
-  X(nvmlDeviceGetTotalEccErrors,                                                              \
-    (nvmlDevice_t device, int error_type, int counter_type, unsigned long long* count))        \
-  X(nvmlDeviceGetRemappedRows, (nvmlDevice_t device, unsigned int* corr_rows,                 \
-                                unsigned int* unc_rows, unsigned int* is_pending,             \
-                                unsigned int* failure_occurred))                              \
-  X(nvmlEventSetCreate, (nvmlEventSet_t * set))                                               \
-  X(nvmlDeviceRegisterEvents,                                                                 \
-    (nvmlDevice_t device, unsigned long long event_types, nvmlEventSet_t set))                \
+#define CORRAL_NVML_FUNCTIONS(X)                                                                \
+  X(nvmlInit_v2, (void))                                                                        \
+  X(nvmlShutdown, (void))                                                                       \
+  X(nvmlSystemGetDriverVersion, (char* version, unsigned int length))                           \
+  X(nvmlSystemGetCudaDriverVersion_v2, (int* version))                                          \
+  X(nvmlDeviceGetCount_v2, (unsigned int* count))                                               \
+  X(nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t* device))                  \
+  X(nvmlDeviceGetUUID, (nvmlDevice_t device, char* uuid, unsigned int length))                  \
+  X(nvmlDeviceGetName, (nvmlDevice_t device, char* name, unsigned int length))                  \
+  X(nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int* minor))                       \
+  X(nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t * memory))                      \
+  X(nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t * pci))                        \
+  X(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, int* is_active))         \
+  X(nvmlDeviceGetNvLinkRemotePciInfo_v2,                                                        \
+    (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t* pci))                               \
+  X(nvmlDeviceGetMigMode, (nvmlDevice_t device, unsigned int* current, unsigned int* pending))  \
+  X(nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int* count))                 \
+  X(nvmlDeviceGetMigDeviceHandleByIndex,                                                        \
+    (nvmlDevice_t device, unsigned int index, nvmlDevice_t* mig))                               \
+  X(nvmlDeviceGetUtilizationRates, (nvmlDevice_t device, nvmlUtilization_t * utilization))      \
+  X(nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int* milliwatts))                   \
+  X(nvmlDeviceGetTemperature, (nvmlDevice_t device, int sensor, unsigned int* celsius))         \
+  X(nvmlDeviceGetTotalEnergyConsumption, (nvmlDevice_t device, unsigned long long* mj))         \
+  X(nvmlDeviceGetTotalEccErrors,                                                                \
+    (nvmlDevice_t device, int error_type, int counter_type, unsigned long long* count))         \
+  X(nvmlDeviceGetRemappedRows,                                                                  \
+    (nvmlDevice_t device, unsigned int* corr_rows, unsigned int* unc_rows,                      \
+     unsigned int* is_pending, unsigned int* failure_occurred))                                 \
+  X(nvmlEventSetCreate, (nvmlEventSet_t * set))                                                 \
+  X(nvmlDeviceRegisterEvents,                                                                   \
+    (nvmlDevice_t device, unsigned long long event_types, nvmlEventSet_t set))                  \
   X(nvmlEventSetWait_v2, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeout_ms)) \
-  X(nvmlEventSetFree, (nvmlEventSet_t set))                                                   \
-  X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int* id))                      \
+  X(nvmlEventSetFree, (nvmlEventSet_t set))                                                     \
+  X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int* id))                        \
   X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int* id))
 
 #define CORRAL_NVML_DECLARE(name, args) nvmlReturn_t name args;

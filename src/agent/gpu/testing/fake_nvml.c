@@ -178,18 +178,18 @@ static struct fake_gpu* Gpu(nvmlDevice_t d) {
   return &gpus[d->index];
 }
 
-#define LOCKED(body)              \
-  do {                            \
-    pthread_mutex_lock(&mu);      \
-    nvmlReturn_t r_ = (body);     \
-    pthread_mutex_unlock(&mu);    \
-    return r_;                    \
+#define LOCKED(body)           \
+  do {                         \
+    pthread_mutex_lock(&mu);   \
+    nvmlReturn_t r_ = (body);  \
+    pthread_mutex_unlock(&mu); \
+    return r_;                 \
   } while (0)
 
-#define GPU_OR_FAIL(d, g)                                        \
-  if (!initialised) return NVML_ERROR_UNINITIALIZED;             \
-  struct fake_gpu* g = Gpu(d);                                   \
-  if (g == NULL) return NVML_ERROR_INVALID_ARGUMENT;             \
+#define GPU_OR_FAIL(d, g)                            \
+  if (!initialised) return NVML_ERROR_UNINITIALIZED; \
+  struct fake_gpu* g = Gpu(d);                       \
+  if (g == NULL) return NVML_ERROR_INVALID_ARGUMENT; \
   if (g->lost) return NVML_ERROR_GPU_IS_LOST
 
 static nvmlReturn_t Init(void) {
@@ -210,14 +210,22 @@ nvmlReturn_t nvmlShutdown(void) {
 
 const char* nvmlErrorString(nvmlReturn_t r) {
   switch (r) {
-    case NVML_SUCCESS: return "Success";
-    case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
-    case NVML_ERROR_INVALID_ARGUMENT: return "Invalid Argument";
-    case NVML_ERROR_NOT_SUPPORTED: return "Not Supported";
-    case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
-    case NVML_ERROR_TIMEOUT: return "Timeout";
-    case NVML_ERROR_GPU_IS_LOST: return "GPU is lost";
-    default: return "Unknown Error";
+    case NVML_SUCCESS:
+      return "Success";
+    case NVML_ERROR_UNINITIALIZED:
+      return "Uninitialized";
+    case NVML_ERROR_INVALID_ARGUMENT:
+      return "Invalid Argument";
+    case NVML_ERROR_NOT_SUPPORTED:
+      return "Not Supported";
+    case NVML_ERROR_DRIVER_NOT_LOADED:
+      return "Driver Not Loaded";
+    case NVML_ERROR_TIMEOUT:
+      return "Timeout";
+    case NVML_ERROR_GPU_IS_LOST:
+      return "GPU is lost";
+    default:
+      return "Unknown Error";
   }
 }
 
@@ -274,7 +282,9 @@ static nvmlReturn_t Minor(nvmlDevice_t d, unsigned* minor) {
   *minor = g->minor;
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int* minor) { LOCKED(Minor(d, minor)); }
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int* minor) {
+  LOCKED(Minor(d, minor));
+}
 
 static nvmlReturn_t Memory(nvmlDevice_t d, nvmlMemory_t* m) {
   GPU_OR_FAIL(d, g);
@@ -285,7 +295,9 @@ static nvmlReturn_t Memory(nvmlDevice_t d, nvmlMemory_t* m) {
   m->free = m->total - m->used;
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* memory) { LOCKED(Memory(d, memory)); }
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t* memory) {
+  LOCKED(Memory(d, memory));
+}
 
 static void FillPci(nvmlPciInfo_t* pci, const char* bus) {
   memset(pci, 0, sizeof *pci);
@@ -339,7 +351,8 @@ static nvmlReturn_t LinkRemote(nvmlDevice_t d, unsigned link, nvmlPciInfo_t* pci
   FillPci(pci, bus);
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t* pci) {
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link,
+                                                 nvmlPciInfo_t* pci) {
   LOCKED(LinkRemote(d, link, pci));
 }
 
@@ -358,7 +371,9 @@ static nvmlReturn_t MaxMig(nvmlDevice_t d, unsigned* count) {
   *count = MAX_MIGS;
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int* count) { LOCKED(MaxMig(d, count)); }
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int* count) {
+  LOCKED(MaxMig(d, count));
+}
 
 static nvmlReturn_t MigHandle(nvmlDevice_t d, unsigned index, nvmlDevice_t* mig) {
   GPU_OR_FAIL(d, g);
@@ -366,7 +381,8 @@ static nvmlReturn_t MigHandle(nvmlDevice_t d, unsigned index, nvmlDevice_t* mig)
   *mig = &g->mig_handles[index];
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index, nvmlDevice_t* mig) {
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int index,
+                                                 nvmlDevice_t* mig) {
   LOCKED(MigHandle(d, index, mig));
 }
 
@@ -376,18 +392,20 @@ static nvmlReturn_t InstanceId(nvmlDevice_t d, unsigned* id, int compute) {
   *id = compute ? g->migs[d->mig].ci : g->migs[d->mig].gi;
   return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int* id) { LOCKED(InstanceId(d, id, 0)); }
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int* id) {
+  LOCKED(InstanceId(d, id, 0));
+}
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int* id) {
   LOCKED(InstanceId(d, id, 1));
 }
 
 // Readings of whole GPUs only, as NVML (MIG devices answer NOT_SUPPORTED).
-#define READING(fn, params, body)        \
-  static nvmlReturn_t fn##Locked params { \
-    GPU_OR_FAIL(d, g);                   \
+#define READING(fn, params, body)                     \
+  static nvmlReturn_t fn##Locked params {             \
+    GPU_OR_FAIL(d, g);                                \
     if (d->mig >= 0) return NVML_ERROR_NOT_SUPPORTED; \
-    body;                                \
-    return NVML_SUCCESS;                 \
+    body;                                             \
+    return NVML_SUCCESS;                              \
   }
 
 READING(Util, (nvmlDevice_t d, nvmlUtilization_t* u), u->gpu = g->util; u->memory = 0)
@@ -396,10 +414,15 @@ READING(Temp, (nvmlDevice_t d, unsigned* c), *c = g->temp)
 READING(Energy, (nvmlDevice_t d, unsigned long long* mj), *mj = g->energy_j * 1000)
 READING(Ecc, (nvmlDevice_t d, unsigned long long* n), *n = g->ecc)
 READING(Remap, (nvmlDevice_t d, unsigned* corr, unsigned* unc, unsigned* pending, unsigned* failed),
-        *corr = 0; *unc = g->remap_pending; *pending = g->remap_pending; *failed = g->remap_fail)
+        *corr = 0;
+        *unc = g->remap_pending; *pending = g->remap_pending; *failed = g->remap_fail)
 
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) { LOCKED(UtilLocked(d, u)); }
-nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* mw) { LOCKED(PowerLocked(d, mw)); }
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* u) {
+  LOCKED(UtilLocked(d, u));
+}
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int* mw) {
+  LOCKED(PowerLocked(d, mw));
+}
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int* c) {
   if (sensor != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
   LOCKED(TempLocked(d, c));
@@ -407,7 +430,8 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int* 
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d, unsigned long long* mj) {
   LOCKED(EnergyLocked(d, mj));
 }
-nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter, unsigned long long* n) {
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
+                                         unsigned long long* n) {
   if (type != NVML_MEMORY_ERROR_TYPE_UNCORRECTED || counter != NVML_VOLATILE_ECC) {
     return NVML_ERROR_INVALID_ARGUMENT;
   }
@@ -423,7 +447,8 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {
   return *set == NULL ? NVML_ERROR_UNKNOWN : NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set) {
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types,
+                                      nvmlEventSet_t set) {
   pthread_mutex_lock(&mu);
   nvmlReturn_t r = NVML_SUCCESS;
   if (d == NULL || d->index < 0 || d->index >= ngpus || set == NULL) {
@@ -463,7 +488,8 @@ static int NextXid(nvmlEventSet_t set, nvmlEventData_t* data) {
   return found;
 }
 
-nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data, unsigned int timeout_ms) {
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
+                                 unsigned int timeout_ms) {
   // Polls the file every 10 ms until an event or the timeout.
   for (unsigned waited = 0;; waited += 10) {
     pthread_mutex_lock(&mu);

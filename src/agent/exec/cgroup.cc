@@ -20,6 +20,7 @@
 #include <sys/sysmacros.h>
 
 #include "core/log.h"
+#include "core/strings.h"
 
 namespace corral::agent {
 namespace {
@@ -48,12 +49,6 @@ Status WriteFile(const std::string& path, const std::string& value) {
 bool Exists(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0;
-}
-
-std::string Join(const std::vector<uint32_t>& v) {
-  std::string s;
-  for (uint32_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
 }
 
 // "name value" lines (memory.events, memory.oom_control): the value of `key`, or 0.
@@ -320,8 +315,8 @@ class CgroupManagerImpl final : public CgroupManager {
       // A v1 cpuset starts empty and takes no task so: the job's CPUs, else the base's, and
       // memory nodes before any task joins (v2 takes both, and needs neither).
       std::string d = dir_of(cpuset);
-      std::string cpus = spec.cpus.empty() ? base_cpus : Join(spec.cpus);
-      std::string mems = spec.mems.empty() ? base_mems : Join(spec.mems);
+      std::string cpus = spec.cpus.empty() ? base_cpus : JoinNumbers(spec.cpus);
+      std::string mems = spec.mems.empty() ? base_mems : JoinNumbers(spec.mems);
       if (!mems.empty()) {
         if (Status s = WriteFile(d + "/cpuset.mems", mems); !s) return undo(s.error());
       }
@@ -395,14 +390,10 @@ class CgroupManagerImpl final : public CgroupManager {
   }
 };
 
-// Splits "a,b,c".
+// Splits "a,b,c" into its non-empty parts.
 std::set<std::string> SplitSet(const std::string& s, char sep) {
-  std::set<std::string> out;
-  std::istringstream in(s);
-  for (std::string part; std::getline(in, part, sep);) {
-    if (!part.empty()) out.insert(part);
-  }
-  return out;
+  std::vector<std::string> parts = SplitNonEmpty(s, sep);
+  return {parts.begin(), parts.end()};
 }
 
 }  // namespace

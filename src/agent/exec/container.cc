@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/strings.h"
+
 namespace corral::agent {
 namespace {
 
@@ -45,10 +47,10 @@ Result<std::string> FindRuntime(const ContainerConfig& config) {
     return config.runtime_path;
   }
   const char* path = std::getenv("PATH");
-  std::istringstream in(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
-  for (std::string dir; std::getline(in, dir, ':');) {
+  for (const std::string& dir :
+       SplitNonEmpty(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin", ':')) {
     std::string candidate = dir + "/" + config.runtime;
-    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return MakeError(ErrorCode::kFailedPrecondition,
                    "container runtime \"" + config.runtime + "\" is not in PATH");

@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "core/strings.h"
+
 namespace corral::agent {
 namespace {
 
@@ -137,16 +139,11 @@ Result<std::string> ResolveProgram(const std::string& program, const std::string
     if (executable(p)) return p;
     return NotFound(program + ": no such executable file");
   }
-  size_t start = 0;
-  while (start <= path_var.size()) {
-    size_t end = path_var.find(':', start);
-    if (end == std::string::npos) end = path_var.size();
-    std::string dir = path_var.substr(start, end - start);
+  for (std::string dir : Split(path_var, ':')) {
     if (dir.empty()) dir = cwd;
     if (dir.front() != '/') dir = cwd + "/" + dir;
     std::string p = dir + "/" + program;
     if (executable(p)) return p;
-    start = end + 1;
   }
   return NotFound(program + ": command not found");
 }

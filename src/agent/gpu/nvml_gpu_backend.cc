@@ -24,6 +24,7 @@
 #include "agent/gpu/gpu_backend.h"
 #include "agent/gpu/internal/nvml_abi.h"
 #include "core/log.h"
+#include "core/strings.h"
 
 namespace corral::agent {
 namespace {
@@ -48,12 +49,6 @@ constexpr const char* kRequired[] = {
     "nvmlDeviceGetName",
     "nvmlDeviceGetMemoryInfo",
 };
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // "00000000:3B:00.0" (NVML) -> "0000:3b:00.0" (sysfs).
 std::string SysfsBusId(const char* nvml_bus_id) {

@@ -29,13 +29,14 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "agent/exec/process_deadlines.h"
 #include "core/check.h"
 #include "core/log.h"
 
 namespace corral::agent {
 namespace {
 
-constexpr MonoTime kNever = MonoTime::max();
+constexpr MonoTime kNever = ProcessDeadlines::kNever;
 // epoll key of the wakeup eventfd; jobs use serials from 1.
 constexpr uint64_t kWakeKey = 0;
 
@@ -82,13 +83,6 @@ class Fd {
  private:
   int fd_ = -1;
 };
-
-// `start + d`, saturating at `kNever` (`kUnlimited` is `Duration::max()`).
-MonoTime AddSaturating(MonoTime start, Duration d) {
-  if (d == kUnlimited || d.count() < 0) return kNever;
-  if (kNever - start <= d) return kNever;
-  return start + d;
-}
 
 // Switches the calling thread's file-system identity (fsuid, fsgid and supplementary groups)
 // so that output files are opened with the job user's permissions and created owned by that
@@ -280,18 +274,7 @@ struct ProcessSupervisor::Impl {
     int pid = 0;
     int pidfd = -1;
     Timestamp start_time{};
-    MonoTime start_mono{};
-    MonoTime limit_origin{};  // what the time limit counts from
-    Duration kill_grace{};
-    SignalSpec warn;
-    bool warned = false;  // the warning was sent (or its time had passed at the start)
-    MonoTime warn_at = kNever;
-    MonoTime term_at = kNever;
-    MonoTime kill_at = kNever;
-    bool timed_out = false;
-    bool cancelled = false;
-
-    MonoTime NextDeadline() const { return std::min({warn_at, term_at, kill_at}); }
+    ProcessDeadlines deadlines;
   };
 
   Impl(const Clock& c, ExitCallback cb) : clock(c), on_exit(std::move(cb)) {}
@@ -333,39 +316,28 @@ struct ProcessSupervisor::Impl {
     }
   }
 
-  // SIGCONT + SIGTERM now, SIGKILL after the grace period. Requires mu.
-  void BeginTermination(Entry& e, MonoTime now) {
+  // SIGCONT + SIGTERM (SIGKILL follows after the grace period: `ProcessDeadlines`).
+  void Terminate(const Entry& e) {
     SignalGroup(e, SIGCONT);
     SignalGroup(e, SIGTERM);
-    e.term_at = kNever;
-    e.warn_at = kNever;
-    e.kill_at = std::min(e.kill_at, AddSaturating(now, e.kill_grace));
   }
 
   // Sends what is due at `now` and returns the earliest deadline left. Requires mu.
   MonoTime RunDeadlines(MonoTime now) {
     MonoTime next = kNever;
     for (auto& [serial, e] : entries) {
-      if (e.warn_at <= now) {
-        e.warn_at = kNever;
-        e.warned = true;
-        if (e.warn.batch_only) {
-          if (kill(e.pid, e.warn.signal) < 0 && errno != ESRCH) {
-            CORRAL_LOG(Warn) << JobPrefix(e.job) << ": warning signal: " << ErrnoText(errno);
-          }
-        } else {
-          SignalGroup(e, e.warn.signal);
+      ProcessDeadlines::Due due = e.deadlines.Take(now);
+      const SignalSpec& warn = e.deadlines.warn();
+      if (due.warn && warn.batch_only) {
+        if (kill(e.pid, warn.signal) < 0 && errno != ESRCH) {
+          CORRAL_LOG(Warn) << JobPrefix(e.job) << ": warning signal: " << ErrnoText(errno);
         }
+      } else if (due.warn) {
+        SignalGroup(e, warn.signal);
       }
-      if (e.term_at <= now) {
-        e.timed_out = true;
-        BeginTermination(e, now);
-      }
-      if (e.kill_at <= now) {
-        e.kill_at = kNever;
-        SignalGroup(e, SIGKILL);
-      }
-      next = std::min(next, e.NextDeadline());
+      if (due.term) Terminate(e);
+      if (due.kill) SignalGroup(e, SIGKILL);
+      next = std::min(next, e.deadlines.Next());
     }
     return next;
   }
@@ -410,8 +382,8 @@ struct ProcessSupervisor::Impl {
     } else {
       x.signal = info.si_status;
     }
-    x.timed_out = e.timed_out;
-    x.cancelled = e.cancelled;
+    x.timed_out = e.deadlines.timed_out();
+    x.cancelled = e.deadlines.cancelled();
     x.start_time = e.start_time;
     x.end_time = clock.Now();
     x.cpu_seconds = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
@@ -725,7 +697,8 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, *pid, 0));
   if (pidfd < 0) return abandon(-1, "pidfd_open", errno);
 
-  Impl::Entry e;
+  Impl::Entry e{.deadlines = ProcessDeadlines(spec.time_limit, spec.limit_start, spec.kill_grace,
+                                              spec.warn, start_time, start_mono)};
   e.job = spec.job;
   e.generation = spec.generation;
   e.step = spec.step;
@@ -733,23 +706,6 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   e.pid = *pid;
   e.pidfd = pidfd;
   e.start_time = start_time;
-  e.start_mono = start_mono;
-  e.kill_grace = spec.kill_grace;
-  e.warn = spec.warn;
-  const bool own_start = spec.limit_start == Timestamp{};
-  e.limit_origin = own_start ? start_mono : start_mono + (spec.limit_start - start_time);
-  e.term_at = AddSaturating(e.limit_origin, spec.time_limit);
-  if (e.term_at != kNever) e.term_at = std::max(e.term_at, start_mono + Millis(1));
-  if (spec.warn.signal != 0 && e.term_at != kNever) {
-    MonoTime warn_time = e.term_at - spec.warn.before;
-    if (warn_time >= start_mono) {
-      e.warn_at = warn_time;
-    } else if (own_start) {
-      e.warn_at = start_mono;
-    } else {
-      e.warned = true;
-    }
-  }
 
   std::unique_lock lock(im.mu);
   uint64_t serial = im.next_serial++;
@@ -765,7 +721,7 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   }
   unreserve.active = false;
   im.launching.erase(key);
-  MonoTime deadline = e.NextDeadline();
+  MonoTime deadline = e.deadlines.Next();
   im.by_key.emplace(key, serial);
   im.entries.emplace(serial, e);
   if (deadline != kNever) im.WakeIfEarlier(deadline);
@@ -816,10 +772,9 @@ Status ProcessSupervisor::CancelStep(JobId job, Generation generation, uint32_t 
     Impl::Entry& e = im.entries.at(it->second);
     if (step != kAllSteps && e.step != step) continue;
     any = true;
-    if (e.cancelled) continue;
-    e.cancelled = true;
-    im.BeginTermination(e, now);
-    im.WakeIfEarlier(e.NextDeadline());
+    if (!e.deadlines.Cancel(now)) continue;  // cancelling again does nothing
+    im.Terminate(e);
+    im.WakeIfEarlier(e.deadlines.Next());
   }
   if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
   return {};
@@ -839,17 +794,7 @@ Status ProcessSupervisor::SetTimeLimit(JobId job, Generation generation, Duratio
        ++it) {
     Impl::Entry& e = im.entries.at(it->second);
     any = true;
-    if (e.cancelled || e.timed_out) continue;
-    e.term_at = AddSaturating(e.limit_origin, limit);
-    e.warn_at = kNever;
-    if (e.warn.signal == 0 || e.term_at == kNever) continue;
-    MonoTime warn_time = e.term_at - e.warn.before;
-    if (warn_time > now) {
-      e.warned = false;  // re-armed: the new limit puts the warning time back in the future
-      e.warn_at = warn_time;
-    } else if (!e.warned) {
-      e.warn_at = now;
-    }
+    e.deadlines.SetLimit(limit, now);  // left as they are when already terminating
   }
   if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
   im.planned_wake = MonoTime::min();

@@ -31,6 +31,10 @@ hits=$(grep -rnE '#include "agent/' src/agent/exec | grep -vE '#include "agent/(
 [ -n "$hits" ] && report "src/agent/exec must include only agent/exec/ and agent/gpu/ of the agent:"$'\n'"$hits"
 hits=$(grep -rnE '#include "agent/gpu/internal/' src bench tests --include='*.h' --include='*.cc' --include='*.c' | grep -v '^src/agent/gpu/' || true)
 [ -n "$hits" ] && report "agent/gpu/internal/ is private to src/agent/gpu:"$'\n'"$hits"
+# The agent's core (agent_core.h) does no I/O: no threads, files, sockets, processes or HTTP;
+# the service (agent.cc) carries out what it returns.
+hits=$(grep -nE '#include <(thread|mutex|shared_mutex|condition_variable|future|fstream|filesystem|unistd\.h|fcntl\.h|dirent\.h|spawn\.h|sys/)|#include "api/(http|auth)|#include "agent/(agent|node_monitor|exec/(process_supervisor|cgroup|container|step_output|step_support))\.h"' src/agent/agent_core.h src/agent/agent_core.cc || true)
+[ -n "$hits" ] && report "the agent's core must stay pure:"$'\n'"$hits"
 
 # Heavy headers stay out of headers (compile time on 2 cores).
 hits=$(grep -rnE '#include <(nlohmann/json\.hpp|spdlog/|toml\+\+/|CLI/)' src --include='*.h' || true)

@@ -73,7 +73,10 @@ std::string AgentCore::JournalName(JobRun run, uint32_t step, uint32_t task) {
 Effects AgentCore::Recover() {
   Effects fx;
   for (const JournalEntry& entry : journal_.List()) {
-    if (entry.pid > 1) fx.commands.push_back(command::KillOrphan{entry});
+    // An entry that cannot be read (no pid or start time) names nothing to kill.
+    if (entry.pid > 1 && !entry.start_time.empty()) {
+      fx.commands.push_back(command::KillOrphan{entry});
+    }
     journal_.Remove(entry.name);
   }
   return fx;
@@ -428,14 +431,14 @@ MonoTime AgentCore::NextEventBatchTime() const {
   return events_retry_;
 }
 
-void AgentCore::OnEventBatchReply(std::optional<int> status) {
+bool AgentCore::OnEventBatchReply(std::optional<int> status) {
   const size_t n = std::exchange(in_flight_, 0);
   const bool consumed =
       status.has_value() && (*status / 100 == 2 || *status == 409 || *status == 400);
   if (!consumed) {
     events_retry_ = clock_.MonotonicNow() + events_backoff_;
     events_backoff_ = std::min<Duration>(events_backoff_ * 2, kMaxBackoff);
-    return;
+    return false;
   }
   for (size_t i = 0; i < n && !events_.empty(); ++i) {
     const api::JobEvent& ev = events_.front();
@@ -447,6 +450,7 @@ void AgentCore::OnEventBatchReply(std::optional<int> status) {
   }
   events_backoff_ = kEventsBackoff;
   events_retry_ = MonoTime::min();
+  return true;
 }
 
 // --- Identity ---

@@ -236,9 +236,9 @@ class AgentCore {
   MonoTime NextEventBatchTime() const;
   // The controller's HTTP status for the batch in flight, or nullopt when it could not be
   // reached. 2xx, 409 (stale events, rejected for good) and 400 consume the batch (and end
-  // the listing of the runs whose exit it reports); anything else has it sent again after a
-  // backoff from 50 ms doubling to 2 s.
-  void OnEventBatchReply(std::optional<int> status);
+  // the listing of the runs whose exit it reports; returns true); anything else has it sent
+  // again after a backoff from 50 ms doubling to 2 s.
+  bool OnEventBatchReply(std::optional<int> status);
   size_t queued_events() const { return events_.size(); }
 
   // --- Identity ---

@@ -461,13 +461,13 @@ TEST_F(AgentCoreTest, StaleAndBadEventsAreConsumed) {
   for (int status : {200, 202, 400, 409}) {
     Queue(core_.OnProcessExit(Exit(7, 1)));
     ASSERT_TRUE(core_.TakeEventBatch().has_value());
-    core_.OnEventBatchReply(status);
+    EXPECT_TRUE(core_.OnEventBatchReply(status));
     EXPECT_EQ(core_.queued_events(), 0u) << status;
   }
   for (int status : {401, 404, 500, 503}) {
     Queue(core_.OnProcessExit(Exit(7, 1)));
     ASSERT_TRUE(core_.TakeEventBatch().has_value());
-    core_.OnEventBatchReply(status);
+    EXPECT_FALSE(core_.OnEventBatchReply(status));
     EXPECT_EQ(core_.queued_events(), 1u) << status;
     clock_.Advance(Seconds(2));
     ASSERT_TRUE(core_.TakeEventBatch().has_value());
@@ -498,7 +498,8 @@ TEST_F(AgentCoreTest, RecoveryKillsWhatThePreviousRunLeftAndEmptiesTheJournal) {
   ASSERT_TRUE(journal_.Put({"3.1", 4242, "9001"}).has_value());
   ASSERT_TRUE(journal_.Put({"3.1.0.2", 4243, "9002"}).has_value());
   ASSERT_TRUE(journal_.Put({"garbage", 0, ""}).has_value());
-  ASSERT_TRUE(journal_.Put({"4.1", 1, "1"}).has_value());  // never init
+  ASSERT_TRUE(journal_.Put({"4.1", 1, "1"}).has_value());    // never init
+  ASSERT_TRUE(journal_.Put({"5.1", 4244, ""}).has_value());  // no start time: unknown
   Effects fx = core_.Recover();
   EXPECT_THAT(fx.commands, ElementsAre(Command(command::KillOrphan{{"3.1", 4242, "9001"}}),
                                        Command(command::KillOrphan{{"3.1.0.2", 4243, "9002"}})));

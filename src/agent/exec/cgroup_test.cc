@@ -16,6 +16,7 @@
 #include <sys/sysmacros.h>
 
 #include "agent/exec/process_supervisor.h"
+#include "agent/exec/testing/os_wait.h"
 #include "core/clock.h"
 
 namespace corral::agent {
@@ -153,7 +154,9 @@ TEST_F(CgroupTest, DestroyKillsProcessesThatLeftTheProcessGroup) {
   auto cg = manager_->Create({.job = JobId(4)});
   ASSERT_TRUE(cg.has_value()) << cg.error().message;
   std::string pidfile = dir_ + "/escaped.pid";
-  Run(**cg, "setsid sh -c 'echo $$ > " + pidfile + "; exec sleep 300' & sleep 0.3; exit 0",
+  // A process in a session of its own (the group's signals miss it); `$(...)` returns once it
+  // has printed its pid and let go of the pipe.
+  Run(**cg, "pid=$(setsid -f sh -c 'echo $$; exec sleep 300 >/dev/null'); echo $pid > " + pidfile,
       JobId(4));
   int pid = 0;
   std::ifstream(pidfile) >> pid;
@@ -161,15 +164,7 @@ TEST_F(CgroupTest, DestroyKillsProcessesThatLeftTheProcessGroup) {
   ASSERT_EQ(kill(pid, 0), 0) << "the escaped process runs";
   ASSERT_TRUE((*cg)->Destroy(Seconds(5), SystemClock::Get()).has_value());
   // Gone (a zombie of init at worst, for a moment).
-  bool gone = false;
-  for (int i = 0; i < 500 && !gone; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text;
-    std::getline(stat, text);
-    gone = text.empty() || text.find(") Z") != std::string::npos;
-    if (!gone) usleep(10000);
-  }
-  EXPECT_TRUE(gone);
+  EXPECT_TRUE(testing::WaitGone(pid));
 }
 
 TEST_F(CgroupTest, CpusAreBound) {

@@ -1,3 +1,8 @@
+// The process supervisor on this machine's real processes (the `os` test group). Its
+// deadlines run on a fake clock: a test advances the clock, then has the supervisor look at
+// its deadlines again with `SetTimeLimit` (which does so at once, as its contract says), so no
+// test waits for a real time limit. Every wait is for a condition (an exit, a line on a FIFO,
+// a pidfd) with a deadline; none sleeps. `ProcessDeadlines` has the timing logic's own tests.
 #include "agent/exec/process_supervisor.h"
 
 #include <fcntl.h>
@@ -5,13 +10,13 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -26,28 +31,18 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "core/clock.h"
+#include "agent/exec/testing/os_wait.h"
 #include "core/testing/fake_clock.h"
 
 namespace corral::agent {
 namespace {
 
+using ::corral::testing::LineFifo;
+using ::corral::testing::ProcessGone;
+using ::corral::testing::WaitGone;
 using ::testing::HasSubstr;
 
 namespace fs = std::filesystem;
-
-const Clock& RealClock() { return SystemClock::Get(); }
-
-// Polls `pred` until it holds or `timeout` passes; returns whether it held.
-template <typename Pred>
-bool WaitUntil(Pred pred, Duration timeout = Seconds(10)) {
-  MonoTime deadline = RealClock().MonotonicNow() + timeout;
-  while (!pred()) {
-    if (RealClock().MonotonicNow() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
 
 class TempDir {
  public:
@@ -79,14 +74,32 @@ void WriteFile(const std::string& path, const std::string& text) {
   out << text;
 }
 
-// Whether `pid` is gone (or a zombie, which no longer runs and which init reaps).
-bool ProcessGone(int pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  if (!stat) return true;
-  std::string line;
-  std::getline(stat, line);
-  auto close = line.rfind(')');
-  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+// The processes whose process group is `pgid` that still run (not zombies).
+std::vector<int> GroupMembers(int pgid) {
+  std::vector<int> out;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    int pid = std::stoi(name);
+    if (getpgid(pid) == pgid && !ProcessGone(pid)) out.push_back(pid);
+  }
+  return out;
+}
+
+// How many descriptors each epoll instance of this process watches (/proc/self/fdinfo). The
+// supervisor's watches its wakeup eventfd and one pidfd per process it runs; a reaped pidfd
+// left in it would report EPOLLHUP forever and keep its thread spinning.
+std::vector<size_t> EpollWatches() {
+  std::vector<size_t> out;
+  for (const auto& entry : fs::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    if (fs::read_symlink(entry.path(), ec).string() != "anon_inode:[eventpoll]") continue;
+    std::ifstream info("/proc/self/fdinfo/" + entry.path().filename().string());
+    size_t n = 0;
+    for (std::string line; std::getline(info, line);) n += line.rfind("tfd:", 0) == 0;
+    out.push_back(n);
+  }
+  return out;
 }
 
 // Collects exit reports; waits for them with a deadline.
@@ -100,28 +113,29 @@ class Exits {
     };
   }
 
-  // The exit of `job`, waiting up to `timeout`; fails the test if it does not come.
+  // The first exit of `job`, waiting up to `timeout`; fails the test if it does not come.
   ProcessExit Wait(JobId job, Duration timeout = Seconds(20)) {
-    std::unique_lock lock(mu_);
-    MonoTime deadline = RealClock().MonotonicNow() + timeout;
-    while (!exits_.contains(job)) {
-      if (RealClock().MonotonicNow() >= deadline) {
-        ADD_FAILURE() << "no exit reported for job " << job.value;
-        return ProcessExit{};
-      }
-      cv_.wait_for(lock, std::chrono::milliseconds(50));
+    if (!WaitCountOf(job, 1, timeout)) {
+      ADD_FAILURE() << "no exit reported for job " << job.value;
+      return ProcessExit{};
     }
+    std::lock_guard lock(mu_);
     return exits_[job].front();
   }
 
+  // Waits until `n` exits of `job` are in; returns whether they came within `timeout`.
+  bool WaitCountOf(JobId job, size_t n, Duration timeout = Seconds(20)) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] {
+      auto it = exits_.find(job);
+      return it != exits_.end() && it->second.size() >= n;
+    });
+  }
+
+  // Waits until `n` jobs have exits in.
   bool WaitCount(size_t n, Duration timeout = Seconds(60)) {
     std::unique_lock lock(mu_);
-    MonoTime deadline = RealClock().MonotonicNow() + timeout;
-    while (exits_.size() < n) {
-      if (RealClock().MonotonicNow() >= deadline) return false;
-      cv_.wait_for(lock, std::chrono::milliseconds(50));
-    }
-    return true;
+    return cv_.wait_for(lock, timeout, [&] { return exits_.size() >= n; });
   }
 
   size_t Count(JobId job) {
@@ -164,10 +178,54 @@ class ProcessSupervisorTest : public ::testing::Test {
     return exits_.Wait(spec.job);
   }
 
+  // A FIFO `name` in the test's directory that scripts write lines to.
+  LineFifo& Fifo(const std::string& name) {
+    auto& f = fifos_[name];
+    if (f == nullptr) f = std::make_unique<LineFifo>(dir_ / name);
+    return *f;
+  }
+  // Waits for the next line on FIFO `name`.
+  std::string Line(const std::string& name) {
+    std::optional<std::string> line = Fifo(name).Next();
+    EXPECT_TRUE(line.has_value()) << "nothing written to " << name;
+    return line.value_or("");
+  }
+
+  // A process that says "ready" on FIFO events<job> once its traps are set, writes "warned"
+  // there and on its output at each warning (SIGUSR1), and "term" on its output at SIGTERM,
+  // then exits `term_exit`.
+  ProcessSpec Trapping(uint64_t job, Duration limit, int term_exit = 0) {
+    std::string events = Fifo("events" + std::to_string(job)).path();
+    ProcessSpec spec =
+        Sh(job, "trap 'echo warned; echo warned > " + events + "' USR1; trap 'echo term; exit " +
+                    std::to_string(term_exit) + "' TERM; echo ready > " + events +
+                    "; while :; do sleep 1000 & wait; done");
+    spec.time_limit = limit;
+    spec.kill_grace = Minutes(600);
+    return spec;
+  }
+  // Launches `spec` and waits for its "ready" on FIFO events<job>.
+  void LaunchReady(const ProcessSpec& spec) {
+    Status s = sup_->Launch(spec);
+    ASSERT_TRUE(s.has_value()) << s.error().message;
+    ASSERT_EQ(Line("events" + std::to_string(spec.job.value)), "ready");
+  }
+
+  // Has the supervisor look at the run's deadlines now, at the fake clock's time, keeping
+  // its limit at `limit` (a process already being terminated keeps its own: any will do).
+  void Recheck(uint64_t job, Duration limit, uint64_t gen = 1) {
+    Status s = sup_->SetTimeLimit(JobId(job), Generation(gen), limit);
+    ASSERT_TRUE(s.has_value()) << s.error().message;
+  }
+
+  static Duration Ran(const ProcessExit& x) { return x.end_time - x.start_time; }
+
   TempDir dir_;
+  std::map<std::string, std::unique_ptr<LineFifo>> fifos_;
   Exits exits_;
+  testing::FakeClock clock_;
   std::unique_ptr<ProcessSupervisor> sup_ =
-      std::make_unique<ProcessSupervisor>(RealClock(), exits_.Callback());
+      std::make_unique<ProcessSupervisor>(clock_, exits_.Callback());
 };
 
 TEST_F(ProcessSupervisorTest, ReportsExitCodes) {
@@ -359,71 +417,88 @@ TEST_F(ProcessSupervisorTest, EmptyArgvIsInvalid) {
 }
 
 TEST_F(ProcessSupervisorTest, TimeLimitTermTrapExitsOnItsOwn) {
-  // Limits leave the shell time to set its traps on a loaded machine.
-  ProcessSpec spec = Sh(1, "trap 'echo term; exit 7' TERM; sleep 1000 & wait");
-  spec.time_limit = Millis(700);
+  ProcessSpec spec = Trapping(1, Millis(700), /*term_exit=*/7);
   spec.kill_grace = Seconds(60);
-  ProcessExit x = Run(spec);
+  LaunchReady(spec);
+  clock_.Advance(Millis(699));
+  Recheck(1, Millis(700));
+  EXPECT_EQ(exits_.Count(JobId(1)), 0u);
+  clock_.Advance(Millis(1));
+  Recheck(1, Millis(700));
+  ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_TRUE(x.timed_out);
   EXPECT_FALSE(x.cancelled);
   EXPECT_EQ(x.exit_code, 7);
   EXPECT_EQ(x.signal, 0);
-  EXPECT_GE(x.end_time - x.start_time, Millis(700));
-  EXPECT_LT(x.end_time - x.start_time, Seconds(30));  // well before the grace ends
+  EXPECT_EQ(Ran(x), Millis(700));  // by its trap, long before the grace ends
   EXPECT_EQ(ReadFile(spec.stdout_path), "term\n");
 }
 
 TEST_F(ProcessSupervisorTest, TimeLimitIgnoredTermIsFollowedByKill) {
-  ProcessSpec spec = Sh(1, "trap '' TERM; echo $$ > pid; sleep 1000 & wait; wait; wait");
+  // The script ignores SIGTERM; a `sleep` it started before that does not, and its end shows
+  // that the SIGTERM has been sent.
+  std::string ready = Fifo("ready").path();
+  ProcessSpec spec = Sh(1, "sleep 1000 & canary=$!; trap '' TERM; echo $canary > " + ready +
+                               "; while :; do sleep 1000 & wait; done");
   spec.time_limit = Millis(700);
   spec.kill_grace = Millis(300);
-  ProcessExit x = Run(spec);
+  ASSERT_TRUE(sup_->Launch(spec).has_value());
+  int canary = std::stoi(Line("ready"));
+  clock_.Advance(Millis(700));
+  Recheck(1, Millis(700));
+  ASSERT_TRUE(WaitGone(canary));  // SIGTERM sent; the script ignores it
+  EXPECT_EQ(exits_.Count(JobId(1)), 0u);
+  clock_.Advance(Millis(300));
+  Recheck(1, Millis(700));
+  ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_TRUE(x.timed_out);
   EXPECT_EQ(x.signal, SIGKILL);
-  EXPECT_GE(x.end_time - x.start_time, Millis(1000));
+  EXPECT_EQ(Ran(x), Millis(1000));
 }
 
 TEST_F(ProcessSupervisorTest, WarningSignalComesBeforeTheLimit) {
-  ProcessSpec spec = Sh(1,
-                        "trap 'echo warned' USR1; trap 'echo term; exit 0' TERM; "
-                        "while :; do sleep 1000 & wait; done");
-  spec.time_limit = Millis(1200);
+  ProcessSpec spec = Trapping(1, Millis(1200));
   spec.warn = SignalSpec{.signal = SIGUSR1, .before = Millis(500)};
-  ProcessExit x = Run(spec);
+  LaunchReady(spec);
+  clock_.Advance(Millis(700));
+  Recheck(1, Millis(1200));
+  ASSERT_EQ(Line("events1"), "warned");
+  clock_.Advance(Millis(500));
+  Recheck(1, Millis(1200));
+  ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_TRUE(x.timed_out);
   EXPECT_EQ(x.exit_code, 0);
   EXPECT_EQ(ReadFile(spec.stdout_path), "warned\nterm\n");
 }
 
 TEST_F(ProcessSupervisorTest, CancelEndsTheWholeGroup) {
-  ProcessSpec spec = Sh(1,
-                        "sleep 1000 & echo $! > bg.pid; (sleep 1000; true) & echo $! >> bg.pid; "
-                        "wait");
+  std::string bg = Fifo("bg.pid").path();
+  ProcessSpec spec =
+      Sh(1, "sleep 1000 & echo $! > " + bg + "; (sleep 1000; true) & echo $! > " + bg + "; wait");
   ASSERT_TRUE(sup_->Launch(spec).has_value());
   std::vector<int> pids;
-  ASSERT_TRUE(WaitUntil([&] {
-    std::istringstream in(ReadFile(dir_ / "bg.pid"));
-    pids.clear();
-    for (int p; in >> p;) pids.push_back(p);
-    return pids.size() == 2;
-  }));
+  for (int i = 0; i < 2; ++i) pids.push_back(std::stoi(Line("bg.pid")));
   for (int p : pids) EXPECT_FALSE(ProcessGone(p));
   ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
   ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_TRUE(x.cancelled);
   EXPECT_FALSE(x.timed_out);
   EXPECT_EQ(x.signal, SIGTERM);
-  for (int p : pids) EXPECT_TRUE(WaitUntil([&] { return ProcessGone(p); })) << p;
+  for (int p : pids) EXPECT_TRUE(WaitGone(p)) << p;
   EXPECT_TRUE(sup_->Running().empty());
   EXPECT_EQ(sup_->Cancel(JobId(1), Generation(1)).error().code, ErrorCode::kNotFound);
 }
 
 TEST_F(ProcessSupervisorTest, CancelKillsAfterTheGraceWhenTermIsIgnored) {
-  ProcessSpec spec = Sh(1, "trap '' TERM; echo ready > ready; sleep 1000 & wait; wait; wait");
+  std::string ready = Fifo("ready").path();
+  ProcessSpec spec =
+      Sh(1, "trap '' TERM; echo ready > " + ready + "; sleep 1000 & wait; wait; wait");
   spec.kill_grace = Millis(200);
   ASSERT_TRUE(sup_->Launch(spec).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "ready"); }));
+  ASSERT_EQ(Line("ready"), "ready");
   ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
+  clock_.Advance(Millis(200));
+  Recheck(1, kUnlimited);
   ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_TRUE(x.cancelled);
   EXPECT_EQ(x.signal, SIGKILL);
@@ -441,25 +516,19 @@ TEST_F(ProcessSupervisorTest, LeaderExitKillsWhatIsLeftOfTheGroup) {
   std::vector<int> pids;
   for (int p; in >> p;) pids.push_back(p);
   ASSERT_EQ(pids.size(), 2u);
-  for (int p : pids) EXPECT_TRUE(WaitUntil([&] { return ProcessGone(p); })) << p;
-  // Nothing that still runs is left in the job's process group.
-  EXPECT_TRUE(WaitUntil([&] {
-    for (const auto& entry : fs::directory_iterator("/proc")) {
-      std::string name = entry.path().filename();
-      if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-      int pid = std::stoi(name);
-      if (getpgid(pid) == leader && !ProcessGone(pid)) return false;
-    }
-    return true;
-  }));
+  for (int p : pids) EXPECT_TRUE(WaitGone(p)) << p;
+  // Nothing that still runs is left in the job's process group (the background sleeps'
+  // own children included): each member still seen is waited for.
+  for (int p : GroupMembers(leader)) EXPECT_TRUE(WaitGone(p)) << p;
+  EXPECT_TRUE(GroupMembers(leader).empty());
 }
 
 TEST_F(ProcessSupervisorTest, SignalReachesTheTrap) {
-  ProcessSpec spec = Sh(1,
-                        "trap 'echo got; exit 5' USR1; echo ready > ready; "
-                        "while :; do sleep 1000 & wait; done");
+  std::string ready = Fifo("ready").path();
+  ProcessSpec spec = Sh(1, "trap 'echo got; exit 5' USR1; echo ready > " + ready +
+                               "; while :; do sleep 1000 & wait; done");
   ASSERT_TRUE(sup_->Launch(spec).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "ready"); }));
+  ASSERT_EQ(Line("ready"), "ready");
   EXPECT_EQ(sup_->Signal(JobId(1), Generation(2), SIGUSR1).error().code, ErrorCode::kNotFound);
   EXPECT_EQ(sup_->Signal(JobId(2), Generation(1), SIGUSR1).error().code, ErrorCode::kNotFound);
   ASSERT_TRUE(sup_->Signal(JobId(1), Generation(1), SIGUSR1).has_value());
@@ -482,16 +551,17 @@ TEST_F(ProcessSupervisorTest, LaunchingARunningJobAgainFails) {
   // Once it has ended the id may run again.
   spec.argv = {"/bin/true"};
   ASSERT_TRUE(sup_->Launch(spec).has_value());
-  EXPECT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 2; }));
+  EXPECT_TRUE(exits_.WaitCountOf(JobId(1), 2));
 }
 
 // A requeued job starts again (generation 2) while its previous run is still being killed:
 // both run, and each is signalled, cancelled and reported under its own generation.
 TEST_F(ProcessSupervisorTest, ANewRunOfAJobStartsWhileThePreviousOneEnds) {
-  ProcessSpec old_run = Sh(1, "trap '' TERM; echo ready; sleep 1000");
+  std::string ready = Fifo("ready").path();
+  ProcessSpec old_run = Sh(1, "trap '' TERM; echo ready > " + ready + "; sleep 1000");
   old_run.kill_grace = Millis(300);  // it ignores SIGTERM: killed after the grace
   ASSERT_TRUE(sup_->Launch(old_run).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return ReadFile(old_run.stdout_path) == "ready\n"; }));
+  ASSERT_EQ(Line("ready"), "ready");
   ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
   ProcessSpec new_run = Sh(1, "sleep 1000");
   new_run.generation = Generation(2);
@@ -501,6 +571,8 @@ TEST_F(ProcessSupervisorTest, ANewRunOfAJobStartsWhileThePreviousOneEnds) {
   ASSERT_EQ(running.size(), 2u);
   EXPECT_EQ(running[0].generation, Generation(1));
   EXPECT_EQ(running[1].generation, Generation(2));
+  clock_.Advance(Millis(300));
+  Recheck(1, kUnlimited);  // the old run's grace is over
   ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_EQ(x.generation, Generation(1));
   EXPECT_TRUE(x.cancelled);
@@ -509,7 +581,7 @@ TEST_F(ProcessSupervisorTest, ANewRunOfAJobStartsWhileThePreviousOneEnds) {
   EXPECT_EQ(sup_->Running()[0].generation, Generation(2));
   EXPECT_EQ(sup_->Cancel(JobId(1), Generation(1)).error().code, ErrorCode::kNotFound);
   ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(2)).has_value());
-  EXPECT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 2; }));
+  EXPECT_TRUE(exits_.WaitCountOf(JobId(1), 2));
 }
 
 TEST_F(ProcessSupervisorTest, RunningListsWhatRuns) {
@@ -561,8 +633,7 @@ TEST_F(ProcessSupervisorTest, StepTasksAreKeyedApartFromTheBatchScript) {
   // One step's tasks end; the batch script and the other step go on.
   EXPECT_EQ(sup_->CancelStep(JobId(1), Generation(1), 7).error().code, ErrorCode::kNotFound);
   ASSERT_TRUE(sup_->CancelStep(JobId(1), Generation(1), 0).has_value());
-  ASSERT_TRUE(exits_.WaitCount(1));
-  ASSERT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 2; }));
+  ASSERT_TRUE(exits_.WaitCountOf(JobId(1), 2));
   for (const ProcessExit& x : exits_.All()[JobId(1)]) {
     EXPECT_EQ(x.step, 0u);
     EXPECT_TRUE(x.cancelled);
@@ -570,7 +641,7 @@ TEST_F(ProcessSupervisorTest, StepTasksAreKeyedApartFromTheBatchScript) {
   ASSERT_EQ(sup_->Running().size(), 2u);
   // A job's signal and cancel reach every process of the job.
   ASSERT_TRUE(sup_->Signal(JobId(1), Generation(1), SIGTERM).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return exits_.Count(JobId(1)) == 4; }));
+  ASSERT_TRUE(exits_.WaitCountOf(JobId(1), 4));
   std::set<uint32_t> steps;
   for (const ProcessExit& x : exits_.All()[JobId(1)]) steps.insert(x.step);
   EXPECT_EQ(steps, (std::set<uint32_t>{0, 1, kBatchStepId}));
@@ -578,17 +649,17 @@ TEST_F(ProcessSupervisorTest, StepTasksAreKeyedApartFromTheBatchScript) {
 }
 
 TEST_F(ProcessSupervisorTest, SignalStepReachesOnlyThatStep) {
-  ProcessSpec batch = Sh(
-      1, "trap 'echo batch-got' USR1; echo ready > b.ready; while :; do sleep 1000 & wait; done");
+  std::string ready = Fifo("ready").path();
+  ProcessSpec batch = Sh(1, "trap 'echo batch-got' USR1; echo batch > " + ready +
+                                "; while :; do sleep 1000 & wait; done");
   ASSERT_TRUE(sup_->Launch(batch).has_value());
-  ProcessSpec task = Sh(1,
-                        "trap 'echo task-got; exit 3' USR1; echo ready > t.ready; while :; do "
-                        "sleep 1000 & wait; done");
+  ProcessSpec task = Sh(1, "trap 'echo task-got; exit 3' USR1; echo task > " + ready +
+                               "; while :; do sleep 1000 & wait; done");
   task.step = 0;
   task.stdout_path = dir_ / "task.out";
   ASSERT_TRUE(sup_->Launch(task).has_value());
-  ASSERT_TRUE(
-      WaitUntil([&] { return fs::exists(dir_ / "b.ready") && fs::exists(dir_ / "t.ready"); }));
+  std::set<std::string> ready_ones = {Line("ready"), Line("ready")};
+  ASSERT_EQ(ready_ones, (std::set<std::string>{"batch", "task"}));
   ASSERT_TRUE(sup_->SignalStep(JobId(1), Generation(1), 0, SIGUSR1).has_value());
   ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_EQ(x.step, 0u);
@@ -625,14 +696,13 @@ TEST_F(ProcessSupervisorTest, OutputsCanBeGivenDescriptors) {
 }
 
 TEST_F(ProcessSupervisorTest, DestructorKillsEverythingWithoutReporting) {
-  ProcessSpec spec = Sh(1, "sleep 1000 & echo $! > bg.pid; wait");
+  ProcessSpec spec = Sh(1, "sleep 1000 & echo $! > " + Fifo("bg.pid").path() + "; wait");
   ASSERT_TRUE(sup_->Launch(spec).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return !ReadFile(dir_ / "bg.pid").empty(); }));
-  int bg = std::stoi(ReadFile(dir_ / "bg.pid"));
+  int bg = std::stoi(Line("bg.pid"));
   int leader = sup_->Running().at(0).pid;
   sup_.reset();
   EXPECT_TRUE(ProcessGone(leader));
-  EXPECT_TRUE(WaitUntil([&] { return ProcessGone(bg); }));
+  EXPECT_TRUE(WaitGone(bg));
   EXPECT_EQ(exits_.Count(JobId(1)), 0u);
 }
 
@@ -657,13 +727,6 @@ TEST_F(ProcessSupervisorTest, TwoHundredJobsBackToBackAreEachReportedOnce) {
   }
 }
 
-// CPU time this process has used so far.
-Duration ProcessCpuTime() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return Seconds(ts.tv_sec) + Duration(ts.tv_nsec / 1000);
-}
-
 TEST_F(ProcessSupervisorTest, ConcurrentLaunchesAreEachReportedOnceAndLeaveTheThreadIdle) {
   constexpr int kThreads = 4;
   constexpr int kPerThread = 50;
@@ -682,17 +745,15 @@ TEST_F(ProcessSupervisorTest, ConcurrentLaunchesAreEachReportedOnceAndLeaveTheTh
   for (std::thread& t : threads) t.join();
   ASSERT_TRUE(exits_.WaitCount(kThreads * kPerThread));
   EXPECT_TRUE(sup_->Running().empty());
-  // Nothing is left for the supervisor's thread to do: over a quiet window it must not spin
-  // (a reaped pidfd left in its epoll set would report EPOLLHUP forever). This sleep measures
-  // idleness; it does not wait for anything.
-  Duration before = ProcessCpuTime();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_LT(ProcessCpuTime() - before, Millis(50));
+  // Nothing is left for the supervisor's thread to wait on but its wakeup: a reaped pidfd
+  // left in its epoll set would report EPOLLHUP forever and keep the thread spinning.
+  EXPECT_EQ(EpollWatches(), std::vector<size_t>{1});
   for (const auto& [job, xs] : exits_.All()) EXPECT_EQ(xs.size(), 1u) << job.value;
 }
 
 TEST_F(ProcessSupervisorTest, ChildReapedBehindItsBackIsStillReportedOnce) {
   ASSERT_TRUE(sup_->Launch(Sh(1, "sleep 1000")).has_value());
+  EXPECT_EQ(EpollWatches(), std::vector<size_t>{2});  // its wakeup and the process's pidfd
   int pid = sup_->Running().at(0).pid;
   // Races the supervisor's thread for the reap; either way one report must come.
   kill(pid, SIGKILL);
@@ -701,45 +762,13 @@ TEST_F(ProcessSupervisorTest, ChildReapedBehindItsBackIsStillReportedOnce) {
   ProcessExit x = exits_.Wait(JobId(1));
   EXPECT_TRUE(x.exit_code == -1 || x.signal == SIGKILL) << x.exit_code << " " << x.signal;
   EXPECT_TRUE(sup_->Running().empty());
-  Duration before = ProcessCpuTime();
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // measures idleness
-  EXPECT_LT(ProcessCpuTime() - before, Millis(30));
+  EXPECT_EQ(EpollWatches(), std::vector<size_t>{1});  // its pidfd is out of the epoll set
   EXPECT_EQ(exits_.Count(JobId(1)), 1u);
 }
 
-// --- run as another user (needs root) ---
-
-// Time limits changed while the processes run, on a fake clock: `SetTimeLimit` has the
-// supervisor look at its deadlines at once, so each call is also the moment the deadlines of
-// the fake time are checked.
-class ProcessSupervisorLimitTest : public ProcessSupervisorTest {
- protected:
-  ProcessSupervisorLimitTest() {
-    sup_ = std::make_unique<ProcessSupervisor>(clock_, exits_.Callback());
-  }
-
-  // A process that writes "ready" once its traps are set, a line for each warning and
-  // "term" on SIGTERM (then exits 0).
-  ProcessSpec Trapping(uint64_t job, Duration limit) {
-    std::string ready = "ready" + std::to_string(job);
-    ProcessSpec spec = Sh(job, "trap 'echo warned' USR1; trap 'echo term; exit 0' TERM; echo > " +
-                                   ready + "; while :; do sleep 1000 & wait; done");
-    spec.time_limit = limit;
-    spec.kill_grace = Minutes(600);
-    return spec;
-  }
-
-  void LaunchReady(const ProcessSpec& spec) {
-    Status s = sup_->Launch(spec);
-    ASSERT_TRUE(s.has_value()) << s.error().message;
-    ASSERT_TRUE(
-        WaitUntil([&] { return fs::exists(dir_ / ("ready" + std::to_string(spec.job.value))); }));
-  }
-
-  Duration Ran(const ProcessExit& x) { return x.end_time - x.start_time; }
-
-  testing::FakeClock clock_;
-};
+// Time limits changed while the processes run: each `SetTimeLimit` is also the moment the
+// deadlines of the fake time are checked.
+class ProcessSupervisorLimitTest : public ProcessSupervisorTest {};
 
 TEST_F(ProcessSupervisorLimitTest, ALimitBelowTheTimeRunEndsTheProcessNow) {
   ProcessSpec a = Trapping(1, Minutes(60));
@@ -810,13 +839,9 @@ TEST_F(ProcessSupervisorLimitTest, WarningIsSentOnceAndReArmedByALaterLimit) {
   ProcessSpec w = Trapping(7, Minutes(10));
   w.warn = SignalSpec{.signal = SIGUSR1, .before = Minutes(5)};
   LaunchReady(w);
-  auto warnings = [&] {
-    std::string out = ReadFile(w.stdout_path);
-    return std::count(out.begin(), out.end(), 'w');
-  };
   clock_.Advance(Minutes(6));  // past the warning time (5 minutes)
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(10)).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return warnings() == 1; }));
+  ASSERT_EQ(Line("events7"), "warned");
   // The same deadline again, or a later one whose warning time is past too: not sent again.
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(10)).has_value());
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(11)).has_value());
@@ -826,7 +851,7 @@ TEST_F(ProcessSupervisorLimitTest, WarningIsSentOnceAndReArmedByALaterLimit) {
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(30)).has_value());
   clock_.Advance(Minutes(2));  // 26 minutes
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(30)).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return warnings() == 2; }));
+  ASSERT_EQ(Line("events7"), "warned");
   clock_.Advance(Minutes(5));  // 31 minutes
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(7), Generation(1), Minutes(30)).has_value());
   ProcessExit x = exits_.Wait(JobId(7));
@@ -839,26 +864,28 @@ TEST_F(ProcessSupervisorLimitTest, StepTasksCountTheirLimitFromTheJobsStart) {
   ProcessSpec batch = Trapping(8, Minutes(60));
   LaunchReady(batch);
   clock_.Advance(Minutes(10));
-  ProcessSpec task = Sh(
-      8, "trap 'echo term; exit 0' TERM; echo > task.ready; while :; do sleep 1000 & wait; done");
+  ProcessSpec task = Sh(8, "trap 'echo term; exit 0' TERM; echo ready > " +
+                               Fifo("task.ready").path() + "; while :; do sleep 1000 & wait; done");
   task.step = 0;
   task.stdout_path = dir_ / "task.out";
   task.time_limit = Minutes(60);
   task.limit_start = job_start;
   task.kill_grace = Minutes(600);
   ASSERT_TRUE(sup_->Launch(task).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return fs::exists(dir_ / "task.ready"); }));
+  ASSERT_EQ(Line("task.ready"), "ready");
   clock_.Advance(Minutes(5));
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(8), Generation(1), Minutes(20)).has_value());
   clock_.Advance(Minutes(6));  // 21 minutes after the job's start, 11 after the task's
   ASSERT_TRUE(sup_->SetTimeLimit(JobId(8), Generation(1), Minutes(20)).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return exits_.Count(JobId(8)) == 2; }));
+  ASSERT_TRUE(exits_.WaitCountOf(JobId(8), 2));
   for (const ProcessExit& x : exits_.All()[JobId(8)]) {
     EXPECT_TRUE(x.timed_out) << "step " << x.step;
     EXPECT_EQ(x.end_time, job_start + Minutes(21));
   }
   EXPECT_EQ(ReadFile(task.stdout_path), "term\n");
 }
+
+// --- run as another user (needs root) ---
 
 class ProcessSupervisorAsUserTest : public ProcessSupervisorTest {
  protected:
@@ -984,17 +1011,19 @@ TEST_F(ProcessSupervisorAsUserTest, FailureInTheChildNamesTheStep) {
 }
 
 TEST_F(ProcessSupervisorAsUserTest, CancelAndTimeLimitWorkAsUser) {
-  ProcessSpec spec = AsUser(1, "sleep 1000 & echo $! > bg.pid; wait");
+  ProcessSpec spec = AsUser(1, "sleep 1000 & echo $! > " + Fifo("bg.pid").path() + "; wait");
   ASSERT_TRUE(sup_->Launch(spec).has_value());
-  ASSERT_TRUE(WaitUntil([&] { return !ReadFile(dir_ / "bg.pid").empty(); }));
-  int bg = std::stoi(ReadFile(dir_ / "bg.pid"));
+  int bg = std::stoi(Line("bg.pid"));
   ASSERT_TRUE(sup_->Cancel(JobId(1), Generation(1)).has_value());
   EXPECT_TRUE(exits_.Wait(JobId(1)).cancelled);
-  EXPECT_TRUE(WaitUntil([&] { return ProcessGone(bg); }));
+  EXPECT_TRUE(WaitGone(bg));
 
   ProcessSpec limited = AsUser(2, "sleep 1000");
   limited.time_limit = Millis(100);
-  ProcessExit x = Run(limited);
+  ASSERT_TRUE(sup_->Launch(limited).has_value());
+  clock_.Advance(Millis(100));
+  Recheck(2, Millis(100));
+  ProcessExit x = exits_.Wait(JobId(2));
   EXPECT_TRUE(x.timed_out);
   EXPECT_EQ(x.signal, SIGTERM);
 }

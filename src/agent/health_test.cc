@@ -1,7 +1,5 @@
 #include "agent/health.h"
 
-#include <thread>
-
 #include <gtest/gtest.h>
 
 #include "agent/gpu/testing/fake_nvml.h"
@@ -122,11 +120,8 @@ TEST(HealthNvmlTest, HealthMonitorTakesTheXidGpuOut) {
   auto gpus = *(*b)->Discover();
   EXPECT_TRUE(monitor.Observe(gpus, (*b)->Sample()).gpus.empty());
   nvml.Append("xid 3 48\n");
-  HealthReport r;
-  for (int i = 0; i < 400 && r.gpus.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    r = monitor.Observe(gpus, (*b)->Sample());
-  }
+  ASSERT_TRUE(nvml.WaitXidsHandled(1));
+  HealthReport r = monitor.Observe(gpus, (*b)->Sample());
   ASSERT_EQ(r.gpus.size(), 1u);
   EXPECT_EQ(r.gpus[0].gpu, 3u);
   EXPECT_EQ(r.gpus[0].reason, "XID 48 (double-bit ECC error)");

@@ -4,7 +4,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -116,14 +115,10 @@ TEST_F(NvmlBackendTest, SamplesReadingsAndXidEvents) {
 
   // An XID arrives through the event API and shows in the next sample, once.
   Append("xid 2 79\n");
-  std::vector<uint32_t> seen;
-  for (int i = 0; i < 400 && seen.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    auto again = (*b)->Sample();
-    ASSERT_TRUE(again.has_value());
-    seen = (*again)[2].xid_events;
-  }
-  EXPECT_EQ(seen, (std::vector<uint32_t>{79}));
+  ASSERT_TRUE(nvml_.WaitXidsHandled(1));
+  auto again = (*b)->Sample();
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ((*again)[2].xid_events, (std::vector<uint32_t>{79}));
   EXPECT_TRUE((*(*b)->Sample())[2].xid_events.empty());
 
   // A GPU that falls off the bus stops answering.

@@ -15,10 +15,12 @@
 //   util GPU PERCENT / mem GPU MB / power GPU WATTS / temp GPU C / energy GPU JOULES
 //   ecc GPU COUNT / remapfail GPU 0|1 / remappending GPU 0|1 / lost GPU
 //   xid GPU XID                      delivered once, in file order, by nvmlEventSetWait_v2
+//                                    (after corral_fake_nvml_notify, or at its next call)
 //   fail_init CODE                   nvmlInit_v2 returns CODE
 //
 // Thread-safe enough for the backend: one mutex around everything.
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +71,31 @@ static int initialised;
 static char driver[80] = "550.54.15";
 static int cuda = 12040;
 static int xids_delivered;  // how many `xid` lines were delivered
+// How many of them the caller has handled: it has come back to nvmlEventSetWait_v2 since.
+static int xids_handled;
+static pthread_cond_t events_cond;  // notify, or xids_handled moved (CLOCK_MONOTONIC)
+static pthread_once_t events_once = PTHREAD_ONCE_INIT;
+
+static void InitEventsCond(void) {
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&events_cond, &attr);
+  pthread_condattr_destroy(&attr);
+}
+
+// `ms` milliseconds from now on CLOCK_MONOTONIC.
+static struct timespec Deadline(unsigned ms) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  t.tv_sec += ms / 1000;
+  t.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (t.tv_nsec >= 1000000000L) {
+    t.tv_sec += 1;
+    t.tv_nsec -= 1000000000L;
+  }
+  return t;
+}
 
 static const char* Path(void) { return getenv("CORRAL_FAKE_NVML"); }
 
@@ -197,6 +224,7 @@ static nvmlReturn_t Init(void) {
   if (fail != 0) return fail;
   initialised = 1;
   xids_delivered = 0;
+  xids_handled = 0;
   return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlInit_v2(void) { LOCKED(Init()); }
@@ -490,16 +518,51 @@ static int NextXid(nvmlEventSet_t set, nvmlEventData_t* data) {
 
 nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t* data,
                                  unsigned int timeout_ms) {
-  // Polls the file every 10 ms until an event or the timeout.
-  for (unsigned waited = 0;; waited += 10) {
-    pthread_mutex_lock(&mu);
-    int found = initialised && NextXid(set, data);
-    pthread_mutex_unlock(&mu);
-    if (found) return NVML_SUCCESS;
-    if (waited >= timeout_ms) return NVML_ERROR_TIMEOUT;
-    struct timespec ts = {0, 10 * 1000 * 1000};
-    nanosleep(&ts, NULL);
+  // Waits for an `xid` line until the timeout, looking at the file again when a test says it
+  // changed (corral_fake_nvml_notify). Coming back here means the caller has handled what it
+  // was given before.
+  pthread_once(&events_once, InitEventsCond);
+  struct timespec deadline = Deadline(timeout_ms);
+  pthread_mutex_lock(&mu);
+  xids_handled = xids_delivered;
+  pthread_cond_broadcast(&events_cond);
+  nvmlReturn_t r = NVML_ERROR_TIMEOUT;
+  while (1) {
+    if (initialised && NextXid(set, data)) {
+      r = NVML_SUCCESS;
+      break;
+    }
+    if (pthread_cond_timedwait(&events_cond, &mu, &deadline) == ETIMEDOUT) break;
   }
+  pthread_mutex_unlock(&mu);
+  return r;
+}
+
+// Test hooks (dlsym'd by agent/gpu/testing/fake_nvml.h).
+
+// The description file changed: waiting event calls look at it again.
+void corral_fake_nvml_notify(void) {
+  pthread_once(&events_once, InitEventsCond);
+  pthread_mutex_lock(&mu);
+  pthread_cond_broadcast(&events_cond);
+  pthread_mutex_unlock(&mu);
+}
+
+// Waits until the caller has handled `n` `xid` events (delivered them and come back for
+// more) or `timeout_ms` passes; returns whether it has.
+int corral_fake_nvml_wait_xids_handled(int n, unsigned timeout_ms) {
+  pthread_once(&events_once, InitEventsCond);
+  struct timespec deadline = Deadline(timeout_ms);
+  pthread_mutex_lock(&mu);
+  int ok = 1;
+  while (xids_handled < n) {
+    if (pthread_cond_timedwait(&events_cond, &mu, &deadline) == ETIMEDOUT) {
+      ok = xids_handled >= n;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&mu);
+  return ok;
 }
 
 nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set) {

@@ -2,10 +2,15 @@
 // holding the file that describes the fake GPUs ($CORRAL_FAKE_NVML, read by the library) and
 // a sysfs with their NUMA nodes, and the `NvmlConfig` that loads the library by path.
 //
+// XID events: `Append("xid GPU XID\n")` wakes the backend's event thread (waiting in the
+// library), and `WaitXidsHandled(n)` waits, on a condition with a deadline, until that thread
+// has queued `n` of them for the next `Sample()`.
+//
 // Test-only; the test target defines CORRAL_FAKE_NVML_PATH. One at a time per process (the
 // library reads one environment variable).
 #pragma once
 
+#include <dlfcn.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -14,6 +19,7 @@
 #include <utility>
 
 #include "agent/gpu/gpu_backend.h"
+#include "core/time.h"
 
 namespace corral::testing {
 
@@ -54,8 +60,23 @@ class FakeNvml {
   FakeNvml& operator=(const FakeNvml&) = delete;
 
   // Replaces / extends the description (the library reads it again at every call).
-  void Write(const std::string& text) const { std::ofstream(file_, std::ios::trunc) << text; }
-  void Append(const std::string& text) const { std::ofstream(file_, std::ios::app) << text; }
+  void Write(const std::string& text) const {
+    std::ofstream(file_, std::ios::trunc) << text;
+    Notify();
+  }
+  void Append(const std::string& text) const {
+    std::ofstream(file_, std::ios::app) << text;
+    Notify();
+  }
+
+  // Waits until the backend has taken `n` XID events from the library (since it was made);
+  // returns whether it did within `timeout`.
+  bool WaitXidsHandled(int n, Duration timeout = Seconds(20)) const {
+    auto wait =
+        reinterpret_cast<int (*)(int, unsigned)>(Hook("corral_fake_nvml_wait_xids_handled"));
+    if (wait == nullptr) return false;
+    return wait(n, static_cast<unsigned>(timeout.count() / 1000)) != 0;
+  }
 
   agent::NvmlConfig Config() const {
     agent::NvmlConfig c;
@@ -67,6 +88,18 @@ class FakeNvml {
   const std::string& dir() const { return dir_; }
 
  private:
+  // A test hook of the loaded library, or null while no backend has loaded it.
+  static void* Hook(const char* name) {
+    void* lib = dlopen(CORRAL_FAKE_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (lib == nullptr) return nullptr;
+    void* fn = dlsym(lib, name);
+    dlclose(lib);  // the backend holds its own reference
+    return fn;
+  }
+  static void Notify() {
+    if (auto notify = reinterpret_cast<void (*)()>(Hook("corral_fake_nvml_notify"))) notify();
+  }
+
   std::string dir_;
   std::string file_;
 };

@@ -4,9 +4,9 @@
 // the runs the controller says it does not know, the content and timing of registrations
 // and heartbeats, and the age of the agent's token.
 //
-// It performs no I/O: it starts no process, opens no socket and no file (the journal is the
-// `RunJournal` interface), and reads only its `Clock`. Each input — a launch, a step launch,
-// a signal, a cancel, a time-limit change, a process's exit, a reply of the controller, a
+// It performs no I/O beyond log lines: it starts no process, opens no socket and no file (the
+// journal is the `RunJournal` interface), and reads only its `Clock`. Each input — a launch, a step
+// launch, a signal, a cancel, a time-limit change, a process's exit, a reply of the controller, a
 // turn of the heartbeat loop — returns what to do as data: the answer for the HTTP caller
 // (an `Error` that `api::ErrorResponse` turns into 400/409/503), the request to send, or
 // `Effects`: commands for the process supervisor and the node monitor, then events to queue.

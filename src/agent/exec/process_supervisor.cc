@@ -50,6 +50,10 @@ std::string ProcessPrefix(JobId job, uint32_t step, uint32_t task) {
 // again while its previous run is still being killed) are kept apart.
 using ProcessKey = std::tuple<JobId, Generation, uint32_t, uint32_t>;
 
+tl::unexpected<Error> NoSuchProcess(JobId job, Generation generation) {
+  return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+}
+
 }  // namespace
 
 struct ProcessSupervisor::Impl {
@@ -81,6 +85,20 @@ struct ProcessSupervisor::Impl {
   // When the thread will next look at deadlines by itself; `MonoTime::min()` while it is
   // awake (it recomputes before sleeping). Guarded by mu.
   MonoTime planned_wake = MonoTime::min();
+
+  // The processes of run (`job`, `generation`) of step `step` (kAllSteps: every one), in
+  // key order. Requires mu.
+  std::vector<Entry*> Processes(JobId job, Generation generation, uint32_t step) {
+    std::vector<Entry*> out;
+    for (auto it = by_key.lower_bound(ProcessKey{job, generation, 0, 0});
+         it != by_key.end() && std::get<0>(it->first) == job &&
+         std::get<1>(it->first) == generation;
+         ++it) {
+      Entry& e = entries.at(it->second);
+      if (step == kAllSteps || e.step == step) out.push_back(&e);
+    }
+    return out;
+  }
 
   void Wake() {
     uint64_t one = 1;
@@ -382,15 +400,9 @@ Status ProcessSupervisor::Cancel(JobId job, Generation generation) {
 Status ProcessSupervisor::SignalStep(JobId job, Generation generation, uint32_t step, int signal) {
   Impl& im = *impl_;
   std::lock_guard lock(im.mu);
-  bool any = false;
-  for (auto it = im.by_key.lower_bound(ProcessKey{job, generation, 0, 0});
-       it != im.by_key.end() && std::get<0>(it->first) == job &&
-       std::get<1>(it->first) == generation;
-       ++it) {
-    const Impl::Entry& e = im.entries.at(it->second);
-    if (step != kAllSteps && e.step != step) continue;
-    any = true;
-    if (kill(-e.pid, signal) < 0) {
+  std::vector<Impl::Entry*> processes = im.Processes(job, generation, step);
+  for (const Impl::Entry* e : processes) {
+    if (kill(-e->pid, signal) < 0) {
       int err = errno;
       if (err == EINVAL) {
         return InvalidArgument(JobPrefix(job) + ": invalid signal " + std::to_string(signal));
@@ -398,27 +410,21 @@ Status ProcessSupervisor::SignalStep(JobId job, Generation generation, uint32_t 
       if (err != ESRCH) return Internal(JobPrefix(job) + ": kill: " + ErrnoText(err));
     }
   }
-  if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+  if (processes.empty()) return NoSuchProcess(job, generation);
   return {};
 }
 
 Status ProcessSupervisor::CancelStep(JobId job, Generation generation, uint32_t step) {
   Impl& im = *impl_;
   std::lock_guard lock(im.mu);
-  bool any = false;
   MonoTime now = im.clock.MonotonicNow();
-  for (auto it = im.by_key.lower_bound(ProcessKey{job, generation, 0, 0});
-       it != im.by_key.end() && std::get<0>(it->first) == job &&
-       std::get<1>(it->first) == generation;
-       ++it) {
-    Impl::Entry& e = im.entries.at(it->second);
-    if (step != kAllSteps && e.step != step) continue;
-    any = true;
-    if (!e.deadlines.Cancel(now)) continue;  // cancelling again does nothing
-    im.Terminate(e);
-    im.WakeIfEarlier(e.deadlines.Next());
+  std::vector<Impl::Entry*> processes = im.Processes(job, generation, step);
+  for (Impl::Entry* e : processes) {
+    if (!e->deadlines.Cancel(now)) continue;  // cancelling again does nothing
+    im.Terminate(*e);
+    im.WakeIfEarlier(e->deadlines.Next());
   }
-  if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+  if (processes.empty()) return NoSuchProcess(job, generation);
   return {};
 }
 
@@ -428,17 +434,12 @@ Status ProcessSupervisor::SetTimeLimit(JobId job, Generation generation, Duratio
   }
   Impl& im = *impl_;
   std::lock_guard lock(im.mu);
-  bool any = false;
   MonoTime now = im.clock.MonotonicNow();
-  for (auto it = im.by_key.lower_bound(ProcessKey{job, generation, 0, 0});
-       it != im.by_key.end() && std::get<0>(it->first) == job &&
-       std::get<1>(it->first) == generation;
-       ++it) {
-    Impl::Entry& e = im.entries.at(it->second);
-    any = true;
-    e.deadlines.SetLimit(limit, now);  // left as they are when already terminating
+  std::vector<Impl::Entry*> processes = im.Processes(job, generation, kAllSteps);
+  for (Impl::Entry* e : processes) {
+    e->deadlines.SetLimit(limit, now);  // left as they are when already terminating
   }
-  if (!any) return NotFound(JobPrefix(job) + "." + generation.ToString() + ": no such process");
+  if (processes.empty()) return NoSuchProcess(job, generation);
   im.planned_wake = MonoTime::min();
   im.Wake();
   return {};

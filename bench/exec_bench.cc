@@ -25,8 +25,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "agent/cgroup.h"
-#include "agent/process_supervisor.h"
+#include "agent/exec/cgroup.h"
+#include "agent/exec/process_supervisor.h"
 #include "core/clock.h"
 
 namespace corral::agent {

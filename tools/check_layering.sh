@@ -23,6 +23,21 @@ hits=$(grep -rnE '#include "(controller|store)/' src/cli src/agent || true)
 hits=$(grep -rnE '#include "(controller|agent|api|cli)/' src/sim 2>/dev/null || true)
 [ -n "$hits" ] && report "sim must not include the daemons:"$'\n'"$hits"
 
+# Inside the agent: gpu/ (backends) stands alone; exec/ (running jobs) may use gpu/ but not
+# the daemon around them; each folder's internal/ (gpu's NVML ABI, exec's spawning) is its own.
+hits=$(grep -rnE '#include "agent/' src/agent/gpu | grep -vE '#include "agent/gpu/' || true)
+[ -n "$hits" ] && report "src/agent/gpu must include only agent/gpu/ of the agent:"$'\n'"$hits"
+hits=$(grep -rnE '#include "agent/' src/agent/exec | grep -vE '#include "agent/(exec|gpu)/' || true)
+[ -n "$hits" ] && report "src/agent/exec must include only agent/exec/ and agent/gpu/ of the agent:"$'\n'"$hits"
+for sub in gpu exec; do
+  hits=$(grep -rnE "#include \"agent/$sub/internal/" src bench tests --include='*.h' --include='*.cc' --include='*.c' | grep -v "^src/agent/$sub/" || true)
+  [ -n "$hits" ] && report "agent/$sub/internal/ is private to src/agent/$sub:"$'\n'"$hits"
+done
+# The agent's core (agent_core.h) does no I/O: no threads, files, sockets, processes or HTTP;
+# the service (agent.cc) carries out what it returns.
+hits=$(grep -nE '#include <(thread|mutex|shared_mutex|condition_variable|future|fstream|filesystem|unistd\.h|fcntl\.h|dirent\.h|spawn\.h|sys/)|#include "api/(http|auth)|#include "agent/(agent|node_monitor|exec/(process_supervisor|cgroup|container|step_output|step_support))\.h"' src/agent/agent_core.h src/agent/agent_core.cc || true)
+[ -n "$hits" ] && report "the agent's core must stay pure:"$'\n'"$hits"
+
 # Heavy headers stay out of headers (compile time on 2 cores).
 hits=$(grep -rnE '#include <(nlohmann/json\.hpp|spdlog/|toml\+\+/|CLI/)' src --include='*.h' || true)
 [ -n "$hits" ] && report "heavy third-party headers belong in .cc files:"$'\n'"$hits"

@@ -10,6 +10,10 @@
 // Restart: launched jobs are journaled in the state directory; a restarted agent kills the
 // processes a previous run left behind (their jobs were lost with it) before it registers.
 //
+// Shape: every rule above is `AgentCore`'s (agent_core.h: no I/O, unit-tested on a fake
+// clock); `Agent` is the service around it — threads, HTTP, the process supervisor and the
+// node monitor (agent.cc, launcher.h).
+//
 // Thread-safety: thread-safe.
 #pragma once
 
@@ -17,7 +21,7 @@
 #include <string>
 
 #include "agent/config.h"
-#include "agent/gpu_backend.h"
+#include "agent/gpu/gpu_backend.h"
 #include "api/auth.h"
 #include "core/clock.h"
 #include "core/result.h"

@@ -1,6 +1,6 @@
-#include "agent/config.h"
-
 #include <gtest/gtest.h>
+
+#include "agent/config.h"
 
 namespace corral::agent {
 namespace {
@@ -26,7 +26,8 @@ nvlink = "pairs"
 numa_nodes = 2
 [auth]
 jwt_key_file = "/etc/corral/jwt.key"
-)", "agent.toml");
+)",
+                            "agent.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->name, "gpu-07");
   EXPECT_EQ(c->listen_host, "0.0.0.0");
@@ -50,9 +51,12 @@ TEST(AgentConfigTest, RejectsBadConfigsNamingTheKey) {
       {"[agnet]\n", "agent.toml: unknown section or key \"agnet\""},
       {"[agent]\ncpus = -1\n", "agent.toml: [agent] cpus: -1 is out of range"},
       {"[agent]\ncpus = \"many\"\n", "agent.toml: [agent] cpus: expected an integer"},
-      {"[agent]\nlisten = \"nohostport\"\n", "agent.toml: [agent] listen: expected HOST:PORT, got \"nohostport\""},
-      {"[agent]\ncontroller = \"ftp://x\"\n", "agent.toml: [agent] controller: \"ftp://x\" is not an http:// URL"},
-      {"[gpu]\nbackend = \"cuda\"\n", "agent.toml: [gpu] backend: \"cuda\" is not a known backend (nvml, simulated, auto)"},
+      {"[agent]\nlisten = \"nohostport\"\n",
+       "agent.toml: [agent] listen: expected HOST:PORT, got \"nohostport\""},
+      {"[agent]\ncontroller = \"ftp://x\"\n",
+       "agent.toml: [agent] controller: \"ftp://x\" is not an http:// URL"},
+      {"[gpu]\nbackend = \"cuda\"\n",
+       "agent.toml: [gpu] backend: \"cuda\" is not a known backend (nvml, simulated, auto)"},
   };
   for (const auto& c : cases) {
     auto r = ParseAgentConfig(c.text, "agent.toml");
@@ -71,15 +75,17 @@ TEST(AgentConfigTest, LaunchSection) {
   EXPECT_EQ(d->master_port_max, 30499u);
   EXPECT_EQ(d->checkpoint_root, "");
   auto c = ParseAgentConfig(
-      "[launch]\nmaster_ports = \"40000-40009\"\ncheckpoint_root = \"/shared/ckpt\"\n", "agent.toml");
+      "[launch]\nmaster_ports = \"40000-40009\"\ncheckpoint_root = \"/shared/ckpt\"\n",
+      "agent.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->master_port_min, 40000u);
   EXPECT_EQ(c->master_port_max, 40009u);
   EXPECT_EQ(c->checkpoint_root, "/shared/ckpt");
   EXPECT_EQ(ParseAgentConfig("[launch]\nmaster_ports = \"9-1\"\n", "agent.toml").error().message,
             "agent.toml: [launch] master_ports: expected LOW-HIGH within 1-65535, got \"9-1\"");
-  EXPECT_EQ(ParseAgentConfig("[launch]\ncheckpoint_root = \"ckpt\"\n", "agent.toml").error().message,
-            "agent.toml: [launch] checkpoint_root: \"ckpt\" is not an absolute path");
+  EXPECT_EQ(
+      ParseAgentConfig("[launch]\ncheckpoint_root = \"ckpt\"\n", "agent.toml").error().message,
+      "agent.toml: [launch] checkpoint_root: \"ckpt\" is not an absolute path");
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ runtime = "enroot"
 gpus = "env"
 extra_args = ["--rw"]
 env = ["ENROOT_RUNTIME_PATH=/run/enroot"]
-)", "agent.toml");
+)",
+                            "agent.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->gpu_backend, "nvml");
   EXPECT_EQ(c->gpu_fallback, "fail");
@@ -76,12 +77,14 @@ TEST(AgentGpuConfigTest, DefaultsAndErrors) {
   EXPECT_EQ(ParseAgentConfig("[cgroup]\nparent = \"a/b\"\n", "a").error().message,
             "a: [cgroup] parent: must be one directory name");
   EXPECT_EQ(ParseAgentConfig("[container]\nruntime = \"lxc\"\n", "a").error().message,
-            "a: [container] runtime: \"lxc\" is not one of podman, docker, apptainer, singularity, enroot");
+            "a: [container] runtime: \"lxc\" is not one of podman, docker, apptainer, singularity, "
+            "enroot");
   EXPECT_EQ(ParseAgentConfig("[health]\nmax_power_watts = -1\n", "a").error().message,
             "a: [health] max_power_watts: must not be negative");
   EXPECT_EQ(ParseAgentConfig("[health]\nauto_resume = 1\n", "a").error().message,
             "a: [health] auto_resume: expected true or false");
-  EXPECT_EQ(ParseAgentConfig("[health]\nbogus = 1\n", "a").error().message, "a: [health] unknown key \"bogus\"");
+  EXPECT_EQ(ParseAgentConfig("[health]\nbogus = 1\n", "a").error().message,
+            "a: [health] unknown key \"bogus\"");
 }
 
 TEST(AgentGpuConfigTest, TheDeployExampleParses) {

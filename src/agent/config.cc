@@ -28,11 +28,13 @@ Status CheckKeys(std::string_view origin, const char* section, const toml::table
 }
 
 template <typename T>
-Status Get(std::string_view origin, const char* section, const toml::table& t, const char* key, T* out) {
+Status Get(std::string_view origin, const char* section, const toml::table& t, const char* key,
+           T* out) {
   const toml::node* n = t.get(key);
   if (n == nullptr) return {};
   if constexpr (std::is_same_v<T, bool>) {
-    if (!n->is_boolean()) return InvalidArgument(Where(origin, section, key) + ": expected true or false");
+    if (!n->is_boolean())
+      return InvalidArgument(Where(origin, section, key) + ": expected true or false");
     *out = n->as_boolean()->get();
   } else if constexpr (std::is_same_v<T, double>) {
     if (n->is_integer()) {
@@ -44,30 +46,37 @@ Status Get(std::string_view origin, const char* section, const toml::table& t, c
     }
     if (*out < 0) return InvalidArgument(Where(origin, section, key) + ": must not be negative");
   } else if constexpr (std::is_same_v<T, std::string>) {
-    if (!n->is_string()) return InvalidArgument(Where(origin, section, key) + ": expected a string");
+    if (!n->is_string())
+      return InvalidArgument(Where(origin, section, key) + ": expected a string");
     *out = n->as_string()->get();
   } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-    if (!n->is_array()) return InvalidArgument(Where(origin, section, key) + ": expected an array of strings");
+    if (!n->is_array())
+      return InvalidArgument(Where(origin, section, key) + ": expected an array of strings");
     out->clear();
     for (const auto& e : *n->as_array()) {
-      if (!e.is_string()) return InvalidArgument(Where(origin, section, key) + ": expected an array of strings");
+      if (!e.is_string())
+        return InvalidArgument(Where(origin, section, key) + ": expected an array of strings");
       out->push_back(e.as_string()->get());
     }
   } else {
-    if (!n->is_integer()) return InvalidArgument(Where(origin, section, key) + ": expected an integer");
+    if (!n->is_integer())
+      return InvalidArgument(Where(origin, section, key) + ": expected an integer");
     int64_t v = n->as_integer()->get();
     if (v < 0 || static_cast<uint64_t>(v) > std::numeric_limits<T>::max()) {
-      return InvalidArgument(Where(origin, section, key) + ": " + std::to_string(v) + " is out of range");
+      return InvalidArgument(Where(origin, section, key) + ": " + std::to_string(v) +
+                             " is out of range");
     }
     *out = static_cast<T>(v);
   }
   return {};
 }
 
-Status SplitHostPort(std::string_view origin, const std::string& text, std::string* host, uint16_t* port) {
+Status SplitHostPort(std::string_view origin, const std::string& text, std::string* host,
+                     uint16_t* port) {
   size_t colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) {
-    return InvalidArgument(std::string(origin) + ": [agent] listen: expected HOST:PORT, got \"" + text + "\"");
+    return InvalidArgument(std::string(origin) + ": [agent] listen: expected HOST:PORT, got \"" +
+                           text + "\"");
   }
   *host = text.substr(0, colon);
   std::string p = text.substr(colon + 1);
@@ -100,17 +109,19 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
         key != "cgroup" && key != "container") {
       return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
     }
-    if (!v.is_table()) return InvalidArgument(std::string(origin) + ": \"" + key + "\" must be a [table]");
+    if (!v.is_table())
+      return InvalidArgument(std::string(origin) + ": \"" + key + "\" must be a [table]");
   }
   if (const toml::table* a = root["agent"].as_table()) {
     CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "agent", *a,
-                                     {"name", "controller", "listen", "advertise", "state_dir", "cpus",
-                                      "memory_mb", "features", "kill_grace_s"}));
+                                     {"name", "controller", "listen", "advertise", "state_dir",
+                                      "cpus", "memory_mb", "features", "kill_grace_s"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "agent", *a, "name", &c.name));
     CORRAL_RETURN_IF_ERROR(Get(origin, "agent", *a, "controller", &c.controller_url));
     std::string listen;
     CORRAL_RETURN_IF_ERROR(Get(origin, "agent", *a, "listen", &listen));
-    if (!listen.empty()) CORRAL_RETURN_IF_ERROR(SplitHostPort(origin, listen, &c.listen_host, &c.listen_port));
+    if (!listen.empty())
+      CORRAL_RETURN_IF_ERROR(SplitHostPort(origin, listen, &c.listen_host, &c.listen_port));
     CORRAL_RETURN_IF_ERROR(Get(origin, "agent", *a, "advertise", &c.advertise_host));
     CORRAL_RETURN_IF_ERROR(Get(origin, "agent", *a, "state_dir", &c.state_dir));
     CORRAL_RETURN_IF_ERROR(Get(origin, "agent", *a, "cpus", &c.cpus));
@@ -121,25 +132,28 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     c.kill_grace = Seconds(grace);
   }
   if (const toml::table* g = root["gpu"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "gpu", *g,
-                                     {"backend", "fallback", "count", "model", "memory_mb", "nvlink", "numa_nodes",
-                                      "device_dir", "nvml_library", "mig", "model_names", "sample_interval_s"}));
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "gpu", *g,
+                  {"backend", "fallback", "count", "model", "memory_mb", "nvlink", "numa_nodes",
+                   "device_dir", "nvml_library", "mig", "model_names", "sample_interval_s"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "fallback", &c.gpu_fallback));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "device_dir", &c.simulated_gpus.device_dir));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "nvml_library", &c.nvml.library));
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "mig", &c.nvml.mig));
     uint32_t sample_s = 10;
     CORRAL_RETURN_IF_ERROR(Get(origin, "gpu", *g, "sample_interval_s", &sample_s));
-    if (sample_s == 0) return InvalidArgument(Where(origin, "gpu", "sample_interval_s") + ": must be at least 1");
+    if (sample_s == 0)
+      return InvalidArgument(Where(origin, "gpu", "sample_interval_s") + ": must be at least 1");
     c.sample_interval = Seconds(sample_s);
     if (const toml::node* names = g->get("model_names")) {
       if (!names->is_table()) {
-        return InvalidArgument(Where(origin, "gpu", "model_names") + ": expected a table of \"NVML name\" = \"type\"");
+        return InvalidArgument(Where(origin, "gpu", "model_names") +
+                               ": expected a table of \"NVML name\" = \"type\"");
       }
       for (const auto& [k, v] : *names->as_table()) {
         if (!v.is_string()) {
-          return InvalidArgument(Where(origin, "gpu", "model_names") + ": \"" + std::string(k.str()) +
-                                 "\": expected a string");
+          return InvalidArgument(Where(origin, "gpu", "model_names") + ": \"" +
+                                 std::string(k.str()) + "\": expected a string");
         }
         c.nvml.model_names[std::string(k.str())] = v.as_string()->get();
       }
@@ -162,61 +176,75 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   }
   if (c.gpu_fallback.empty()) c.gpu_fallback = c.gpu_backend == "auto" ? "simulated" : "none";
   if (const toml::table* h = root["health"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "health", *h,
-                                     {"interval_s", "critical_xids", "max_temperature_c", "max_power_watts",
-                                      "check_ecc", "script", "script_timeout_s", "auto_resume"}));
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "health", *h,
+                  {"interval_s", "critical_xids", "max_temperature_c", "max_power_watts",
+                   "check_ecc", "script", "script_timeout_s", "auto_resume"}));
     uint32_t interval = 30, timeout = 60;
     CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "interval_s", &interval));
-    if (interval == 0) return InvalidArgument(Where(origin, "health", "interval_s") + ": must be at least 1");
+    if (interval == 0)
+      return InvalidArgument(Where(origin, "health", "interval_s") + ": must be at least 1");
     c.health.interval = Seconds(interval);
     CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "script_timeout_s", &timeout));
     c.health.script_timeout = Seconds(std::max<uint32_t>(1, timeout));
     if (const toml::node* x = h->get("critical_xids")) {
-      if (!x->is_array()) return InvalidArgument(Where(origin, "health", "critical_xids") + ": expected an array of XIDs");
+      if (!x->is_array())
+        return InvalidArgument(Where(origin, "health", "critical_xids") +
+                               ": expected an array of XIDs");
       c.health.critical_xids.clear();
       for (const auto& e : *x->as_array()) {
         if (!e.is_integer() || e.as_integer()->get() <= 0 || e.as_integer()->get() > 100000) {
-          return InvalidArgument(Where(origin, "health", "critical_xids") + ": expected positive XID numbers");
+          return InvalidArgument(Where(origin, "health", "critical_xids") +
+                                 ": expected positive XID numbers");
         }
         c.health.critical_xids.insert(static_cast<uint32_t>(e.as_integer()->get()));
       }
     }
-    CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "max_temperature_c", &c.health.max_temperature_c));
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "health", *h, "max_temperature_c", &c.health.max_temperature_c));
     CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "max_power_watts", &c.health.max_power_watts));
     CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "check_ecc", &c.health.check_ecc));
     CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "script", &c.health.script));
     CORRAL_RETURN_IF_ERROR(Get(origin, "health", *h, "auto_resume", &c.health.auto_resume));
   }
   if (const toml::table* cg = root["cgroup"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "cgroup", *cg,
-                                     {"mode", "parent", "constrain_cpus", "constrain_memory", "constrain_devices"}));
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "cgroup", *cg,
+                  {"mode", "parent", "constrain_cpus", "constrain_memory", "constrain_devices"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "mode", &c.cgroup.mode));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "parent", &c.cgroup.parent));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_cpus", &c.cgroup.constrain_cpus));
-    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_memory", &c.cgroup.constrain_memory));
-    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_devices", &c.cgroup.constrain_devices));
-    if (c.cgroup.mode != "auto" && c.cgroup.mode != "v1" && c.cgroup.mode != "v2" && c.cgroup.mode != "off") {
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "cgroup", *cg, "constrain_memory", &c.cgroup.constrain_memory));
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "cgroup", *cg, "constrain_devices", &c.cgroup.constrain_devices));
+    if (c.cgroup.mode != "auto" && c.cgroup.mode != "v1" && c.cgroup.mode != "v2" &&
+        c.cgroup.mode != "off") {
       return InvalidArgument(Where(origin, "cgroup", "mode") + ": \"" + c.cgroup.mode +
                              "\" is not one of auto, v1, v2, off");
     }
-    if (c.cgroup.parent.empty() || c.cgroup.parent.find('/') != std::string::npos || c.cgroup.parent == "." ||
-        c.cgroup.parent == "..") {
+    if (c.cgroup.parent.empty() || c.cgroup.parent.find('/') != std::string::npos ||
+        c.cgroup.parent == "." || c.cgroup.parent == "..") {
       return InvalidArgument(Where(origin, "cgroup", "parent") + ": must be one directory name");
     }
   }
   if (const toml::table* ct = root["container"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "container", *ct, {"runtime", "runtime_path", "gpus", "extra_args", "env"}));
+    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "container", *ct,
+                                     {"runtime", "runtime_path", "gpus", "extra_args", "env"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "env", &c.container.env));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "runtime", &c.container.runtime));
-    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "runtime_path", &c.container.runtime_path));
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "container", *ct, "runtime_path", &c.container.runtime_path));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "gpus", &c.container.gpus));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "extra_args", &c.container.extra_args));
-    static const std::set<std::string> kRuntimes = {"", "podman", "docker", "apptainer", "singularity", "enroot"};
+    static const std::set<std::string> kRuntimes = {"",          "podman",      "docker",
+                                                    "apptainer", "singularity", "enroot"};
     if (!kRuntimes.contains(c.container.runtime)) {
       return InvalidArgument(Where(origin, "container", "runtime") + ": \"" + c.container.runtime +
                              "\" is not one of podman, docker, apptainer, singularity, enroot");
     }
-    static const std::set<std::string> kModes = {"auto", "cdi", "gpus", "env", "nv", "devices", "none"};
+    static const std::set<std::string> kModes = {"auto", "cdi",     "gpus", "env",
+                                                 "nv",   "devices", "none"};
     if (!kModes.contains(c.container.gpus)) {
       return InvalidArgument(Where(origin, "container", "gpus") + ": \"" + c.container.gpus +
                              "\" is not one of auto, cdi, gpus, env, nv, devices, none");

@@ -7,9 +7,9 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/cgroup.h"
-#include "agent/container.h"
-#include "agent/gpu_backend.h"
+#include "agent/exec/cgroup.h"
+#include "agent/exec/container.h"
+#include "agent/gpu/gpu_backend.h"
 #include "agent/health.h"
 #include "core/result.h"
 #include "core/time.h"
@@ -17,17 +17,17 @@
 namespace corral::agent {
 
 struct AgentConfig {
-  std::string name;                      // default: the host name
+  std::string name;  // default: the host name
   std::string controller_url = "http://127.0.0.1:6900";
   std::string listen_host = "127.0.0.1";
-  uint16_t listen_port = 0;              // 0 = any free port
-  std::string advertise_host;            // host in the URL the controller uses; default listen_host
+  uint16_t listen_port = 0;    // 0 = any free port
+  std::string advertise_host;  // host in the URL the controller uses; default listen_host
   std::string state_dir = "/var/lib/corral/agent";
-  uint32_t cpus = 0;                     // 0 = the machine's
-  uint64_t memory_mb = 0;                // 0 = the machine's
+  uint32_t cpus = 0;       // 0 = the machine's
+  uint64_t memory_mb = 0;  // 0 = the machine's
   std::vector<std::string> features;
-  Duration kill_grace = Seconds(30);     // SIGTERM -> SIGKILL at time limit or cancel
-  std::string gpu_backend = "simulated"; // "nvml" | "simulated" | "auto" (NVML, else the fallback)
+  Duration kill_grace = Seconds(30);      // SIGTERM -> SIGKILL at time limit or cancel
+  std::string gpu_backend = "simulated";  // "nvml" | "simulated" | "auto" (NVML, else the fallback)
   // When NVML cannot be used: "simulated", "none" (no GPUs) or "fail" (the agent exits).
   // Default: "simulated" for backend "auto", "none" for "nvml".
   std::string gpu_fallback;
@@ -39,10 +39,10 @@ struct AgentConfig {
   ContainerConfig container;
   std::string jwt_key_file = "/etc/corral/jwt.key";
   // [launch]: multi-node steps and checkpoints.
-  uint32_t master_port_min = 29500;      // MASTER_PORT: a job's port in this range, checked
-  uint32_t master_port_max = 30499;      // free on its first node
-  std::string checkpoint_root;           // CORRAL_CHECKPOINT_DIR = <root>/<job id>;
-                                         // "" = <working dir>/.corral/checkpoints/<job id>
+  uint32_t master_port_min = 29500;  // MASTER_PORT: a job's port in this range, checked
+  uint32_t master_port_max = 30499;  // free on its first node
+  std::string checkpoint_root;       // CORRAL_CHECKPOINT_DIR = <root>/<job id>;
+                                     // "" = <working dir>/.corral/checkpoints/<job id>
 };
 
 // Returns kInvalidArgument naming the file, section, key and reason.

@@ -83,8 +83,10 @@ HealthReport HealthMonitor::Observe(const std::vector<GpuInfo>& inventory,
       ecc_now_[g.index] = s->ecc_uncorrectable;
       auto [base, fresh] = ecc_baseline_.try_emplace(g.index, s->ecc_uncorrectable);
       if (!fresh && s->ecc_uncorrectable > base->second) {
-        GpuProblem p{g.index, "uncorrectable ECC errors (" + std::to_string(s->ecc_uncorrectable - base->second) +
-                                  " new)", true};
+        GpuProblem p{g.index,
+                     "uncorrectable ECC errors (" +
+                         std::to_string(s->ecc_uncorrectable - base->second) + " new)",
+                     true};
         // One latched ECC problem per GPU: replace the count of an earlier one.
         auto old = std::find_if(latched.begin(), latched.end(), [](const GpuProblem& q) {
           return q.reason.rfind("uncorrectable ECC", 0) == 0;
@@ -104,12 +106,16 @@ HealthReport HealthMonitor::Observe(const std::vector<GpuInfo>& inventory,
       if (s->row_remap_pending) r.gpus.push_back({g.index, "row remap pending a GPU reset", false});
     }
     if (config_.max_temperature_c > 0 && s->temperature_c > config_.max_temperature_c) {
-      r.gpus.push_back({g.index, "temperature " + Number(s->temperature_c) + " C over " +
-                                     Number(config_.max_temperature_c) + " C", false});
+      r.gpus.push_back({g.index,
+                        "temperature " + Number(s->temperature_c) + " C over " +
+                            Number(config_.max_temperature_c) + " C",
+                        false});
     }
     if (config_.max_power_watts > 0 && s->power_watts > config_.max_power_watts) {
-      r.gpus.push_back({g.index, "power " + Number(s->power_watts) + " W over " + Number(config_.max_power_watts) +
-                                     " W", false});
+      r.gpus.push_back(
+          {g.index,
+           "power " + Number(s->power_watts) + " W over " + Number(config_.max_power_watts) + " W",
+           false});
     }
   }
   std::stable_sort(r.gpus.begin(), r.gpus.end(),
@@ -133,7 +139,8 @@ void HealthMonitor::Clear(uint32_t gpu) {
 
 std::string RunHealthScript(const std::string& path, Duration timeout, const Clock& clock) {
   int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return "cannot run " + path + ": pipe: " + std::strerror(errno);
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return "cannot run " + path + ": pipe: " + std::strerror(errno);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -147,7 +154,8 @@ std::string RunHealthScript(const std::string& path, Duration timeout, const Clo
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
   char* argv[] = {const_cast<char*>(path.c_str()), nullptr};
   pid_t pid = -1;
   int rc = posix_spawn(&pid, path.c_str(), &fa, &attr, argv, environ);
@@ -187,7 +195,8 @@ std::string RunHealthScript(const std::string& path, Duration timeout, const Clo
   size_t start = 0;
   while (start < output.size()) {
     size_t end = output.find('\n', start);
-    std::string line = output.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string line =
+        output.substr(start, end == std::string::npos ? std::string::npos : end - start);
     if (line.find_first_not_of(" \t\r") != std::string::npos) return line.substr(0, 300);
     if (end == std::string::npos) break;
     start = end + 1;

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/gpu_backend.h"
+#include "agent/gpu/gpu_backend.h"
 #include "core/clock.h"
 #include "core/result.h"
 #include "core/time.h"
@@ -32,10 +32,10 @@ struct HealthConfig {
   Duration interval = Seconds(30);
   // XIDs that take a GPU out of service (docs/agent.md lists the defaults and why).
   std::set<uint32_t> critical_xids = {48, 74, 79, 94, 95, 119, 120, 140};
-  double max_temperature_c = 0;   // 0 = not checked
-  double max_power_watts = 0;     // 0 = not checked
-  bool check_ecc = true;          // uncorrectable ECC, row-remap failure / pending remap
-  std::string script;             // admin health script; "" = none
+  double max_temperature_c = 0;  // 0 = not checked
+  double max_power_watts = 0;    // 0 = not checked
+  bool check_ecc = true;         // uncorrectable ECC, row-remap failure / pending remap
+  std::string script;            // admin health script; "" = none
   Duration script_timeout = Seconds(60);
   // Return a GPU to service by itself once its (non-latched) checks pass again. Otherwise an
   // operator resumes it (`corral node resume-gpu`, `corral resume`).
@@ -63,8 +63,8 @@ struct GpuProblem {
 
 // The node's health at one point.
 struct HealthReport {
-  std::vector<GpuProblem> gpus;   // by GPU index, then reason
-  std::string node_problem;       // "" = healthy
+  std::vector<GpuProblem> gpus;  // by GPU index, then reason
+  std::string node_problem;      // "" = healthy
   bool operator==(const HealthReport&) const = default;
   GpuSet FailingGpus() const;
 };
@@ -76,7 +76,8 @@ class HealthMonitor {
   // Feeds one round of samples (or the backend's failure to sample) and returns the state.
   // The first samples set the ECC baseline of each GPU. GPUs of `inventory` missing from the
   // samples count as vanished.
-  HealthReport Observe(const std::vector<GpuInfo>& inventory, const Result<std::vector<GpuSample>>& samples);
+  HealthReport Observe(const std::vector<GpuInfo>& inventory,
+                       const Result<std::vector<GpuSample>>& samples);
   // The admin script's latest result: "" = healthy, else its reason.
   void SetScriptResult(std::string problem) { script_problem_ = std::move(problem); }
   // An operator resumed `gpu`: forget its latched problems and take its current ECC count as

@@ -2,12 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-
-#include "core/clock.h"
+#include "agent/gpu/testing/fake_nvml.h"
 
 namespace corral::agent {
 namespace {
@@ -96,7 +91,8 @@ TEST(HealthMonitorTest, VanishedGpuAndNodeProblems) {
   EXPECT_TRUE(r.node_problem.empty());
 
   m.SetScriptResult("ERROR: nhc: /scratch is full");
-  EXPECT_EQ(m.Observe(Gpus(3), Healthy(3)).node_problem, "health script: ERROR: nhc: /scratch is full");
+  EXPECT_EQ(m.Observe(Gpus(3), Healthy(3)).node_problem,
+            "health script: ERROR: nhc: /scratch is full");
   m.SetScriptResult("");
   EXPECT_EQ(m.Observe(Gpus(3), Result<std::vector<GpuSample>>(Unavailable("NVML: Unknown Error")))
                 .node_problem,
@@ -114,31 +110,21 @@ TEST(HealthMonitorTest, EveryDefaultCriticalXidHasAnAction) {
   }
 }
 
-class HealthScriptTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/corral-health-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Script(const std::string& body) {
-    std::string path = dir_ + "/check" + std::to_string(n_++);
-    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
-    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
-    return path;
-  }
-  std::string dir_;
-  int n_ = 0;
-};
-
-TEST_F(HealthScriptTest, ExitStatusAndMessage) {
-  const Clock& clock = SystemClock::Get();
-  EXPECT_EQ(RunHealthScript(Script("echo all good; exit 0"), Seconds(10), clock), "");
-  EXPECT_EQ(RunHealthScript(Script("echo; echo 'ERROR: nhc: eth0 down'; exit 1"), Seconds(10), clock),
-            "ERROR: nhc: eth0 down");
-  EXPECT_EQ(RunHealthScript(Script("exit 3"), Seconds(10), clock), "exit status 3");
-  EXPECT_EQ(RunHealthScript(Script("sleep 30"), Millis(200), clock), "timed out after 0 s");
-  EXPECT_EQ(RunHealthScript(dir_ + "/missing", Seconds(1), clock).rfind("cannot run ", 0), 0u);
+// An XID that comes through NVML's event API (the fake library) takes its GPU out.
+TEST(HealthNvmlTest, HealthMonitorTakesTheXidGpuOut) {
+  testing::FakeNvml nvml;
+  nvml.Write(testing::FakeNvml::kFourH100);
+  auto b = MakeNvmlGpuBackend(nvml.Config());
+  ASSERT_TRUE(b.has_value());
+  HealthMonitor monitor({});
+  auto gpus = *(*b)->Discover();
+  EXPECT_TRUE(monitor.Observe(gpus, (*b)->Sample()).gpus.empty());
+  nvml.Append("xid 3 48\n");
+  ASSERT_TRUE(nvml.WaitXidsHandled(1));
+  HealthReport r = monitor.Observe(gpus, (*b)->Sample());
+  ASSERT_EQ(r.gpus.size(), 1u);
+  EXPECT_EQ(r.gpus[0].gpu, 3u);
+  EXPECT_EQ(r.gpus[0].reason, "XID 48 (double-bit ECC error)");
 }
 
 }  // namespace

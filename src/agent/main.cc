@@ -30,9 +30,10 @@ int RunAgentCommand(int argc, char** argv) {
     } else if (a.rfind("--config=", 0) == 0) {
       config_path = a.substr(9);
     } else if (a == "-h" || a == "--help") {
-      std::printf("usage: corral agent --config FILE\n"
-                  "  Runs a Corral node agent. Every key of FILE is documented in\n"
-                  "  deploy/agent.example.toml.\n");
+      std::printf(
+          "usage: corral agent --config FILE\n"
+          "  Runs a Corral node agent. Every key of FILE is documented in\n"
+          "  deploy/agent.example.toml.\n");
       return 0;
     } else {
       return Fail("unknown argument \"" + a + "\" (usage: corral agent --config FILE)");

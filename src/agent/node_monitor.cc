@@ -17,10 +17,10 @@
 
 #include <sys/wait.h>
 
-#include "agent/cgroup.h"
-#include "agent/container.h"
-#include "agent/cpu_binding.h"
-#include "agent/usage.h"
+#include "agent/exec/cgroup.h"
+#include "agent/exec/container.h"
+#include "agent/exec/cpu_binding.h"
+#include "agent/exec/usage.h"
 #include "core/log.h"
 
 extern char** environ;
@@ -45,7 +45,8 @@ std::string HomeOf(uint32_t uid) {
   passwd pw{};
   passwd* found = nullptr;
   std::vector<char> buf(4096);
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) return pw.pw_dir;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr)
+    return pw.pw_dir;
   return "";
 }
 
@@ -72,12 +73,14 @@ void RunQuietly(const std::vector<std::string>& argv) {
 }  // namespace
 
 Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(const AgentConfig& config, const Clock& clock) {
-  if (config.gpu_backend == "simulated") return MakeSimulatedGpuBackend(config.simulated_gpus, &clock);
+  if (config.gpu_backend == "simulated")
+    return MakeSimulatedGpuBackend(config.simulated_gpus, &clock);
   auto nvml = MakeNvmlGpuBackend(config.nvml);
   if (nvml) return nvml;
   const std::string& fallback = config.gpu_fallback;
-  CORRAL_LOG(Warn) << "GPU backend " << config.gpu_backend << ": NVML is not usable (" << nvml.error().message
-                   << "); " << (fallback == "fail" ? "stopping" : "falling back to " + fallback);
+  CORRAL_LOG(Warn) << "GPU backend " << config.gpu_backend << ": NVML is not usable ("
+                   << nvml.error().message << "); "
+                   << (fallback == "fail" ? "stopping" : "falling back to " + fallback);
   if (fallback == "simulated") return MakeSimulatedGpuBackend(config.simulated_gpus, &clock);
   if (fallback == "none") return std::unique_ptr<GpuBackend>(std::make_unique<NoGpuBackend>());
   return nvml;
@@ -92,11 +95,17 @@ struct NodeMonitor::Impl {
     std::vector<std::string> cleanup;  // container removal
     // Step tasks run in containers (podman, docker): their removal, by (step, task).
     std::map<std::pair<uint32_t, uint32_t>, std::vector<std::string>> task_cleanup;
-    bool batch = false;                // its batch step runs here: FinishJob ends it
+    bool batch = false;  // its batch step runs here: FinishJob ends it
   };
 
-  Impl(const AgentConfig& c, GpuBackend& b, std::vector<GpuInfo> g, const Clock& cl, std::function<void()> cb)
-      : config(c), backend(b), gpus(std::move(g)), clock(cl), on_health_change(std::move(cb)), health(c.health) {}
+  Impl(const AgentConfig& c, GpuBackend& b, std::vector<GpuInfo> g, const Clock& cl,
+       std::function<void()> cb)
+      : config(c),
+        backend(b),
+        gpus(std::move(g)),
+        clock(cl),
+        on_health_change(std::move(cb)),
+        health(c.health) {}
 
   const AgentConfig config;
   GpuBackend& backend;
@@ -111,10 +120,10 @@ struct NodeMonitor::Impl {
   mutable std::mutex mu;
   std::condition_variable cv;
   bool stopping = false;
-  bool wake = false;          // check now (an injected fault)
-  HealthMonitor health;       // guarded by mu
-  HealthReport report;        // guarded by mu
-  UsageTracker usage;         // guarded by mu
+  bool wake = false;                // check now (an injected fault)
+  HealthMonitor health;             // guarded by mu
+  HealthReport report;              // guarded by mu
+  UsageTracker usage;               // guarded by mu
   std::map<JobRun, RunEntry> runs;  // guarded by mu
   std::thread thread;
   // Serialises PrepareJob and PrepareTask: a run's cgroup is made once, and the CPUs of
@@ -186,7 +195,8 @@ struct NodeMonitor::Impl {
   // this node and the run's CPUs `cpus`. Returns the container's removal command, if any.
   Result<std::vector<std::string>> Containerize(const Job& job, const std::vector<uint32_t>& cpus,
                                                 const ContainerSpec& container,
-                                                const GpuSet& gpus_here, std::vector<std::string> command,
+                                                const GpuSet& gpus_here,
+                                                std::vector<std::string> command,
                                                 std::string instance, ProcessSpec* spec) {
     const NodeAllocation* here = Here(job);
     ContainerLaunch l;
@@ -294,7 +304,8 @@ struct NodeMonitor::Impl {
 
 NodeMonitor::NodeMonitor(const AgentConfig& config, GpuBackend& backend, std::vector<GpuInfo> gpus,
                          const Clock& clock, std::function<void()> on_health_change)
-    : impl_(std::make_unique<Impl>(config, backend, std::move(gpus), clock, std::move(on_health_change))) {}
+    : impl_(std::make_unique<Impl>(config, backend, std::move(gpus), clock,
+                                   std::move(on_health_change))) {}
 
 NodeMonitor::~NodeMonitor() { Stop(); }
 
@@ -395,13 +406,15 @@ Status NodeMonitor::PrepareTask(const Job& job, const TaskContainer& container, 
   if (container.spec.image.empty()) return {};
   // One container per task, named after its run, step and task.
   std::string instance = "corral-" + im.config.name + "-" + job.id.ToString() + "-" +
-                         job.allocation.generation.ToString() + "-" + std::to_string(spec->step) + "-" +
-                         std::to_string(spec->task);
-  CORRAL_ASSIGN_OR_RETURN(std::vector<std::string> cleanup,
-                          im.Containerize(job, spec->cpus, container.spec, container.gpus, spec->argv, instance, spec));
+                         job.allocation.generation.ToString() + "-" + std::to_string(spec->step) +
+                         "-" + std::to_string(spec->task);
+  CORRAL_ASSIGN_OR_RETURN(
+      std::vector<std::string> cleanup,
+      im.Containerize(job, spec->cpus, container.spec, container.gpus, spec->argv, instance, spec));
   if (!cleanup.empty()) {
     std::lock_guard<std::mutex> lock(im.mu);
-    if (auto it = im.runs.find(run); it != im.runs.end()) it->second.task_cleanup[{spec->step, spec->task}] = cleanup;
+    if (auto it = im.runs.find(run); it != im.runs.end())
+      it->second.task_cleanup[{spec->step, spec->task}] = cleanup;
   }
   return {};
 }
@@ -499,7 +512,8 @@ void NodeMonitor::ClearGpus(const std::vector<uint32_t>& gpus) {
       bool latched = std::any_of(im.report.gpus.begin(), im.report.gpus.end(),
                                  [&](const GpuProblem& p) { return p.gpu == g && p.latched; });
       if (!latched) continue;
-      CORRAL_LOG(Info) << "health: gpu " << g << " resumed by an operator; its latched problems are cleared";
+      CORRAL_LOG(Info) << "health: gpu " << g
+                       << " resumed by an operator; its latched problems are cleared";
       im.health.Clear(g);
       im.report = im.health.Current();
       any = true;

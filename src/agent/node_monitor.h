@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "agent/config.h"
-#include "agent/gpu_backend.h"
+#include "agent/exec/job_run.h"
+#include "agent/exec/process_supervisor.h"
+#include "agent/gpu/gpu_backend.h"
 #include "agent/health.h"
-#include "agent/job_run.h"
-#include "agent/process_supervisor.h"
 #include "api/messages.h"
 #include "core/clock.h"
 #include "core/job.h"
@@ -37,8 +37,8 @@ Result<std::unique_ptr<GpuBackend>> MakeGpuBackend(const AgentConfig& config, co
 class NodeMonitor {
  public:
   // `backend` and `clock` must outlive the monitor. `gpus` is the discovered inventory.
-  NodeMonitor(const AgentConfig& config, GpuBackend& backend, std::vector<GpuInfo> gpus, const Clock& clock,
-              std::function<void()> on_health_change);
+  NodeMonitor(const AgentConfig& config, GpuBackend& backend, std::vector<GpuInfo> gpus,
+              const Clock& clock, std::function<void()> on_health_change);
   ~NodeMonitor();  // stops
   NodeMonitor(const NodeMonitor&) = delete;
   NodeMonitor& operator=(const NodeMonitor&) = delete;

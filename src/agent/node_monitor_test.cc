@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/process_supervisor.h"
+#include "agent/exec/process_supervisor.h"
 #include "core/clock.h"
 
 namespace corral::agent {
@@ -154,9 +154,11 @@ TEST_F(NodeMonitorTest, StepTasksOnAnotherNodeShareTheJobsCgroupUntilItIsRelease
   EXPECT_EQ(monitor_->Runs(), (std::vector<JobRun>{{JobId(1), Generation(3)}}));
   // A process that left its task (a daemon) is still in the job's cgroup.
   std::string pidfile = dir_ + "/daemon.pid";
-  std::string out = Run(a, 3,
-                        "setsid sh -c 'echo $$ > " + pidfile +
-                            "; exec sleep 300' & sleep 0.2; cat /proc/self/cgroup");
+  // `$(...)` returns once the daemon has printed its pid and let go of the pipe.
+  std::string out =
+      Run(a, 3,
+          "pid=$(setsid -f sh -c 'echo $$; exec sleep 300 >/dev/null'); echo $pid > " + pidfile +
+              "; cat /proc/self/cgroup");
   EXPECT_NE(out.find("/job_1_3\n"), std::string::npos) << out;
   int daemon = 0;
   std::ifstream(pidfile) >> daemon;

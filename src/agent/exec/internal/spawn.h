@@ -1,0 +1,88 @@
+// How the process supervisor starts one process: the job user's credentials, its output files
+// opened with that user's file-system identity, and the spawn — posix_spawn on the fast path,
+// clone(CLONE_VM | CLONE_VFORK) + setgroups/setgid/setuid + exec when the ids change, cgroups
+// are joined or CPUs bound (see process_supervisor.h). Internal to agent/exec.
+//
+// Thread-safety: thread-safe (the file-system identity is switched per thread).
+#pragma once
+
+#include <unistd.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "agent/exec/process.h"
+#include "core/ids.h"
+#include "core/result.h"
+
+namespace corral::agent::spawn {
+
+// errno's text.
+std::string ErrnoText(int err);
+// "job 42".
+std::string JobPrefix(JobId job);
+// "\"s\"".
+std::string Quoted(std::string_view s);
+
+// Closes a file descriptor on scope exit.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() { Reset(); }
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      Reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
+  void Reset() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// The job's credentials, resolved in the parent (NSS lookups are not safe in the child).
+struct Credentials {
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
+  std::vector<gid_t> groups;
+};
+
+// The spec's uid/gid and the user's supplementary groups. Returns kInvalidArgument when the
+// uid has no passwd entry and no gid is given.
+Result<Credentials> ResolveCredentials(const ProcessSpec& spec);
+
+// Moves `fd` above 2, so that dup2 onto 0, 1 and 2 in the child never meets itself or an
+// already replaced descriptor (the agent may run with 0-2 closed). Returns kInternal.
+Status KeepAbove2(Fd& fd);
+
+// Opens the output files as `creds`; returns {stdout, stderr} (the same open file twice when
+// they share one). Returns kPermissionDenied when ids cannot be switched, kInvalidArgument
+// naming a file that cannot be opened, kInternal.
+Result<std::pair<Fd, Fd>> OpenOutputs(const ProcessSpec& spec, int cwd_fd,
+                                      const Credentials& creds);
+
+// posix_spawn: the fast path, when the credentials stay the agent's. Returns the pid, or
+// kInternal.
+Result<int> SpawnPlain(const ProcessSpec& spec, int stdin_fd, int out_fd, int err_fd);
+
+// clone(CLONE_VM | CLONE_VFORK) + setgroups/setgid/setuid + exec: as fast as posix_spawn (no
+// page-table copy of the agent), with each step's failure reported by name. Returns the pid,
+// or kInternal naming the step that failed in the child.
+Result<int> SpawnAsUser(const ProcessSpec& spec, const Credentials& creds, int stdin_fd, int out_fd,
+                        int err_fd);
+
+}  // namespace corral::agent::spawn

@@ -1,0 +1,252 @@
+#include "agent/launcher.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <utility>
+
+#include <sys/stat.h>
+
+#include "agent/exec/step_support.h"
+#include "agent/exec/task_env.h"
+#include "agent/run_journal.h"
+#include "core/log.h"
+#include "core/output_pattern.h"
+#include "core/step.h"
+
+namespace corral::agent {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The job's own output files (its --output and --error patterns) as this node names them.
+void SetJobOutputs(const Job& job, const std::string& node_name, ProcessSpec* spec) {
+  OutputPatternValues values{.job_id = job.id.value,
+                             .array_job_id = job.array_job_id.value,
+                             .array_task_id = job.array_task_id,
+                             .job_name = job.spec.name,
+                             .user = job.spec.user,
+                             .node_name = node_name};
+  spec->stdout_path = ResolveOutputPath(job.spec.stdout_path, values, job.spec.working_dir);
+  if (!job.spec.stderr_path.empty()) {
+    spec->stderr_path = ResolveOutputPath(job.spec.stderr_path, values, job.spec.working_dir);
+  }
+}
+
+}  // namespace
+
+std::string RunDirectory(const std::string& state_dir, JobRun run) {
+  return state_dir + "/jobs/" + run.ToString();
+}
+
+Launcher::Launcher(const AgentConfig& config, ProcessSupervisor& supervisor, NodeMonitor* node,
+                   std::vector<GpuInfo> gpus)
+    : config_(config), supervisor_(supervisor), node_(node), gpus_(std::move(gpus)) {}
+
+StartedProcess Launcher::Started(JobRun run, uint32_t step, uint32_t task) const {
+  for (const auto& p : supervisor_.Running()) {
+    if (p.job == run.job && p.generation == run.generation && p.step == step && p.task == task) {
+      return {p.pid, ProcessStartTime(p.pid)};
+    }
+  }
+  return {};
+}
+
+Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
+                                                     const std::string& cluster_name) {
+  const JobRun run{job.id, job.allocation.generation};
+  std::error_code ec;
+  std::string dir = RunDirectory(config_.state_dir, run);
+  fs::create_directories(dir, ec);
+  if (ec) return Internal("cannot create " + dir + ": " + ec.message());
+  std::string script = dir + "/script";
+  {
+    std::ofstream out(script, std::ios::trunc | std::ios::binary);
+    out << job.spec.script;
+    if (!out) return Internal("cannot write " + script);
+  }
+  chmod(script.c_str(), 0700);
+  ProcessSpec spec;
+  spec.job = job.id;
+  spec.generation = job.allocation.generation;
+  spec.argv = {script};
+  spec.argv.insert(spec.argv.end(), job.spec.script_args.begin(), job.spec.script_args.end());
+  // Distributed training's rendezvous on this, the first node, and the checkpoint directory.
+  uint32_t candidate =
+      MasterPortCandidate(job.id, config_.master_port_min, config_.master_port_max);
+  auto port = PickFreePort(candidate, config_.master_port_min, config_.master_port_max);
+  if (!port) CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": " << port.error().message;
+  const uint32_t master_port = port ? *port : candidate;
+  std::string checkpoint_dir = CheckpointDirectory(job, config_.checkpoint_root);
+  spec.env =
+      BuildJobEnvironment(job, {.node_name = config_.name,
+                                .controller_url = config_.controller_url,
+                                .master_addr = RendezvousHost(config_.advertise_host, config_.name),
+                                .master_port = master_port,
+                                .checkpoint_dir = checkpoint_dir,
+                                .cluster_name = cluster_name,
+                                .gpus = gpus_});
+  spec.cwd = job.spec.working_dir;
+  SetJobOutputs(job, config_.name, &spec);
+  if (spec.stderr_path == spec.stdout_path) spec.stderr_path.clear();
+  // A requeued job appends to its output, as in Slurm.
+  spec.append = job.spec.append_output || job.restart_count > 0;
+  if (geteuid() == 0 && job.spec.uid != 0) {
+    spec.uid = job.spec.uid;
+    spec.gid = job.spec.gid;
+    if (chown(dir.c_str(), job.spec.uid, job.spec.gid) != 0 ||
+        chown(script.c_str(), job.spec.uid, job.spec.gid) != 0) {
+      return Internal("cannot give " + script + " to uid " + std::to_string(job.spec.uid));
+    }
+  }
+  spec.time_limit = job.time_limit;
+  spec.kill_grace = config_.kill_grace;
+  spec.warn = job.spec.signal;
+  if (Status made = MakeDirectoriesAs(checkpoint_dir, spec.uid, spec.gid); !made) {
+    CORRAL_LOG(Warn) << "job " << job.id.ToString()
+                     << ": checkpoint directory: " << made.error().message;
+  }
+  if (node_) CORRAL_RETURN_IF_ERROR(node_->PrepareJob(job, &spec));
+  if (Status launched = supervisor_.Launch(spec); !launched) {
+    if (node_) node_->AbandonJob(run);
+    return tl::unexpected<Error>(launched.error());
+  }
+  return AgentCore::BatchStarted{Started(run, kBatchStepId, 0), master_port};
+}
+
+JobEnvContext Launcher::StepContext(const api::StepLaunchRequest& launch,
+                                    const std::string& cluster_name) {
+  const Job& job = launch.job;
+  JobEnvContext ctx{.node_name = config_.name,
+                    .controller_url = config_.controller_url,
+                    .master_addr = launch.master_addr,
+                    .master_port = launch.master_port,
+                    .checkpoint_dir = CheckpointDirectory(job, config_.checkpoint_root),
+                    .cluster_name = cluster_name,
+                    .gpus = gpus_};
+  std::optional<uint32_t> uid, gid;
+  if (geteuid() == 0 && job.spec.uid != 0) {
+    uid = job.spec.uid;
+    gid = job.spec.gid;
+  }
+  if (Status made = MakeDirectoriesAs(ctx.checkpoint_dir, uid, gid); !made) {
+    CORRAL_LOG(Warn) << "job " << job.id.ToString() << " step " << launch.step
+                     << ": checkpoint directory: " << made.error().message;
+  }
+  return ctx;
+}
+
+Result<StartedProcess> Launcher::StartTask(const api::StepLaunchRequest& launch,
+                                           const StepTask& task, const JobEnvContext& ctx,
+                                           StepOutputForwarder* forwarder) {
+  const Job& job = launch.job;
+  const StepSpec& step = launch.spec;
+  ProcessSpec spec;
+  spec.job = job.id;
+  spec.generation = job.allocation.generation;
+  spec.step = launch.step;
+  spec.task = task.rank;
+  spec.env = BuildTaskEnvironment(job, launch.step, step, launch.layout, task, ctx);
+  spec.cwd = step.working_dir.empty() ? job.spec.working_dir : step.working_dir;
+  spec.argv = step.argv;
+  // In a container the program is the image's, found in its PATH.
+  const bool contained = !step.container.image.empty();
+  if (!contained) {
+    std::string path_var;
+    for (const auto& kv : spec.env) {
+      if (kv.rfind("PATH=", 0) == 0) path_var = kv.substr(5);
+    }
+    CORRAL_ASSIGN_OR_RETURN(spec.argv[0], ResolveProgram(step.argv.at(0), path_var, spec.cwd));
+  }
+  if (geteuid() == 0 && job.spec.uid != 0) {
+    spec.uid = job.spec.uid;
+    spec.gid = job.spec.gid;
+  }
+  // The job's time limit, counted from the job's start (so that a new limit for the job,
+  // `SetTimeLimit`, applies to the tasks as it does to the batch script), and its warning
+  // signal unless that is for the batch script only. A step started after the job's warning
+  // time does not get the warning at once (see `ProcessSpec::warn`).
+  spec.time_limit = kUnlimited;
+  spec.limit_start = job.start_time;  // also for a limit set later on an unlimited job
+  if (job.time_limit != kUnlimited && job.time_limit > Duration(0)) {
+    spec.time_limit = job.time_limit;
+  }
+  spec.kill_grace = config_.kill_grace;
+  if (!job.spec.signal.batch_only && job.spec.signal.signal != 0) spec.warn = job.spec.signal;
+  std::pair<int, int> pipes{-1, -1};
+  if (forwarder != nullptr) {
+    CORRAL_ASSIGN_OR_RETURN(pipes, forwarder->AddTask(task.rank));
+    spec.stdout_fd = pipes.first;
+    spec.stderr_fd = pipes.second;
+  } else if (!step.stdout_path.empty()) {
+    OutputPatternValues values{.job_id = job.id.value,
+                               .array_job_id = job.array_job_id.value,
+                               .array_task_id = job.array_task_id,
+                               .step_id = launch.step,
+                               .job_name = job.spec.name,
+                               .user = job.spec.user,
+                               .node_name = config_.name,
+                               .node_index = task.node_rank,
+                               .task_id = task.rank};
+    spec.stdout_path = ResolveOutputPath(step.stdout_path, values, spec.cwd);
+    if (!step.stderr_path.empty()) {
+      spec.stderr_path = ResolveOutputPath(step.stderr_path, values, spec.cwd);
+    }
+  } else {
+    // Like the batch script: into the job's own output files, appended.
+    SetJobOutputs(job, config_.name, &spec);
+    spec.append = true;
+  }
+  // The job's cgroup on this node (made by its first task here, unless the batch step
+  // runs here), its CPUs and device rules.
+  if (node_) {
+    CORRAL_RETURN_IF_ERROR(
+        node_->PrepareTask(job, {.spec = step.container, .gpus = task.gpus}, &spec));
+  } else if (contained) {
+    return FailedPrecondition("containers need the node monitor");
+  }
+  Status launched = supervisor_.Launch(spec);
+  if (pipes.first >= 0) {
+    close(pipes.first);
+    close(pipes.second);
+  }
+  CORRAL_RETURN_IF_ERROR(launched);
+  return Started({job.id, spec.generation}, launch.step, task.rank);
+}
+
+Status Launcher::Signal(const SignalOrder& order) {
+  const JobId job = order.run.job;
+  const Generation gen = order.run.generation;
+  Status s;
+  if (order.batch_script_only) {
+    s = SignalBatchScript(order.run, order.signal);
+  } else if (order.step == kAllSteps) {
+    s = order.signal == 0 ? supervisor_.Cancel(job, gen)
+                          : supervisor_.Signal(job, gen, order.signal);
+  } else {
+    s = order.signal == 0 ? supervisor_.CancelStep(job, gen, order.step)
+                          : supervisor_.SignalStep(job, gen, order.step, order.signal);
+  }
+  if (!s && order.missing_ok && s.error().code == ErrorCode::kNotFound) return {};
+  return s;
+}
+
+Status Launcher::SignalBatchScript(JobRun run, int signal) {
+  for (const auto& p : supervisor_.Running()) {
+    if (p.job != run.job || p.generation != run.generation || p.step != kBatchStepId) continue;
+    if (kill(p.pid, signal) < 0 && errno != ESRCH) {
+      return Internal("job " + run.job.ToString() + ": kill: " + std::strerror(errno));
+    }
+    return {};
+  }
+  return NotFound("job " + run.job.ToString() + "." + run.generation.ToString() +
+                  ": no such process");
+}
+
+}  // namespace corral::agent

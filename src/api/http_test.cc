@@ -301,11 +301,11 @@ TEST_F(HttpServerTest, KeepAliveReusesOneConnection) {
 TEST_F(HttpServerTest, HeadAndNoContentHaveNoBody) {
   StartServer();
   RawConn c(server_->port());
-  c.Write("HEAD /api/v1/jobs/5 HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\n\r\n");
+  c.Write("HEAD /api/v1/jobs/5 HTTP/1.1\r\nHost: x\r\n\r\nGET /empty HTTP/1.1\r\nHost: x\r\n\r\n");
   std::string head = c.ReadResponse(/*head_only=*/true);
   EXPECT_EQ(StatusOf(head), 200);
   EXPECT_NE(head.find("Content-Length: 5\r\n"), std::string::npos);  // "job 5", not sent
-  c.Write("GET /api/v1/jobs/6 HTTP/1.1\r\n\r\n");
+  c.Write("GET /api/v1/jobs/6 HTTP/1.1\r\nHost: x\r\n\r\n");
   // Had HEAD carried a body, these reads would be out of step.
   std::string empty = c.ReadResponse();
   EXPECT_EQ(StatusOf(empty), 204);
@@ -323,9 +323,9 @@ TEST_F(HttpServerTest, PipelinedRequestsAreAnsweredInOrder) {
   StartServer();
   RawConn c(server_->port());
   c.Write(
-      "GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n"
-      "POST /echo HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
-      "\r\nGET /api/v1/jobs/3 HTTP/1.1\r\nConnection: close\r\n\r\n");
+      "GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n"
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc"
+      "\r\nGET /api/v1/jobs/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   std::string all = c.ReadUntilClose();
   size_t p1 = all.find("job 1");
   size_t p2 = all.find("abc");
@@ -356,7 +356,7 @@ TEST_F(HttpServerTest, Http10ClosesUnlessKeepAliveIsAsked) {
 TEST_F(HttpServerTest, ExpectContinueGetsInterimAnswer) {
   StartServer();
   RawConn c(server_->port());
-  c.Write("POST /echo HTTP/1.1\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  c.Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
   std::string interim = c.ReadResponse();
   EXPECT_EQ(interim, "HTTP/1.1 100 Continue\r\n\r\n");
   c.Write("hello");
@@ -368,7 +368,7 @@ TEST_F(HttpServerTest, ExpectContinueGetsInterimAnswer) {
   options.max_body_bytes = 10;
   StartServer(options);
   RawConn d(server_->port());
-  d.Write("POST /echo HTTP/1.1\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n");
+  d.Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 11\r\nExpect: 100-continue\r\n\r\n");
   std::string r = d.ReadResponse();
   EXPECT_EQ(StatusOf(r), 413) << r;
   EXPECT_TRUE(d.WaitForClose());
@@ -380,19 +380,19 @@ TEST_F(HttpServerTest, MalformedRequestsGet400AndTheConnectionCloses) {
       "GARBAGE\r\n\r\n",
       "GET\r\n\r\n",
       "GET /x\r\n\r\n",
-      "GET  /x HTTP/1.1\r\n\r\n",
+      "GET  /x HTTP/1.1\r\nHost: x\r\n\r\n",
       "GET /x HTTP/1.1 extra\r\n\r\n",
-      "G(T /x HTTP/1.1\r\n\r\n",
-      "GET x HTTP/1.1\r\n\r\n",
+      "G(T /x HTTP/1.1\r\nHost: x\r\n\r\n",
+      "GET x HTTP/1.1\r\nHost: x\r\n\r\n",
       "GET /x HTTX/1.1\r\n\r\n",
-      "GET /x HTTP/1.1\r\nNoColon\r\n\r\n",
-      "GET /x HTTP/1.1\r\nBad Name: v\r\n\r\n",
-      "GET /x HTTP/1.1\r\nA: b\r\n folded\r\n\r\n",
-      "GET /x HTTP/1.1\r\nA: b\x01\r\n\r\n",
-      "POST /echo HTTP/1.1\r\nContent-Length: abc\r\n\r\n",
-      "POST /echo HTTP/1.1\r\nContent-Length: -1\r\n\r\n",
-      "POST /echo HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
-      std::string("GET /x\0 HTTP/1.1\r\n\r\n", 20),
+      "GET /x HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n",
+      "GET /x HTTP/1.1\r\nHost: x\r\nBad Name: v\r\n\r\n",
+      "GET /x HTTP/1.1\r\nHost: x\r\nA: b\r\n folded\r\n\r\n",
+      "GET /x HTTP/1.1\r\nHost: x\r\nA: b\x01\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+      std::string("GET /x\0 HTTP/1.1\r\nHost: x\r\n\r\n", 29),
       // The start of a TLS ClientHello, then a blank line.
       std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 15),
   };
@@ -402,41 +402,44 @@ TEST_F(HttpServerTest, MalformedRequestsGet400AndTheConnectionCloses) {
     EXPECT_NE(r.find("INVALID_ARGUMENT"), std::string::npos);
   }
   EXPECT_EQ(StatusOf(RawExchange("GET /x HTTP/2.0\r\n\r\n")), 505);
-  EXPECT_EQ(StatusOf(RawExchange("GET /x HTTP/1.1\r\nExpect: magic\r\n\r\n")), 417);
+  EXPECT_EQ(StatusOf(RawExchange("GET /x HTTP/1.1\r\nHost: x\r\nExpect: magic\r\n\r\n")), 417);
   // Still serving.
   EXPECT_EQ(ClientFor(server_->port())->Send("GET", "/api/v1/jobs/1", "")->status, 200);
 }
 
 TEST_F(HttpServerTest, TransferEncodingIsRefused) {
   StartServer();
-  std::string r =
-      RawExchange("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  std::string r = RawExchange(
+      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
   EXPECT_EQ(StatusOf(r), 411) << r;
-  r = RawExchange("POST /echo HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n");
+  r = RawExchange("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n");
   EXPECT_EQ(StatusOf(r), 501) << r;
   // Both together (a request-smuggling shape): still refused.
   r = RawExchange(
-      "POST /echo HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\nabc");
+      "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: "
+      "chunked\r\n\r\nabc");
   EXPECT_EQ(StatusOf(r), 411) << r;
 }
 
 TEST_F(HttpServerTest, TenGigabyteContentLengthGets413WithoutReading) {
   StartServer();
   RawConn c(server_->port());
-  c.Write("POST /echo HTTP/1.1\r\nContent-Length: 10737418240\r\n\r\nsome bytes");
+  c.Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10737418240\r\n\r\nsome bytes");
   std::string r = c.ReadResponse();
   EXPECT_EQ(StatusOf(r), 413) << r;
   EXPECT_NE(r.find("Connection: close"), std::string::npos);
   EXPECT_TRUE(c.WaitForClose());
-  EXPECT_EQ(StatusOf(RawExchange(
-                "POST /echo HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n")),
-            413);
+  EXPECT_EQ(
+      StatusOf(RawExchange(
+          "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n")),
+      413);
 }
 
 TEST_F(HttpServerTest, HugeHeaderLineGets431) {
   StartServer();
   std::string request =
-      "GET /api/v1/jobs/1 HTTP/1.1\r\nX-Big: " + std::string(100 * 1024, 'a') + "\r\n\r\n";
+      "GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(100 * 1024, 'a') +
+      "\r\n\r\n";
   RawConn c(server_->port());
   c.Write(request);
   std::string r = c.ReadResponse();
@@ -463,7 +466,7 @@ TEST_F(HttpServerTest, SlowClientGets408AndDoesNotBlockOthers) {
 
   // A body that stops half-way also times out.
   RawConn half(server_->port());
-  half.Write("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc");
+  half.Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nabc");
   EXPECT_EQ(StatusOf(half.ReadResponse()), 408);
 }
 
@@ -472,7 +475,7 @@ TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   options.idle_timeout = milliseconds(100);
   StartServer(options);
   RawConn c(server_->port());
-  c.Write("GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n");
+  c.Write("GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(BodyOf(c.ReadResponse()), "job 1");
   EXPECT_TRUE(c.WaitForClose());
 
@@ -480,7 +483,7 @@ TEST_F(HttpServerTest, IdleKeepAliveConnectionIsClosed) {
   auto client = ClientFor(server_->port());
   EXPECT_EQ(client->Send("GET", "/api/v1/jobs/1", "")->status, 200);
   RawConn other(server_->port());  // wait for the server's close of the client's connection
-  other.Write("GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n");
+  other.Write("GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_TRUE(other.WaitForClose());
   Result<HttpResponse> r = client->Send("POST", "/echo", "x");
   ASSERT_TRUE(r.has_value()) << r.error().message;
@@ -492,7 +495,8 @@ TEST_F(HttpServerTest, ClientClosingMidRequestLeavesNoThreadBehind) {
   StartServer();
   for (int i = 0; i < 20; ++i) {
     RawConn c(server_->port());
-    c.Write(i % 2 ? "POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\nabc" : "GET /api/v1/jo");
+    c.Write(i % 2 ? "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabc"
+                  : "GET /api/v1/jo");
   }
   // All closed: only the acceptor remains.
   EXPECT_TRUE(WaitUntil([&] { return ThreadCount() == baseline + 1; })) << ThreadCount();
@@ -508,7 +512,7 @@ TEST_F(HttpServerTest, ConnectionsOverTheCapGet503) {
   RawConn a(server_->port());
   RawConn b(server_->port());
   for (RawConn* c : {&a, &b}) {  // make sure both are accepted and served
-    c->Write("GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n");
+    c->Write("GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n");
     EXPECT_EQ(StatusOf(c->ReadResponse()), 200);
   }
   RawConn third(server_->port());
@@ -519,7 +523,7 @@ TEST_F(HttpServerTest, ConnectionsOverTheCapGet503) {
   // Once a slot is free, new connections are served again.
   EXPECT_TRUE(WaitUntil([&] {
     RawConn d(server_->port());
-    d.Write("GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n");
+    d.Write("GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n");
     return StatusOf(d.ReadResponse()) == 200;
   }));
 }
@@ -546,7 +550,9 @@ TEST_F(HttpServerTest, ManyParallelClients) {
 
 TEST_F(HttpServerTest, HundredsOfSimultaneousConnections) {
   const int baseline = ThreadCount();
-  StartServer();
+  HttpServerOptions options;
+  options.handler_threads = 4;
+  StartServer(options);
   constexpr int kConns = 300;
   std::vector<std::unique_ptr<RawConn>> conns;
   for (int i = 0; i < kConns; ++i) {
@@ -554,14 +560,17 @@ TEST_F(HttpServerTest, HundredsOfSimultaneousConnections) {
     ASSERT_TRUE(conns.back()->connected());
   }
   for (int i = 0; i < kConns; ++i) {
-    conns[i]->Write("GET /api/v1/jobs/" + std::to_string(i) + " HTTP/1.1\r\n\r\n");
+    conns[i]->Write("GET /api/v1/jobs/" + std::to_string(i) + " HTTP/1.1\r\nHost: x\r\n\r\n");
   }
   for (int i = 0; i < kConns; ++i) {
     EXPECT_EQ(BodyOf(conns[i]->ReadResponse()), "job " + std::to_string(i));
   }
-  EXPECT_EQ(ThreadCount(), baseline + 1 + kConns);
+  // One event loop and at most the pool: connections hold no thread.
+  EXPECT_EQ(server_->stats().connections, static_cast<size_t>(kConns));
+  EXPECT_LE(ThreadCount(), baseline + 1 + 4);
   conns.clear();
-  EXPECT_TRUE(WaitUntil([&] { return ThreadCount() == baseline + 1; })) << ThreadCount();
+  EXPECT_TRUE(WaitUntil([&] { return server_->stats().connections == 0; }));
+  EXPECT_LE(ThreadCount(), baseline + 1 + 4);
 }
 
 TEST_F(HttpServerTest, OneClientSharedByManyThreads) {
@@ -625,12 +634,12 @@ TEST_F(HttpServerTest, StopClosesIdleConnectionsPromptlyAndJoinsEveryThread) {
   std::vector<std::unique_ptr<RawConn>> conns;
   for (int i = 0; i < 10; ++i) {
     conns.push_back(std::make_unique<RawConn>(server_->port()));
-    conns.back()->Write("GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n");
+    conns.back()->Write("GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n");
     EXPECT_EQ(StatusOf(conns.back()->ReadResponse()), 200);
   }
   RawConn partial(server_->port());
-  partial.Write("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\nab");
-  EXPECT_TRUE(WaitUntil([&] { return ThreadCount() == baseline + 12; })) << ThreadCount();
+  partial.Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nab");
+  EXPECT_TRUE(WaitUntil([&] { return server_->stats().connections == 11; }));
   MonoTime start = Now();
   server_->Stop();
   EXPECT_LT(Now() - start, std::chrono::seconds(5));
@@ -662,7 +671,7 @@ TEST_F(HttpServerTest, StopFromAHandlerAnswersThenStops) {
   const int baseline = ThreadCount();
   StartServer();
   auto idle = std::make_unique<RawConn>(server_->port());
-  idle->Write("GET /api/v1/jobs/1 HTTP/1.1\r\n\r\n");
+  idle->Write("GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(StatusOf(idle->ReadResponse()), 200);
   auto client = ClientFor(server_->port());
   Result<HttpResponse> r = client->Send("POST", "/stop", "");

@@ -310,6 +310,8 @@ void HttpServer::Impl::Loop::Run() {
     if (stop_seen && conns.empty()) break;
     MonoTime next = timers.empty() ? MonoTime::max() : timers.begin()->first;
     if (!listener_registered && !stop_seen) next = std::min(next, listener_paused_until);
+    // While handlers wait for a thread, look again soon: the pool may need another one.
+    if (server->pool->Poke()) next = std::min(next, DeadlineAfter(std::chrono::milliseconds(2)));
     int n = epoll_wait(epfd, events, kMaxEvents, internal::PollTimeoutMs(next));
     if (n < 0 && errno != EINTR) {
       CORRAL_LOG(Error) << "http server: epoll_wait: " << std::strerror(errno);

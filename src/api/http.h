@@ -34,6 +34,15 @@
 
 namespace corral::api {
 
+// The identity in a peer's certificate, once the TLS handshake has verified it against the
+// configured CAs (a client certificate on the server; nothing on plain connections).
+struct PeerCertificate {
+  bool verified = false;
+  std::string subject_cn;              // the subject's common name, "" if none
+  std::vector<std::string> dns_names;  // subjectAltName DNS entries
+  bool operator==(const PeerCertificate&) const = default;
+};
+
 struct HttpRequest {
   std::string method;                          // "GET", "POST", ...
   std::string path;                            // decoded path, without the query
@@ -41,7 +50,8 @@ struct HttpRequest {
   std::map<std::string, std::string> headers;  // names lower-cased
   std::map<std::string, std::string> params;   // path parameters from the route ("{id}")
   std::string body;
-  std::string peer;  // "127.0.0.1:53412"
+  std::string peer;                  // "127.0.0.1:53412"
+  PeerCertificate peer_certificate;  // on TLS connections with a verified client certificate
   // What the server's authentication hook learned about the caller (`HttpAuthResult`), empty
   // without a hook or for an anonymous request.
   std::any principal;
@@ -58,6 +68,19 @@ struct HttpResponse {
 };
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+
+// TLS on the server's port (OpenSSL; TLS 1.2 and 1.3). Off while `certificate_chain_file` is
+// empty. Plain HTTP clients on a TLS port get no answer: their connection closes.
+struct HttpTlsOptions {
+  std::string certificate_chain_file;  // PEM: the server's certificate, then intermediates
+  std::string private_key_file;        // PEM
+  // Client certificates: verified against the PEM CAs of `client_ca_file`. kOptional asks for
+  // one and refuses a bad one; kRequired also refuses a handshake without one.
+  enum class ClientCertificate { kNone, kOptional, kRequired };
+  ClientCertificate client_certificate = ClientCertificate::kNone;
+  std::string client_ca_file;
+  std::chrono::milliseconds handshake_timeout{10'000};
+};
 
 struct HttpServerOptions {
   size_t max_header_bytes = 64 * 1024;  // request line, headers and the blank line (431)
@@ -85,6 +108,7 @@ struct HttpServerOptions {
   size_t handler_threads = 128;
   // Raise the soft RLIMIT_NOFILE to the hard limit at Start (each connection is a descriptor).
   bool raise_fd_limit = true;
+  HttpTlsOptions tls;
 };
 
 // What an authentication hook decided about a request, from its head alone.
@@ -111,6 +135,8 @@ struct HttpServerStats {
   size_t anonymous_connections = 0;
   size_t handler_threads = 0;  // pool threads started so far
   size_t handlers_running = 0;
+  size_t tls_handshakes = 0;  // completed, since Start
+  size_t tls_resumed = 0;     // of which resumed a session (no full handshake)
 };
 
 // An HTTP server on an event loop: `io_threads` epoll loops own every connection (so idle
@@ -143,7 +169,8 @@ class HttpServer {
   void SetAuthHook(HttpAuthHook hook);
 
   // Binds and listens on `host:port` (port 0 = any free port) and starts serving.
-  // Returns kUnavailable naming the address if it cannot bind.
+  // Returns kUnavailable naming the address if it cannot bind, kInvalidArgument naming the
+  // file when a TLS certificate, key or CA file cannot be used.
   // Requires: called once (checked).
   Status Start(const std::string& host, uint16_t port);
 
@@ -166,13 +193,23 @@ class HttpServer {
 struct HttpClientOptions {
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds request_timeout{60'000};  // whole exchange, per request
+  // https:// only: the PEM CAs the server's certificate must chain to (the system's CAs when
+  // empty); its name must match the URL's host. A client certificate and key (PEM) to
+  // present when the server asks for one.
+  std::string ca_file;
+  std::string certificate_file;
+  std::string key_file;
 };
 
-// A keep-alive HTTP/1.1 client for one base URL ("http://host:port").
+// A keep-alive HTTP/1.1 client for one base URL ("http://host:port" or "https://host:port").
+// Over https:// it verifies the server's certificate and host name, and resumes its last TLS
+// session on new connections so that they skip the full handshake. It starts no thread and
+// touches OpenSSL only for https:// URLs.
 // Thread-safe: concurrent requests use separate connections from a small pool.
 class HttpClient {
  public:
-  // Returns kInvalidArgument naming the URL when it is not "http://host[:port][/prefix]".
+  // Returns kInvalidArgument naming the URL when it is not "http[s]://host[:port][/prefix]",
+  // or naming the file when a CA, certificate or key file cannot be used.
   static Result<std::unique_ptr<HttpClient>> Create(const std::string& base_url,
                                                     HttpClientOptions options = {});
   ~HttpClient();
@@ -186,7 +223,9 @@ class HttpClient {
   // The path (with any query, already encoded) is appended to the base URL's prefix. A body
   // without a `Content-Type` header is sent as application/json.
   // Returns kUnavailable naming the address when it cannot connect (including the connect
-  // timeout), the connection breaks or the response is malformed or over 1 GiB,
+  // timeout and a failed TLS handshake: an unverified certificate, a wrong host name, a
+  // refused client certificate), the connection breaks or the response is malformed or over
+  // 1 GiB,
   // kDeadlineExceeded when the request timeout passes, kInvalidArgument when the method, path
   // or a header would not make a well-formed request (a space or line break in them).
   Result<HttpResponse> Send(std::string_view method, std::string_view path, std::string_view body,

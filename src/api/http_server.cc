@@ -2,6 +2,7 @@
 // hook run on a bounded WorkerPool.
 //
 // A connection lives on one loop and moves through these states:
+//   kHandshake TLS only: the handshake must complete within `tls.handshake_timeout`
 //   kReading   bytes are fed to its RequestParser; idle (nothing of a request yet) it waits at
 //              most `idle_timeout`, started it must complete within `read_timeout` (408)
 //   kWaiting   the hook or the handler runs on the pool; the loop neither reads nor closes it
@@ -34,6 +35,7 @@
 #include "api/internal/http_router.h"
 #include "api/internal/http_wire.h"
 #include "api/internal/socket_io.h"
+#include "api/internal/tls.h"
 #include "api/internal/url.h"
 #include "api/internal/worker_pool.h"
 #include "core/check.h"
@@ -76,13 +78,15 @@ constexpr uint64_t kListenerId = 0;
 constexpr uint64_t kWakeId = 1;
 constexpr int kMaxEvents = 256;
 
-enum class State { kReading, kWaiting, kWriting, kLingering };
+enum class State { kHandshake, kReading, kWaiting, kWriting, kLingering };
 
 struct Conn {
   uint64_t id = 0;
   int fd = -1;
   std::string peer;
   std::string peer_host;
+  std::unique_ptr<internal::TlsConn> tls;  // null on plain connections
+  PeerCertificate peer_certificate;
   State state = State::kReading;
   bool proven = false;  // no longer counts as anonymous
   internal::RequestParser parser;
@@ -143,6 +147,10 @@ struct HttpServer::Impl {
     void Accept();
     void Reject(int fd, const std::string& why);
     void OnEvent(Conn* c, uint32_t events);
+    void Handshake(Conn* c);
+    // recv()/send() on plain connections, SSL_read()/SSL_write() on TLS ones: > 0 bytes, 0 at
+    // the end, -1 to wait for the socket (EAGAIN or TLS wants to read or write), -2 broken.
+    ssize_t Receive(Conn* c, char* buf, size_t size);
     void ReadInput(Conn* c);
     void Feed(Conn* c, std::string_view data);
     void OnHead(Conn* c);
@@ -152,6 +160,7 @@ struct HttpServer::Impl {
     void Answer(Conn* c, HttpResponse response);
     void Fail(Conn* c, int status, ErrorCode code, std::string message);
     void Flush(Conn* c);
+    void WriteFailed(Conn* c);
     void ResponseSent(Conn* c);
     void BeginLinger(Conn* c);
     void Close(Conn* c);
@@ -165,6 +174,9 @@ struct HttpServer::Impl {
   internal::WireLimits limits;
   internal::Router router;
   HttpAuthHook auth_hook;
+  std::unique_ptr<internal::TlsContext> tls;  // set when TLS is on
+  std::atomic<size_t> tls_handshakes{0};
+  std::atomic<size_t> tls_resumed{0};
   bool started = false;
   int listen_fd = -1;
   uint16_t port = 0;
@@ -223,6 +235,8 @@ HttpServerStats HttpServer::stats() const {
     s.handler_threads = impl_->pool->threads();
     s.handlers_running = impl_->pool->running();
   }
+  s.tls_handshakes = impl_->tls_handshakes.load();
+  s.tls_resumed = impl_->tls_resumed.load();
   return s;
 }
 
@@ -235,6 +249,9 @@ Status HttpServer::Start(const std::string& host, uint16_t port) {
       rl.rlim_cur = rl.rlim_max;
       setrlimit(RLIMIT_NOFILE, &rl);
     }
+  }
+  if (!s.options.tls.certificate_chain_file.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(s.tls, internal::TlsContext::ForServer(s.options.tls));
   }
   CORRAL_ASSIGN_OR_RETURN(internal::Listener listener, internal::Listen(host, port));
   s.listen_fd = listener.fd;
@@ -354,6 +371,7 @@ void HttpServer::Impl::Loop::OnStop() {
   for (auto& [id, c] : conns) all.push_back(c.get());
   for (Conn* c : all) {
     switch (c->state) {
+      case State::kHandshake:
       case State::kReading:
       case State::kLingering:
         Close(c);
@@ -425,7 +443,17 @@ void HttpServer::Impl::Loop::Accept() {
     epoll_event ev{EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, {.u64 = c->id}};
     epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
     SetIdle(c, true);
-    SetDeadline(c, DeadlineAfter(o.idle_timeout));
+    if (server->tls) {
+      c->tls = internal::TlsConn::Server(*server->tls, fd);
+      if (c->tls == nullptr) {
+        Close(c);
+        continue;
+      }
+      c->state = State::kHandshake;
+      SetDeadline(c, DeadlineAfter(o.tls.handshake_timeout));
+    } else {
+      SetDeadline(c, DeadlineAfter(o.idle_timeout));
+    }
   }
 }
 
@@ -444,13 +472,65 @@ void HttpServer::Impl::Loop::Reject(int fd, const std::string& why) {
 
 void HttpServer::Impl::Loop::OnEvent(Conn* c, uint32_t events) {
   const uint64_t id = c->id;
-  if ((events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0 && !c->out.empty()) {
+  if (c->state == State::kHandshake) {
+    Handshake(c);
+    return;
+  }
+  // TLS may need to read to write and write to read: on TLS connections every event retries
+  // both directions.
+  const bool any = c->tls != nullptr;
+  if ((any || (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) && !c->out.empty()) {
     Flush(c);
     if (conns.count(id) == 0) return;  // closed
   }
-  if ((events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0 &&
+  if ((any || (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0) &&
       (c->state == State::kReading || c->state == State::kLingering)) {
     ReadInput(c);
+  }
+}
+
+void HttpServer::Impl::Loop::Handshake(Conn* c) {
+  switch (c->tls->Handshake()) {
+    case internal::TlsIo::kWantRead:
+    case internal::TlsIo::kWantWrite:
+      return;  // the next event goes on with it
+    case internal::TlsIo::kClosed:
+    case internal::TlsIo::kError:
+      Close(c);  // a plain HTTP client, a refused certificate, a scanner: nothing to answer
+      return;
+    case internal::TlsIo::kOk:
+      break;
+  }
+  ++server->tls_handshakes;
+  if (c->tls->resumed()) ++server->tls_resumed;
+  c->peer_certificate = c->tls->Peer();
+  // A verified client certificate authenticates the connection.
+  if (c->peer_certificate.verified) Prove(c);
+  c->state = State::kReading;
+  SetDeadline(c, DeadlineAfter(server->options.idle_timeout));
+  ReadInput(c);  // the first request may have come with the handshake's last flight
+}
+
+ssize_t HttpServer::Impl::Loop::Receive(Conn* c, char* buf, size_t size) {
+  if (c->tls != nullptr && c->state != State::kLingering) {
+    size_t n = 0;
+    switch (c->tls->Read(buf, size, &n)) {
+      case internal::TlsIo::kOk:
+        return static_cast<ssize_t>(n);
+      case internal::TlsIo::kWantRead:
+      case internal::TlsIo::kWantWrite:
+        return -1;
+      case internal::TlsIo::kClosed:
+        return 0;
+      case internal::TlsIo::kError:
+        return -2;
+    }
+  }
+  while (true) {
+    ssize_t n = recv(c->fd, buf, size, 0);
+    if (n >= 0) return n;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
   }
 }
 
@@ -458,10 +538,9 @@ void HttpServer::Impl::Loop::ReadInput(Conn* c) {
   const uint64_t id = c->id;
   static thread_local char scratch[64 * 1024];
   while (conns.count(id) != 0 && (c->state == State::kReading || c->state == State::kLingering)) {
-    ssize_t n = recv(c->fd, scratch, sizeof scratch, 0);
+    ssize_t n = Receive(c, scratch, sizeof scratch);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) Close(c);
+      if (n == -2) Close(c);
       return;
     }
     if (n == 0) {
@@ -532,6 +611,7 @@ void HttpServer::Impl::Loop::OnHead(Conn* c) {
   if (!h.raw_query.empty()) internal::ParseQuery(h.raw_query, &req.query);
   req.headers = std::move(h.headers);
   req.peer = c->peer;
+  req.peer_certificate = c->peer_certificate;
   c->raw_path = std::move(h.raw_path);
   c->keep_alive = h.keep_alive;
   c->http10_keep_alive = h.http10 && h.keep_alive;
@@ -661,6 +741,21 @@ void HttpServer::Impl::Loop::Fail(Conn* c, int status, ErrorCode code, std::stri
 }
 
 void HttpServer::Impl::Loop::Flush(Conn* c) {
+  while (c->tls != nullptr && !c->out.empty()) {
+    std::string_view chunk = std::string_view(c->out.front()).substr(c->out_offset);
+    size_t n = 0;
+    internal::TlsIo io = c->tls->Write(chunk, &n);
+    if (io == internal::TlsIo::kWantRead || io == internal::TlsIo::kWantWrite) return;
+    if (io != internal::TlsIo::kOk) {
+      WriteFailed(c);
+      return;
+    }
+    c->out_offset += n;
+    if (c->out_offset == c->out.front().size()) {
+      c->out.pop_front();
+      c->out_offset = 0;
+    }
+  }
   while (!c->out.empty()) {
     iovec iov[8];
     int n_iov = 0;
@@ -675,12 +770,7 @@ void HttpServer::Impl::Loop::Flush(Conn* c) {
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;  // EPOLLOUT resumes
-      if (c->state == State::kWaiting) {                    // the pool still holds its request
-        c->out.clear();
-        c->broken = true;
-      } else {
-        Close(c);
-      }
+      WriteFailed(c);
       return;
     }
     auto sent = static_cast<size_t>(n);
@@ -696,6 +786,17 @@ void HttpServer::Impl::Loop::Flush(Conn* c) {
     }
   }
   if (c->state == State::kWriting) ResponseSent(c);
+}
+
+// A send failed: the connection is gone, but one whose request the pool still holds is
+// closed only when the hook or handler returns.
+void HttpServer::Impl::Loop::WriteFailed(Conn* c) {
+  if (c->state == State::kWaiting) {
+    c->out.clear();
+    c->broken = true;
+  } else {
+    Close(c);
+  }
 }
 
 void HttpServer::Impl::Loop::ResponseSent(Conn* c) {
@@ -718,6 +819,7 @@ void HttpServer::Impl::Loop::ResponseSent(Conn* c) {
 }
 
 void HttpServer::Impl::Loop::BeginLinger(Conn* c) {
+  if (c->tls != nullptr) c->tls->Shutdown();  // close_notify; then input is read raw and dropped
   shutdown(c->fd, SHUT_WR);
   c->state = State::kLingering;
   c->pending.clear();
@@ -730,6 +832,7 @@ void HttpServer::Impl::Loop::BeginLinger(Conn* c) {
 void HttpServer::Impl::Loop::Close(Conn* c) {
   SetIdle(c, false);
   SetDeadline(c, MonoTime::max());
+  c->tls.reset();
   close(c->fd);  // also leaves the epoll set
   --server->connections;
   if (!c->proven) --server->anonymous;

@@ -666,16 +666,17 @@ class ScriptedServer {
 constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
 TEST(HttpClientTest, CreateParsesBaseUrls) {
-  for (const char* good : {"http://localhost", "http://127.0.0.1:8080", "http://h:1/prefix/",
-                           "http://[::1]:9000/api", "http://node-1.cluster_a:65535"}) {
+  for (const char* good :
+       {"http://localhost", "http://127.0.0.1:8080", "http://h:1/prefix/", "http://[::1]:9000/api",
+        "http://node-1.cluster_a:65535", "https://h", "https://[::1]:6817/api"}) {
     Result<std::unique_ptr<HttpClient>> c = HttpClient::Create(good);
     ASSERT_TRUE(c.has_value()) << good << ": " << c.error().message;
     EXPECT_EQ((*c)->base_url(), good);
   }
   for (const char* bad :
-       {"", "localhost:80", "https://h", "http://", "http://:80", "http://h:", "http://h:0",
-        "http://h:65536", "http://h:8x", "http://u@h", "http://[::1", "http://[::1]x",
-        "http://h/p?q=1", "http://h/a b", "http://h h"}) {
+       {"", "localhost:80", "ftp://h", "http://", "https://", "http://:80",
+        "http://h:", "http://h:0", "http://h:65536", "http://h:8x", "http://u@h", "http://[::1",
+        "http://[::1]x", "http://h/p?q=1", "http://h/a b", "http://h h"}) {
     Result<std::unique_ptr<HttpClient>> c = HttpClient::Create(bad);
     ASSERT_FALSE(c.has_value()) << bad;
     EXPECT_EQ(c.error().code, ErrorCode::kInvalidArgument);

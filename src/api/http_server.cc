@@ -99,7 +99,8 @@ struct Conn {
   bool http10_keep_alive = false;
   bool head_only = false;
   bool close_after_write = false;
-  bool broken = false;  // a write failed while a hook or handler ran: close when it returns
+  bool broken = false;        // a write failed while a hook or handler ran: close when it returns
+  bool worker_sends = false;  // the pool thread sends the answer itself (loop-owned flag)
 
   std::deque<std::string> out;  // to send, in order
   size_t out_offset = 0;        // of `out.front()`
@@ -113,12 +114,75 @@ struct Conn {
 };
 
 // What a pool thread hands back to a loop.
+enum class Sent { kAll, kBlocked, kFailed };
+
 struct Completion {
   uint64_t conn_id = 0;
   bool is_auth = false;
   HttpAuthResult auth;
   HttpResponse response;
+  // The pool thread queued the answer in `out` and sent what the socket took.
+  bool answered = false;
+  Sent sent = Sent::kAll;
 };
+
+// Queues `response` (head, then body) in `c->out` as the answer to the current request and
+// decides whether the connection closes after it. Touches only what the pool thread may
+// while the loop leaves the connection alone (kWaiting).
+void QueueAnswer(Conn* c, HttpResponse response, bool stopping) {
+  const bool keep_alive = c->keep_alive && !stopping && !c->close_after_write;
+  std::string_view body =
+      internal::BodyForbidden(response.status) ? std::string_view() : response.body;
+  c->out.push_back(internal::ResponseHead(response, body.size(), keep_alive, c->http10_keep_alive));
+  if (!c->head_only && !body.empty()) c->out.push_back(std::move(response.body));
+  c->close_after_write = !keep_alive;
+}
+
+// Sends what `c->out` holds until it is empty or the socket is full.
+Sent SendQueued(Conn* c) {
+  while (c->tls != nullptr && !c->out.empty()) {
+    std::string_view chunk = std::string_view(c->out.front()).substr(c->out_offset);
+    size_t n = 0;
+    internal::TlsIo io = c->tls->Write(chunk, &n);
+    if (io == internal::TlsIo::kWantRead || io == internal::TlsIo::kWantWrite) {
+      return Sent::kBlocked;
+    }
+    if (io != internal::TlsIo::kOk) return Sent::kFailed;
+    c->out_offset += n;
+    if (c->out_offset == c->out.front().size()) {
+      c->out.pop_front();
+      c->out_offset = 0;
+    }
+  }
+  while (!c->out.empty()) {
+    iovec iov[8];
+    int n_iov = 0;
+    for (auto it = c->out.begin(); it != c->out.end() && n_iov < 8; ++it, ++n_iov) {
+      size_t skip = n_iov == 0 ? c->out_offset : 0;
+      iov[n_iov] = {const_cast<char*>(it->data()) + skip, it->size() - skip};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n_iov);
+    ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno == EAGAIN || errno == EWOULDBLOCK ? Sent::kBlocked : Sent::kFailed;
+    }
+    auto sent = static_cast<size_t>(n);
+    while (sent > 0) {
+      size_t left = c->out.front().size() - c->out_offset;
+      if (sent < left) {
+        c->out_offset += sent;
+        break;
+      }
+      sent -= left;
+      c->out.pop_front();
+      c->out_offset = 0;
+    }
+  }
+  return Sent::kAll;
+}
 
 }  // namespace
 
@@ -479,6 +543,7 @@ void HttpServer::Impl::Loop::OnEvent(Conn* c, uint32_t events) {
   // TLS may need to read to write and write to read: on TLS connections every event retries
   // both directions.
   const bool any = c->tls != nullptr;
+  if (c->worker_sends) return;  // a pool thread owns the connection's output now
   if ((any || (events & (EPOLLOUT | EPOLLERR | EPOLLHUP)) != 0) && !c->out.empty()) {
     Flush(c);
     if (conns.count(id) == 0) return;  // closed
@@ -663,12 +728,21 @@ void HttpServer::Impl::Loop::Dispatch(Conn* c) {
   Impl* s = server;
   Loop* loop = this;
   const uint64_t id = c->id;
-  HttpRequest* req = &c->request;  // untouched by the loop while kWaiting
-  const std::string* raw_path = &c->raw_path;
-  s->pool->Submit([s, loop, id, req, raw_path] {
+  // The pool thread also sends the answer (one thread switch less before the client has
+  // it) unless an interim 100 Continue is still being sent by the loop.
+  c->worker_sends = c->out.empty();
+  const bool worker_sends = c->worker_sends;
+  s->pool->Submit([s, loop, id, c, worker_sends] {  // `c` is untouched by the loop meanwhile
     Completion done;
     done.conn_id = id;
-    done.response = s->router.Dispatch(*req, *raw_path);
+    HttpResponse response = s->router.Dispatch(c->request, c->raw_path);
+    if (worker_sends) {
+      QueueAnswer(c, std::move(response), s->stopping.load());
+      done.answered = true;
+      done.sent = SendQueued(c);
+    } else {
+      done.response = std::move(response);
+    }
     loop->Post(std::move(done));
   });
 }
@@ -677,8 +751,21 @@ void HttpServer::Impl::Loop::OnCompletion(Completion& done) {
   auto it = conns.find(done.conn_id);
   if (it == conns.end()) return;
   Conn* c = it->second.get();
+  c->worker_sends = false;
   if (c->broken) {
     Close(c);
+    return;
+  }
+  if (done.answered) {
+    c->state = State::kWriting;
+    if (done.sent == Sent::kFailed) {
+      Close(c);
+    } else if (done.sent == Sent::kBlocked) {
+      SetDeadline(c, DeadlineAfter(server->options.read_timeout));
+      Flush(c);  // output edges may have passed while the pool thread owned `out`
+    } else {
+      ResponseSent(c);
+    }
     return;
   }
   if (!done.is_auth) {
@@ -720,13 +807,8 @@ void HttpServer::Impl::Loop::OnCompletion(Completion& done) {
 // Queues `response` as the answer to the current request.
 void HttpServer::Impl::Loop::Answer(Conn* c, HttpResponse response) {
   const bool stopping = server->stopping.load();
-  const bool keep_alive = c->keep_alive && !stopping && !c->close_after_write;
-  std::string_view body =
-      internal::BodyForbidden(response.status) ? std::string_view() : response.body;
-  c->out.push_back(internal::ResponseHead(response, body.size(), keep_alive, c->http10_keep_alive));
-  if (!c->head_only && !body.empty()) c->out.push_back(std::move(response.body));
+  QueueAnswer(c, std::move(response), stopping);
   c->state = State::kWriting;
-  c->close_after_write = !keep_alive;
   // While stopping, a client that does not read its answer may delay Stop() only briefly.
   SetDeadline(c, DeadlineAfter(stopping ? std::min(kLinger, server->options.read_timeout)
                                         : server->options.read_timeout));
@@ -741,51 +823,16 @@ void HttpServer::Impl::Loop::Fail(Conn* c, int status, ErrorCode code, std::stri
 }
 
 void HttpServer::Impl::Loop::Flush(Conn* c) {
-  while (c->tls != nullptr && !c->out.empty()) {
-    std::string_view chunk = std::string_view(c->out.front()).substr(c->out_offset);
-    size_t n = 0;
-    internal::TlsIo io = c->tls->Write(chunk, &n);
-    if (io == internal::TlsIo::kWantRead || io == internal::TlsIo::kWantWrite) return;
-    if (io != internal::TlsIo::kOk) {
+  switch (SendQueued(c)) {
+    case Sent::kBlocked:
+      return;  // the next output event resumes
+    case Sent::kFailed:
       WriteFailed(c);
       return;
-    }
-    c->out_offset += n;
-    if (c->out_offset == c->out.front().size()) {
-      c->out.pop_front();
-      c->out_offset = 0;
-    }
-  }
-  while (!c->out.empty()) {
-    iovec iov[8];
-    int n_iov = 0;
-    for (auto it = c->out.begin(); it != c->out.end() && n_iov < 8; ++it, ++n_iov) {
-      size_t skip = n_iov == 0 ? c->out_offset : 0;
-      iov[n_iov] = {const_cast<char*>(it->data()) + skip, it->size() - skip};
-    }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(n_iov);
-    ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return;  // EPOLLOUT resumes
-      WriteFailed(c);
+    case Sent::kAll:
+      if (c->state == State::kWriting) ResponseSent(c);
       return;
-    }
-    auto sent = static_cast<size_t>(n);
-    while (sent > 0) {
-      size_t left = c->out.front().size() - c->out_offset;
-      if (sent < left) {
-        c->out_offset += sent;
-        break;
-      }
-      sent -= left;
-      c->out.pop_front();
-      c->out_offset = 0;
-    }
   }
-  if (c->state == State::kWriting) ResponseSent(c);
 }
 
 // A send failed: the connection is gone, but one whose request the pool still holds is
@@ -800,7 +847,8 @@ void HttpServer::Impl::Loop::WriteFailed(Conn* c) {
 }
 
 void HttpServer::Impl::Loop::ResponseSent(Conn* c) {
-  if (c->close_after_write) {
+  // Stop() may have begun after a pool thread sent a keep-alive answer.
+  if (c->close_after_write || server->stopping.load()) {
     BeginLinger(c);
     return;
   }

@@ -32,6 +32,7 @@
 
 #include "api/http.h"
 #include "api/internal/http_answer.h"
+#include "api/internal/http_conn.h"
 #include "api/internal/http_router.h"
 #include "api/internal/http_wire.h"
 #include "api/internal/socket_io.h"
@@ -66,7 +67,13 @@ std::string HttpRequest::header(const std::string& name) const {
 
 namespace {
 
+using internal::Conn;
 using internal::DeadlineAfter;
+using internal::QueueAnswer;
+using internal::Receive;
+using internal::SendQueued;
+using internal::Sent;
+using internal::State;
 using internal::TransportError;
 
 // The server whose pool thread this is, if any (for `Stop()` from a handler).
@@ -78,44 +85,7 @@ constexpr uint64_t kListenerId = 0;
 constexpr uint64_t kWakeId = 1;
 constexpr int kMaxEvents = 256;
 
-enum class State { kHandshake, kReading, kWaiting, kWriting, kLingering };
-
-struct Conn {
-  uint64_t id = 0;
-  int fd = -1;
-  std::string peer;
-  std::string peer_host;
-  std::unique_ptr<internal::TlsConn> tls;  // null on plain connections
-  PeerCertificate peer_certificate;
-  State state = State::kReading;
-  bool proven = false;  // no longer counts as anonymous
-  internal::RequestParser parser;
-  std::string pending;  // input read but not parsed while the connection was not reading
-
-  // The request being read or handled.
-  HttpRequest request;
-  std::string raw_path;
-  bool keep_alive = true;
-  bool http10_keep_alive = false;
-  bool head_only = false;
-  bool close_after_write = false;
-  bool broken = false;        // a write failed while a hook or handler ran: close when it returns
-  bool worker_sends = false;  // the pool thread sends the answer itself (loop-owned flag)
-
-  std::deque<std::string> out;  // to send, in order
-  size_t out_offset = 0;        // of `out.front()`
-
-  MonoTime deadline = MonoTime::max();  // in the loop's timer set unless max()
-  bool in_idle_list = false;
-  std::list<Conn*>::iterator idle_it;
-  size_t lingered = 0;
-
-  explicit Conn(const internal::WireLimits& limits) : parser(limits) {}
-};
-
 // What a pool thread hands back to a loop.
-enum class Sent { kAll, kBlocked, kFailed };
-
 struct Completion {
   uint64_t conn_id = 0;
   bool is_auth = false;
@@ -125,64 +95,6 @@ struct Completion {
   bool answered = false;
   Sent sent = Sent::kAll;
 };
-
-// Queues `response` (head, then body) in `c->out` as the answer to the current request and
-// decides whether the connection closes after it. Touches only what the pool thread may
-// while the loop leaves the connection alone (kWaiting).
-void QueueAnswer(Conn* c, HttpResponse response, bool stopping) {
-  const bool keep_alive = c->keep_alive && !stopping && !c->close_after_write;
-  std::string_view body =
-      internal::BodyForbidden(response.status) ? std::string_view() : response.body;
-  c->out.push_back(internal::ResponseHead(response, body.size(), keep_alive, c->http10_keep_alive));
-  if (!c->head_only && !body.empty()) c->out.push_back(std::move(response.body));
-  c->close_after_write = !keep_alive;
-}
-
-// Sends what `c->out` holds until it is empty or the socket is full.
-Sent SendQueued(Conn* c) {
-  while (c->tls != nullptr && !c->out.empty()) {
-    std::string_view chunk = std::string_view(c->out.front()).substr(c->out_offset);
-    size_t n = 0;
-    internal::TlsIo io = c->tls->Write(chunk, &n);
-    if (io == internal::TlsIo::kWantRead || io == internal::TlsIo::kWantWrite) {
-      return Sent::kBlocked;
-    }
-    if (io != internal::TlsIo::kOk) return Sent::kFailed;
-    c->out_offset += n;
-    if (c->out_offset == c->out.front().size()) {
-      c->out.pop_front();
-      c->out_offset = 0;
-    }
-  }
-  while (!c->out.empty()) {
-    iovec iov[8];
-    int n_iov = 0;
-    for (auto it = c->out.begin(); it != c->out.end() && n_iov < 8; ++it, ++n_iov) {
-      size_t skip = n_iov == 0 ? c->out_offset : 0;
-      iov[n_iov] = {const_cast<char*>(it->data()) + skip, it->size() - skip};
-    }
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(n_iov);
-    ssize_t n = sendmsg(c->fd, &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno == EAGAIN || errno == EWOULDBLOCK ? Sent::kBlocked : Sent::kFailed;
-    }
-    auto sent = static_cast<size_t>(n);
-    while (sent > 0) {
-      size_t left = c->out.front().size() - c->out_offset;
-      if (sent < left) {
-        c->out_offset += sent;
-        break;
-      }
-      sent -= left;
-      c->out.pop_front();
-      c->out_offset = 0;
-    }
-  }
-  return Sent::kAll;
-}
 
 }  // namespace
 
@@ -212,9 +124,6 @@ struct HttpServer::Impl {
     void Reject(int fd, const std::string& why);
     void OnEvent(Conn* c, uint32_t events);
     void Handshake(Conn* c);
-    // recv()/send() on plain connections, SSL_read()/SSL_write() on TLS ones: > 0 bytes, 0 at
-    // the end, -1 to wait for the socket (EAGAIN or TLS wants to read or write), -2 broken.
-    ssize_t Receive(Conn* c, char* buf, size_t size);
     void ReadInput(Conn* c);
     void Feed(Conn* c, std::string_view data);
     void OnHead(Conn* c);
@@ -574,29 +483,6 @@ void HttpServer::Impl::Loop::Handshake(Conn* c) {
   c->state = State::kReading;
   SetDeadline(c, DeadlineAfter(server->options.idle_timeout));
   ReadInput(c);  // the first request may have come with the handshake's last flight
-}
-
-ssize_t HttpServer::Impl::Loop::Receive(Conn* c, char* buf, size_t size) {
-  if (c->tls != nullptr && c->state != State::kLingering) {
-    size_t n = 0;
-    switch (c->tls->Read(buf, size, &n)) {
-      case internal::TlsIo::kOk:
-        return static_cast<ssize_t>(n);
-      case internal::TlsIo::kWantRead:
-      case internal::TlsIo::kWantWrite:
-        return -1;
-      case internal::TlsIo::kClosed:
-        return 0;
-      case internal::TlsIo::kError:
-        return -2;
-    }
-  }
-  while (true) {
-    ssize_t n = recv(c->fd, buf, size, 0);
-    if (n >= 0) return n;
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
-  }
 }
 
 void HttpServer::Impl::Loop::ReadInput(Conn* c) {

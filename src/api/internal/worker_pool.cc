@@ -18,16 +18,18 @@ MonoTime Now() { return SystemClock::Get().MonotonicNow(); }
 }  // namespace
 
 void WorkerPool::Submit(std::function<void()> task) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (stopping_) return;
-  queue_.push_back({std::move(task), Now()});
-  if (idle_ > 0) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    queue_.push_back({std::move(task), Now()});
+    if (idle_ == 0) {
+      if (starting_ == 0) StartThread();
+      return;
+    }
     --idle_;  // claimed for this task: the next one does not count on it
     ++wakeups_;
-    cv_.notify_one();
-  } else if (starting_ == 0) {
-    StartThread();
   }
+  cv_.notify_one();  // outside the lock, so that the woken thread does not wait for it
 }
 
 void WorkerPool::StartThread() {

@@ -84,6 +84,9 @@ constexpr size_t kMaxLingerBytes = 16u << 20;
 constexpr uint64_t kListenerId = 0;
 constexpr uint64_t kWakeId = 1;
 constexpr int kMaxEvents = 256;
+// How long a pool thread that has just answered waits for the next request on the same
+// connection before handing the connection back to its loop.
+constexpr std::chrono::milliseconds kInlineLinger{1};
 
 // What a pool thread hands back to a loop.
 struct Completion {
@@ -556,17 +559,7 @@ void HttpServer::Impl::Loop::OnHead(Conn* c) {
          "length required: chunked request bodies are not supported, send Content-Length");
     return;
   }
-  HttpRequest& req = c->request;
-  req.method = h.method;
-  req.path = UrlDecode(h.raw_path);
-  if (!h.raw_query.empty()) internal::ParseQuery(h.raw_query, &req.query);
-  req.headers = std::move(h.headers);
-  req.peer = c->peer;
-  req.peer_certificate = c->peer_certificate;
-  c->raw_path = std::move(h.raw_path);
-  c->keep_alive = h.keep_alive;
-  c->http10_keep_alive = h.http10 && h.keep_alive;
-  c->head_only = req.method == "HEAD";
+  internal::TakeHead(c);
   if (!server->auth_hook) {
     ContinueBody(c);
     return;
@@ -622,12 +615,23 @@ void HttpServer::Impl::Loop::Dispatch(Conn* c) {
     Completion done;
     done.conn_id = id;
     HttpResponse response = s->router.Dispatch(c->request, c->raw_path);
-    if (worker_sends) {
+    if (!worker_sends) {
+      done.response = std::move(response);
+      loop->Post(std::move(done));
+      return;
+    }
+    while (true) {
       QueueAnswer(c, std::move(response), s->stopping.load());
       done.answered = true;
       done.sent = SendQueued(c);
-    } else {
-      done.response = std::move(response);
+      // A keep-alive client that sends its next request at once has it answered here, with
+      // no hand-off to the loop and back (see `NextRequestInline`).
+      if (done.sent != Sent::kAll || c->close_after_write || s->auth_hook ||
+          s->pool->Backlogged() || !internal::NextRequestInline(c, kInlineLinger) ||
+          s->stopping.load()) {
+        break;
+      }
+      response = s->router.Dispatch(c->request, c->raw_path);
     }
     loop->Post(std::move(done));
   });

@@ -249,6 +249,30 @@ TEST_F(HttpServerTest, ExpectContinueGetsInterimAnswer) {
   EXPECT_TRUE(d.WaitForClose());
 }
 
+// After an answer the handler's thread may read the next request itself; whatever it cannot
+// take whole (an Expect, a body still on its way, a malformed head) goes back to the loop.
+TEST_F(HttpServerTest, RequestsAfterAnAnswerAreServedWhateverTheyNeed) {
+  StartServer();
+  RawConn c(server_->port());
+  c.Write("GET /api/v1/jobs/1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(BodyOf(c.ReadResponse()), "job 1");
+  c.Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_EQ(c.ReadResponse(), "HTTP/1.1 100 Continue\r\n\r\n");
+  c.Write("hello");
+  EXPECT_EQ(BodyOf(c.ReadResponse()), "hello");
+  c.Write("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\nab");
+  c.Write("cdef");
+  EXPECT_EQ(BodyOf(c.ReadResponse()), "abcdef");
+  c.Write(
+      "GET /api/v1/jobs/2 HTTP/1.1\r\nHost: x\r\n\r\nGET /api/v1/jobs/3 HTTP/1.1\r\nHost: "
+      "x\r\n\r\n");
+  EXPECT_EQ(BodyOf(c.ReadResponse()), "job 2");
+  EXPECT_EQ(BodyOf(c.ReadResponse()), "job 3");
+  c.Write("GET /x HTTP/1.1\nHost: x\n\n");
+  EXPECT_EQ(StatusOf(c.ReadResponse()), 400);
+  EXPECT_TRUE(c.WaitForClose());
+}
+
 TEST_F(HttpServerTest, MalformedRequestsGet400AndTheConnectionCloses) {
   StartServer();
   const std::vector<std::string> bad = {

@@ -1,5 +1,7 @@
 #include "api/internal/http_conn.h"
 
+#include <poll.h>
+
 #include <cerrno>
 #include <string_view>
 
@@ -7,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "api/internal/http_answer.h"
+#include "api/internal/url.h"
 
 namespace corral::api::internal {
 
@@ -84,6 +87,63 @@ ssize_t Receive(Conn* c, char* buf, size_t size) {
     if (errno == EINTR) continue;
     return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : -2;
   }
+}
+
+void TakeHead(Conn* c) {
+  WireRequestHead& h = c->parser.mutable_head();
+  HttpRequest& req = c->request;
+  req.method = h.method;
+  req.path = UrlDecode(h.raw_path);
+  if (!h.raw_query.empty()) ParseQuery(h.raw_query, &req.query);
+  req.headers = std::move(h.headers);
+  req.peer = c->peer;
+  req.peer_certificate = c->peer_certificate;
+  c->raw_path = std::move(h.raw_path);
+  c->keep_alive = h.keep_alive;
+  c->http10_keep_alive = h.http10 && h.keep_alive;
+  c->head_only = req.method == "HEAD";
+}
+
+bool NextRequestInline(Conn* c, std::chrono::milliseconds linger) {
+  c->parser.Reset();
+  c->request = HttpRequest{};
+  c->raw_path.clear();
+  std::string input = std::move(c->pending);
+  c->pending.clear();
+  if (input.empty()) {
+    pollfd p{c->fd, POLLIN, 0};
+    bool buffered = c->tls != nullptr && c->tls->Pending();
+    if (!buffered && poll(&p, 1, static_cast<int>(linger.count())) != 1) return false;
+    char buf[16 * 1024];
+    ssize_t n = Receive(c, buf, sizeof buf);
+    if (n <= 0) return false;  // nothing after all, or the end: the loop sees it again
+    input.assign(buf, static_cast<size_t>(n));
+  }
+  auto give_back = [&] {  // the loop parses it all from the start
+    c->parser.Reset();
+    c->request = HttpRequest{};
+    c->raw_path.clear();
+    c->pending = std::move(input);
+    return false;
+  };
+  std::string_view data = input;
+  while (true) {
+    WireStep step = c->parser.Parse(data);
+    data.remove_prefix(step.consumed);
+    if (step.event == WireEvent::kHead) {
+      const WireRequestHead& h = c->parser.head();
+      if (h.has_transfer_encoding || h.expect_continue) return give_back();  // the loop's
+      TakeHead(c);
+    } else if (step.event == WireEvent::kBody) {
+      c->request.body.append(step.body);
+    } else if (step.event == WireEvent::kDone) {
+      break;
+    } else {
+      return give_back();  // incomplete, or an error for the loop to answer
+    }
+  }
+  c->pending.assign(data);
+  return true;
 }
 
 }  // namespace corral::api::internal

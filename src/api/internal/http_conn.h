@@ -5,6 +5,7 @@
 // Not thread-safe: one thread at a time, handed over under the loop's completion mutex.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -65,6 +66,18 @@ void QueueAnswer(Conn* c, HttpResponse response, bool stopping);
 
 // Sends what `c->out` holds until it is empty or the socket is full.
 Sent SendQueued(Conn* c);
+
+// Moves the parsed head (`c->parser`) into `c->request` and the connection's fields (path,
+// keep-alive, HEAD).
+void TakeHead(Conn* c);
+
+// Called by the pool thread that has just sent an answer on a keep-alive connection: resets
+// it for the next request and waits at most `linger` for that request on the socket. Returns
+// true when a whole request (head and Content-Length body, no Expect, no Transfer-Encoding,
+// no parse error) is in `c->request`, ready for its handler; bytes after it stay in
+// `c->pending`. Otherwise returns false with everything it read put back into `c->pending`
+// and the parser reset, so that the loop parses it as if it had read it itself.
+bool NextRequestInline(Conn* c, std::chrono::milliseconds linger);
 
 // recv() on plain connections (and lingering ones), SSL_read() on TLS ones: > 0 bytes, 0 at
 // the end, -1 to wait for the socket (EAGAIN, or TLS wants to read or write), -2 broken.

@@ -188,6 +188,8 @@ void TlsConn::Shutdown() {
 
 bool TlsConn::resumed() const { return SSL_session_reused(ssl_) == 1; }
 
+bool TlsConn::Pending() const { return SSL_pending(ssl_) > 0; }
+
 PeerCertificate TlsConn::Peer() const {
   PeerCertificate p;
   X509* cert = SSL_get_peer_certificate(ssl_);

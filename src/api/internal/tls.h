@@ -71,6 +71,8 @@ class TlsConn {
   // Why the last operation failed ("certificate verify failed: ..."), for error messages.
   const std::string& error() const { return error_; }
   bool resumed() const;
+  // True when decrypted input is buffered (a read would not need the socket).
+  bool Pending() const;
   // The peer's certificate when it was verified; `verified` false otherwise.
   PeerCertificate Peer() const;
   // The session, for resumption by a later connection (caller frees with `FreeSession`);

@@ -93,6 +93,11 @@ void WorkerPool::Stop() {
   for (std::thread& t : threads) t.join();
 }
 
+bool WorkerPool::Backlogged() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !queue_.empty();
+}
+
 size_t WorkerPool::threads() const {
   std::lock_guard<std::mutex> lock(mu_);
   return threads_.size();

@@ -42,6 +42,9 @@ class WorkerPool {
   // pool thread.
   void Stop();
 
+  // True when tasks wait for a thread (a thread should not linger on optional work).
+  bool Backlogged() const;
+
   size_t threads() const;
   size_t running() const;  // tasks being run now
 

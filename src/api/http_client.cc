@@ -33,12 +33,15 @@ using internal::TlsIo;
 struct Conn {
   int fd = -1;
   std::unique_ptr<internal::TlsConn> tls;
+  bool session_kept = false;  // its TLS session was handed to the client for resumption
 
   Conn() = default;
-  Conn(Conn&& o) noexcept : fd(std::exchange(o.fd, -1)), tls(std::move(o.tls)) {}
+  Conn(Conn&& o) noexcept
+      : fd(std::exchange(o.fd, -1)), tls(std::move(o.tls)), session_kept(o.session_kept) {}
   Conn& operator=(Conn&& o) noexcept {
     std::swap(fd, o.fd);
     std::swap(tls, o.tls);
+    std::swap(session_kept, o.session_kept);
     return *this;
   }
   ~Conn() {
@@ -236,10 +239,11 @@ struct HttpClient::Impl {
 
   // Keeps the connection's session for the next handshake (TLS 1.3 sends its tickets after
   // the handshake, so this is done after an exchange).
-  void KeepSession(const Conn& c) {
-    if (c.tls == nullptr) return;
+  void KeepSession(Conn& c) {
+    if (c.tls == nullptr || c.session_kept) return;  // once a connection: the copy is not free
     ssl_session_st* s = c.tls->TakeSession();
     if (s == nullptr) return;
+    c.session_kept = true;
     std::lock_guard<std::mutex> lock(mu);
     internal::FreeSession(tls_session);
     tls_session = s;

@@ -7,6 +7,8 @@
 //   http_bench --benchmark_min_time=2
 #include <stdlib.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -67,6 +69,10 @@ const Pki& ThePki() {
     const http_testing::Issued& ca = out.pki->Ca("ca");
     out.ca_file = ca.cert_file;
     out.server = &out.pki->Leaf("server", "localhost", {"localhost"}, {"127.0.0.1"}, ca);
+    // Removed at exit; `dir` outlives the handler (made before it was registered).
+    static std::string dir;
+    dir = out.dir;
+    std::atexit([] { std::filesystem::remove_all(dir); });
     return out;
   }();
   return p;

@@ -1,5 +1,7 @@
-// JSON codecs of the API messages (messages.h). nlohmann/json is included only in
-// json_codec.cc.
+// JSON codecs of the API messages (messages.h), split by message family into
+// json_codec_jobs.cc, json_codec_nodes.cc and json_codec_steps.cc over the machinery of
+// api/internal/json_*.h: one `Fields()` table per message (json_fields_*.h) drives both the
+// encoder and the decoder. nlohmann/json is included only in internal/json_dom.cc.
 //
 // Conventions: snake_case field names; durations as integer seconds, or "UNLIMITED"; time
 // limits may also be given as a Slurm duration string ("1:00:00"); timestamps as RFC 3339 UTC

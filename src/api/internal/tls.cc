@@ -1,0 +1,233 @@
+#include "api/internal/tls.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <arpa/inet.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+namespace corral::api::internal {
+namespace {
+
+// The queued OpenSSL errors as one line (and the queue cleared).
+std::string OpenSslErrors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
+  }
+  return out.empty() ? "unknown TLS error" : out;
+}
+
+tl::unexpected<Error> FileError(const std::string& what, const std::string& path) {
+  return InvalidArgument("tls: cannot use " + what + " \"" + path + "\": " + OpenSslErrors());
+}
+
+SSL_CTX* NewContext(const SSL_METHOD* method) {
+  SSL_CTX* ctx = SSL_CTX_new(method);
+  if (ctx == nullptr) return nullptr;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  // Partial writes from a buffer that may move between retries (it is a std::string).
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER |
+                            SSL_MODE_RELEASE_BUFFERS);
+  return ctx;
+}
+
+}  // namespace
+
+TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+
+Result<std::unique_ptr<TlsContext>> TlsContext::ForServer(const HttpTlsOptions& o) {
+  ERR_clear_error();
+  SSL_CTX* raw = NewContext(TLS_server_method());
+  if (raw == nullptr) return MakeError(ErrorCode::kInternal, "tls: " + OpenSslErrors());
+  std::unique_ptr<TlsContext> ctx(new TlsContext(raw));
+  if (SSL_CTX_use_certificate_chain_file(raw, o.certificate_chain_file.c_str()) != 1) {
+    return FileError("certificate chain", o.certificate_chain_file);
+  }
+  if (SSL_CTX_use_PrivateKey_file(raw, o.private_key_file.c_str(), SSL_FILETYPE_PEM) != 1) {
+    return FileError("private key", o.private_key_file);
+  }
+  if (SSL_CTX_check_private_key(raw) != 1) return FileError("private key", o.private_key_file);
+  // Stateless session tickets (OpenSSL's default) let clients resume without a server cache;
+  // a small cache also serves TLS 1.2 session ids.
+  SSL_CTX_set_session_cache_mode(raw, SSL_SESS_CACHE_SERVER);
+  static const unsigned char kSessionContext[] = "corral";
+  SSL_CTX_set_session_id_context(raw, kSessionContext, sizeof kSessionContext - 1);
+  if (o.client_certificate != HttpTlsOptions::ClientCertificate::kNone) {
+    if (SSL_CTX_load_verify_locations(raw, o.client_ca_file.c_str(), nullptr) != 1) {
+      return FileError("client CA file", o.client_ca_file);
+    }
+    STACK_OF(X509_NAME)* names = SSL_load_client_CA_file(o.client_ca_file.c_str());
+    if (names != nullptr) SSL_CTX_set_client_CA_list(raw, names);
+    int mode = SSL_VERIFY_PEER;
+    if (o.client_certificate == HttpTlsOptions::ClientCertificate::kRequired) {
+      mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
+    }
+    SSL_CTX_set_verify(raw, mode, nullptr);
+  }
+  return ctx;
+}
+
+Result<std::unique_ptr<TlsContext>> TlsContext::ForClient(const std::string& ca_file,
+                                                          const std::string& certificate_file,
+                                                          const std::string& key_file) {
+  ERR_clear_error();
+  SSL_CTX* raw = NewContext(TLS_client_method());
+  if (raw == nullptr) return MakeError(ErrorCode::kInternal, "tls: " + OpenSslErrors());
+  std::unique_ptr<TlsContext> ctx(new TlsContext(raw));
+  if (ca_file.empty()) {
+    if (SSL_CTX_set_default_verify_paths(raw) != 1) return FileError("the system CAs", "");
+  } else if (SSL_CTX_load_verify_locations(raw, ca_file.c_str(), nullptr) != 1) {
+    return FileError("CA file", ca_file);
+  }
+  SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nullptr);
+  if (!certificate_file.empty()) {
+    if (SSL_CTX_use_certificate_chain_file(raw, certificate_file.c_str()) != 1) {
+      return FileError("certificate", certificate_file);
+    }
+    const std::string& key = key_file.empty() ? certificate_file : key_file;
+    if (SSL_CTX_use_PrivateKey_file(raw, key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(raw) != 1) {
+      return FileError("key", key);
+    }
+  }
+  // The client keeps its sessions itself (`TakeSession`); no internal cache.
+  SSL_CTX_set_session_cache_mode(raw, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL);
+  return ctx;
+}
+
+std::unique_ptr<TlsConn> TlsConn::Server(const TlsContext& ctx, int fd) {
+  SSL* ssl = SSL_new(ctx.get());
+  if (ssl == nullptr) return nullptr;
+  SSL_set_fd(ssl, fd);
+  SSL_set_accept_state(ssl);
+  return std::unique_ptr<TlsConn>(new TlsConn(ssl));
+}
+
+std::unique_ptr<TlsConn> TlsConn::Client(const TlsContext& ctx, int fd, const std::string& host,
+                                         ssl_session_st* session) {
+  SSL* ssl = SSL_new(ctx.get());
+  if (ssl == nullptr) return nullptr;
+  SSL_set_fd(ssl, fd);
+  SSL_set_connect_state(ssl);
+  in6_addr addr6;
+  in_addr addr4;
+  const bool ip = inet_pton(AF_INET, host.c_str(), &addr4) == 1 ||
+                  inet_pton(AF_INET6, host.c_str(), &addr6) == 1;
+  X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
+  if (ip) {
+    X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+  } else {
+    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    SSL_set1_host(ssl, host.c_str());
+    SSL_set_tlsext_host_name(ssl, host.c_str());
+  }
+  if (session != nullptr) SSL_set_session(ssl, session);
+  return std::unique_ptr<TlsConn>(new TlsConn(ssl));
+}
+
+TlsConn::~TlsConn() { SSL_free(ssl_); }
+
+TlsIo TlsConn::Outcome(int rc, size_t* n) {
+  if (rc > 0) {
+    if (n != nullptr) *n = static_cast<size_t>(rc);
+    return TlsIo::kOk;
+  }
+  int err = SSL_get_error(ssl_, rc);
+  switch (err) {
+    case SSL_ERROR_WANT_READ:
+      return TlsIo::kWantRead;
+    case SSL_ERROR_WANT_WRITE:
+      return TlsIo::kWantWrite;
+    case SSL_ERROR_ZERO_RETURN:
+      return TlsIo::kClosed;
+    case SSL_ERROR_SYSCALL:
+      if (ERR_peek_error() == 0) {
+        error_ = errno == 0 ? "connection closed" : std::strerror(errno);
+        ERR_clear_error();
+        return errno == 0 ? TlsIo::kClosed : TlsIo::kError;
+      }
+      [[fallthrough]];
+    default: {
+      long verify = SSL_get_verify_result(ssl_);
+      error_ = OpenSslErrors();
+      if (verify != X509_V_OK) {
+        error_ += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+      }
+      return TlsIo::kError;
+    }
+  }
+}
+
+TlsIo TlsConn::Handshake() {
+  ERR_clear_error();
+  return Outcome(SSL_do_handshake(ssl_), nullptr);
+}
+
+TlsIo TlsConn::Read(char* buf, size_t size, size_t* n) {
+  ERR_clear_error();
+  return Outcome(SSL_read(ssl_, buf, static_cast<int>(std::min<size_t>(size, 1 << 30))), n);
+}
+
+TlsIo TlsConn::Write(std::string_view data, size_t* n) {
+  ERR_clear_error();
+  return Outcome(
+      SSL_write(ssl_, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 30))), n);
+}
+
+void TlsConn::Shutdown() {
+  ERR_clear_error();
+  SSL_shutdown(ssl_);
+  ERR_clear_error();
+}
+
+bool TlsConn::resumed() const { return SSL_session_reused(ssl_) == 1; }
+
+bool TlsConn::Pending() const { return SSL_pending(ssl_) > 0; }
+
+PeerCertificate TlsConn::Peer() const {
+  PeerCertificate p;
+  X509* cert = SSL_get_peer_certificate(ssl_);
+  if (cert == nullptr) return p;
+  p.verified = SSL_get_verify_result(ssl_) == X509_V_OK;
+  if (p.verified) {
+    char cn[256];
+    int len = X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, cn, sizeof cn);
+    if (len > 0) p.subject_cn.assign(cn, static_cast<size_t>(len));
+    auto* names =
+        static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+    if (names != nullptr) {
+      for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+        const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+        if (name->type != GEN_DNS) continue;
+        const ASN1_IA5STRING* dns = name->d.dNSName;
+        p.dns_names.emplace_back(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                                 static_cast<size_t>(ASN1_STRING_length(dns)));
+      }
+      GENERAL_NAMES_free(names);
+    }
+  }
+  X509_free(cert);
+  return p;
+}
+
+ssl_session_st* TlsConn::TakeSession() const {
+  SSL_SESSION* s = SSL_get1_session(ssl_);
+  if (s == nullptr) return nullptr;
+  // A copy: freeing a connection that was not shut down marks its own session object as not
+  // resumable, and the server may close an idle connection at any time.
+  SSL_SESSION* copy = SSL_SESSION_is_resumable(s) == 1 ? SSL_SESSION_dup(s) : nullptr;
+  SSL_SESSION_free(s);
+  return copy;
+}
+
+void FreeSession(ssl_session_st* session) {
+  if (session != nullptr) SSL_SESSION_free(session);
+}
+
+}  // namespace corral::api::internal

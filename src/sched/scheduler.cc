@@ -17,323 +17,32 @@
 
 #include "core/duration.h"
 #include "sched/fair_share.h"
+#include "sched/internal/config_index.h"
+#include "sched/internal/constraint.h"
+#include "sched/internal/explain.h"
+#include "sched/internal/flat_map.h"
+#include "sched/internal/gpu_pick.h"
 #include "sched/internal/node_bitset.h"
+#include "sched/internal/time_math.h"
 
 namespace corral::sched {
 
-namespace internal {
-
-// Lookups derived from the config once, when the scheduler is built.
-struct ConfigIndex {
-  struct Account {
-    const AccountConfig* config = nullptr;
-    int parent = -1;
-    int guarantee_holder = -1;  // nearest ancestor-or-self with guaranteed GPUs
-    std::set<std::string, std::less<>> users;
-    const std::vector<std::string>* allowed_qos = nullptr;  // nearest non-empty list
-  };
-  struct Qos {
-    const QosConfig* config = nullptr;
-    std::vector<bool> preempts;  // by QOS index
-    Duration grace{0};
-  };
-  struct Switch {
-    int parent = -1;
-    int level = 0;            // 0 for a leaf
-    std::vector<int> leaves;  // leaf indices under it (itself for a leaf)
-  };
-
-  std::map<std::string, int, std::less<>> account_ids;
-  std::vector<Account> accounts;
-  std::map<std::string, const UserConfig*, std::less<>> users;
-  std::map<std::string, int, std::less<>> qos_ids;
-  std::vector<Qos> qos;
-  int default_qos = 0;
-  uint32_t max_qos_priority = 0;
-  bool any_guarantee = false;
-  std::vector<Switch> switches;
-  std::unordered_map<std::string, int> node_leaf;  // node name -> leaf switch (lookups only)
-
-  explicit ConfigIndex(const SchedulerConfig& c) {
-    for (const AccountConfig& a : c.accounts) {
-      account_ids[a.name] = static_cast<int>(accounts.size());
-      Account acc;
-      acc.config = &a;
-      acc.users.insert(a.users.begin(), a.users.end());
-      accounts.push_back(std::move(acc));
-      if (a.guaranteed_gpus > 0) any_guarantee = true;
-    }
-    for (Account& a : accounts) {
-      if (!a.config->parent.empty()) a.parent = account_ids.at(a.config->parent);
-    }
-    for (size_t i = 0; i < accounts.size(); ++i) {
-      for (int cur = static_cast<int>(i); cur >= 0; cur = accounts[cur].parent) {
-        if (accounts[i].guarantee_holder < 0 && accounts[cur].config->guaranteed_gpus > 0) {
-          accounts[i].guarantee_holder = cur;
-        }
-        if (accounts[i].allowed_qos == nullptr && !accounts[cur].config->allowed_qos.empty()) {
-          accounts[i].allowed_qos = &accounts[cur].config->allowed_qos;
-        }
-      }
-    }
-    for (const UserConfig& u : c.users) users[u.name] = &u;
-    for (const QosConfig& q : c.qos) {
-      qos_ids[q.name] = static_cast<int>(qos.size());
-      qos.push_back(Qos{.config = &q, .grace = q.grace_time.value_or(c.preemption.grace_time)});
-      max_qos_priority = std::max(max_qos_priority, q.priority);
-    }
-    for (Qos& q : qos) {
-      q.preempts.assign(qos.size(), false);
-      for (const std::string& p : q.config->preempt) q.preempts[qos_ids.at(p)] = true;
-    }
-    default_qos = qos_ids.at(c.default_qos);
-
-    std::map<std::string_view, int> switch_ids;
-    for (const SwitchConfig& s : c.switches)
-      switch_ids[s.name] = static_cast<int>(switch_ids.size());
-    switches.resize(c.switches.size());
-    for (size_t i = 0; i < c.switches.size(); ++i) {
-      for (const std::string& child : c.switches[i].switches)
-        switches[switch_ids.at(child)].parent = static_cast<int>(i);
-      for (const std::string& n : c.switches[i].nodes) node_leaf[n] = static_cast<int>(i);
-    }
-    for (size_t i = 0; i < c.switches.size(); ++i) {
-      if (c.switches[i].nodes.empty()) continue;
-      int level = 0;
-      for (int cur = static_cast<int>(i); cur >= 0; cur = switches[cur].parent, ++level) {
-        switches[cur].leaves.push_back(static_cast<int>(i));
-        switches[cur].level = std::max(switches[cur].level, level);
-      }
-    }
-  }
-};
-
-}  // namespace internal
-
 namespace {
 
+using internal::AddSat;
 using internal::ConfigIndex;
+using internal::Constraint;
+using internal::EffectiveLimit;
+using internal::FlatMap;
+using internal::FormatTime;
+using internal::IntHash;
+using internal::JoinJobIds;
+using internal::kNever;
+using internal::NameMap;
 using internal::NodeBitset;
-
-constexpr Timestamp kNever = Timestamp::max();
-
-// A hash map with open addressing and linear probing, for the lookups a pass does for every job
-// and allocation (names, shapes, associations), where std::unordered_map's node allocations and
-// hashing cost more than the rest of the lookup. Lookups and inserts only; never iterated, so its
-// order reaches no decision. Keys that are views (names) must outlive the map.
-template <typename K, typename V, typename Hash>
-class FlatMap {
- public:
-  struct Slot {
-    K first{};
-    V second{};
-    uint64_t hash = 0;
-    bool used = false;
-  };
-  using iterator = Slot*;
-
-  FlatMap() { slots_.resize(16); }
-  iterator end() const { return nullptr; }
-  size_t size() const { return size_; }
-  // Empties the map, keeping its slots.
-  void clear() {
-    if (size_ == 0) return;
-    std::fill(slots_.begin(), slots_.end(), Slot{});
-    size_ = 0;
-  }
-  void reserve(size_t n) {
-    while (slots_.size() < 2 * n) Grow();
-  }
-  iterator find(const K& key) const {
-    const uint64_t h = Hash()(key);
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      const Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.hash == h && s.first == key) return const_cast<Slot*>(&s);
-    }
-  }
-  std::pair<iterator, bool> try_emplace(const K& key, V value) {
-    if (2 * (size_ + 1) > slots_.size()) Grow();
-    const uint64_t h = Hash()(key);
-    const size_t mask = slots_.size() - 1;
-    for (size_t i = h & mask;; i = (i + 1) & mask) {
-      Slot& s = slots_[i];
-      if (!s.used) {
-        s = Slot{key, std::move(value), h, true};
-        ++size_;
-        return {&s, true};
-      }
-      if (s.hash == h && s.first == key) return {&s, false};
-    }
-  }
-  std::pair<iterator, bool> emplace(const K& key, V value) {
-    return try_emplace(key, std::move(value));
-  }
-  V& operator[](const K& key) { return try_emplace(key, V{}).first->second; }
-
- private:
-  void Grow() {
-    std::vector<Slot> old(slots_.size() * 2);
-    old.swap(slots_);
-    const size_t mask = slots_.size() - 1;
-    for (Slot& s : old) {
-      if (!s.used) continue;
-      size_t i = s.hash & mask;
-      while (slots_[i].used) i = (i + 1) & mask;
-      slots_[i] = std::move(s);
-    }
-  }
-
-  std::vector<Slot> slots_;
-  size_t size_ = 0;
-};
-
-// FNV-1a, folded: names are short.
-struct NameHash {
-  uint64_t operator()(std::string_view s) const {
-    uint64_t h = 14695981039346656037ULL;
-    for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    return h ^ (h >> 29);
-  }
-};
-struct IntHash {
-  uint64_t operator()(uint64_t v) const {
-    v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
-    return v ^ (v >> 31);
-  }
-};
-template <typename V>
-using NameMap = FlatMap<std::string_view, V, NameHash>;
-
-Timestamp AddSat(Timestamp t, Duration d) {
-  if (d == kUnlimited || t == kNever) return kNever;
-  if (d.count() <= 0) return t;
-  if (kNever - t <= d) return kNever;
-  return t + d;
-}
-
-Duration EffectiveLimit(Duration d) { return d.count() <= 0 ? kUnlimited : d; }
-
-uint32_t SubSat(uint32_t a, uint32_t b) { return a > b ? a - b : 0; }
-uint64_t SubSat(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
-
-std::string Join(const std::vector<JobId>& ids) {
-  std::string out;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += ids[i].ToString();
-  }
-  return out;
-}
-
-std::string FormatTime(Timestamp t) { return t == kNever ? "never" : FormatTimestamp(t); }
-
-// The lowest `n` indices of `s`.
-GpuSet Lowest(GpuSet s, uint32_t n) {
-  GpuSet out;
-  for (uint64_t b = s.bits(); b != 0 && out.size() < n; b &= b - 1) out.insert(std::countr_zero(b));
-  return out;
-}
-
-// Chooses `n` GPUs of `cand` on `node`: inside one NVLink domain and NUMA node if one such group
-// fits, else one NVLink domain, else one NUMA node, else the lowest indices. At each level the
-// group with the fewest candidates that suffices wins (best fit), ties by its lowest index.
-GpuSet PickGpus(const NodeView& node, GpuSet cand, uint32_t n) {
-  if (n == 0) return {};
-  if (cand.size() <= n) return cand;
-  // NVLink domains: connected components of the peer graph (one domain when nothing is known).
-  uint8_t parent[kMaxGpusPerNode];
-  for (uint32_t i = 0; i < kMaxGpusPerNode; ++i) parent[i] = static_cast<uint8_t>(i);
-  auto find = [&](uint32_t x) {
-    while (parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  };
-  bool any_link = false;
-  // NVSwitch: every GPU reaches every other; one domain, no need for the union-find.
-  const bool all_to_all = std::all_of(node.gpus.begin(), node.gpus.end(), [&](const GpuInfo& g) {
-    return g.nvlink_peers.size() + 1 == node.gpus.size();
-  });
-  for (const GpuInfo& g : node.gpus) {
-    if (all_to_all || g.index >= kMaxGpusPerNode) continue;
-    for (uint32_t p : g.nvlink_peers) {
-      if (p < kMaxGpusPerNode) {
-        parent[find(g.index)] = static_cast<uint8_t>(find(p));
-        any_link = true;
-      }
-    }
-  }
-  // Groups of candidates: NVLink domain x NUMA node, NVLink domain, NUMA node (at most 64 each).
-  GpuSet both[kMaxGpusPerNode], domains[kMaxGpusPerNode], numas[kMaxGpusPerNode];
-  uint32_t n_both = 0, n_domains = 0, n_numas = 0;
-  uint32_t both_key[kMaxGpusPerNode], domain_key[kMaxGpusPerNode];
-  int32_t numa_key[kMaxGpusPerNode];
-  auto add = [](GpuSet* sets, auto* keys, uint32_t* count, auto key, uint32_t gpu) {
-    for (uint32_t i = 0; i < *count; ++i) {
-      if (keys[i] == key) {
-        sets[i].insert(gpu);
-        return;
-      }
-    }
-    keys[*count] = key;
-    sets[*count] = GpuSet();
-    sets[(*count)++].insert(gpu);
-  };
-  for (const GpuInfo& g : node.gpus) {
-    if (g.index >= kMaxGpusPerNode || !cand.contains(g.index)) continue;
-    uint32_t d = any_link ? find(g.index) : 0;
-    add(domains, domain_key, &n_domains, d, g.index);
-    add(numas, numa_key, &n_numas, g.numa_node, g.index);
-    add(both, both_key, &n_both, d * 1024u + static_cast<uint32_t>(g.numa_node + 1), g.index);
-  }
-  auto best_of = [&](const GpuSet* sets, uint32_t count) -> GpuSet {
-    const GpuSet* best = nullptr;
-    for (uint32_t i = 0; i < count; ++i) {
-      const GpuSet& set = sets[i];
-      if (set.size() < n) continue;
-      if (best == nullptr || set.size() < best->size() ||
-          (set.size() == best->size() &&
-           std::countr_zero(set.bits()) < std::countr_zero(best->bits()))) {
-        best = &set;
-      }
-    }
-    return best != nullptr ? Lowest(*best, n) : GpuSet();
-  };
-  if (GpuSet s = best_of(both, n_both); !s.empty()) return s;
-  if (GpuSet s = best_of(domains, n_domains); !s.empty()) return s;
-  if (GpuSet s = best_of(numas, n_numas); !s.empty()) return s;
-  return Lowest(cand, n);
-}
-
-// A parsed `-C` constraint: "a&b" / "a,b" (all of them) or "a|b" (any of them).
-struct Constraint {
-  std::vector<std::string_view> features;
-  bool any = false;
-  bool Matches(const std::vector<std::string>& node_features) const {
-    if (features.empty()) return true;
-    auto has = [&](std::string_view f) {
-      return std::find(node_features.begin(), node_features.end(), f) != node_features.end();
-    };
-    if (any) return std::any_of(features.begin(), features.end(), has);
-    return std::all_of(features.begin(), features.end(), has);
-  }
-};
-
-Constraint ParseConstraint(std::string_view text) {
-  Constraint c;
-  c.any = text.find('|') != std::string_view::npos;
-  size_t start = 0;
-  while (start <= text.size() && !text.empty()) {
-    size_t end = text.find_first_of("&,|", start);
-    std::string_view f =
-        text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
-    if (!f.empty()) c.features.push_back(f);
-    if (end == std::string_view::npos) break;
-    start = end + 1;
-  }
-  return c;
-}
+using internal::ParseConstraint;
+using internal::PickGpus;
+using internal::SubSat;
 
 // The scheduler's working view of one node during a pass.
 struct WorkNode {
@@ -595,10 +304,7 @@ void NodeCache::Build(const ClusterSnapshot& snap, const ConfigIndex& index) {
     const NodeView& v = snap.nodes[i];
     WorkNode& w = templ[i];
     node_by_name.emplace(names[i], static_cast<uint32_t>(i));
-    if (!index.node_leaf.empty()) {
-      auto it = index.node_leaf.find(v.name);
-      if (it != index.node_leaf.end()) w.leaf = it->second;
-    }
+    w.leaf = index.topology.LeafOf(v.name);
     // GPU types of the node (usually one model: intern it once).
     w.types_begin = static_cast<uint32_t>(node_types.size());
     for (const GpuInfo& g : v.gpus) {
@@ -782,7 +488,6 @@ class Pass {
   Demand DemandFor(const JobInfo& j, uint32_t p) const;
   uint32_t CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
                         bool* type_or_feature_missing);
-  std::vector<uint32_t> ChooseByTopology(const std::vector<Candidate>& cands, uint32_t n) const;
   std::string DemandUnit(const JobInfo& j, const Demand& d) const;
   std::string DescribeDemand(const JobInfo& j, uint32_t p, const Demand& d) const;
 
@@ -1459,69 +1164,6 @@ uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
   return capable;
 }
 
-// Picks `n` of the candidates (ordered by free GPUs, then node) on the fewest leaf switches.
-std::vector<uint32_t> Pass::ChooseByTopology(const std::vector<Candidate>& cands,
-                                             uint32_t n) const {
-  std::vector<uint32_t> out;
-  if (index_.switches.empty()) {
-    for (size_t i = 0; i < n; ++i) out.push_back(static_cast<uint32_t>(i));
-    return out;
-  }
-  const int none = static_cast<int>(index_.switches.size());  // nodes outside the topology
-  std::map<int, std::vector<uint32_t>> by_leaf;               // leaf -> candidate positions
-  for (size_t i = 0; i < cands.size(); ++i) {
-    int leaf = nodes_[cands[i].node].leaf;
-    by_leaf[leaf < 0 ? none : leaf].push_back(static_cast<uint32_t>(i));
-  }
-  // 1. One leaf suffices: the one with the fewest candidates.
-  int best = -1;
-  for (const auto& [leaf, list] : by_leaf) {
-    if (leaf == none || list.size() < n) continue;
-    if (best < 0 || list.size() < by_leaf.at(best).size()) best = leaf;
-  }
-  if (best >= 0) {
-    const auto& list = by_leaf.at(best);
-    return std::vector<uint32_t>(list.begin(), list.begin() + n);
-  }
-  // 2. The lowest switch whose subtree suffices, then its fullest leaves first.
-  int best_switch = -1;
-  size_t best_count = 0;
-  for (size_t s = 0; s < index_.switches.size(); ++s) {
-    const ConfigIndex::Switch& sw = index_.switches[s];
-    size_t count = 0;
-    for (int leaf : sw.leaves) {
-      auto it = by_leaf.find(leaf);
-      if (it != by_leaf.end()) count += it->second.size();
-    }
-    if (count < n) continue;
-    if (best_switch < 0 || sw.level < index_.switches[best_switch].level ||
-        (sw.level == index_.switches[best_switch].level && count < best_count)) {
-      best_switch = static_cast<int>(s);
-      best_count = count;
-    }
-  }
-  std::vector<std::pair<size_t, int>> leaves;  // (count, leaf)
-  for (const auto& [leaf, list] : by_leaf) {
-    if (best_switch >= 0) {
-      const auto& under = index_.switches[best_switch].leaves;
-      if (std::find(under.begin(), under.end(), leaf) == under.end()) continue;
-    }
-    leaves.push_back({list.size(), leaf});
-  }
-  std::sort(leaves.begin(), leaves.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return a.second < b.second;
-  });
-  for (const auto& [count, leaf] : leaves) {
-    for (uint32_t i : by_leaf.at(leaf)) {
-      if (out.size() == n) break;
-      out.push_back(i);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 std::string Pass::DemandUnit(const JobInfo& j, const Demand& d) const {
   if (d.exclusive) return "a whole node";
   if (d.gpus == 0) return std::to_string(d.cpus) + (d.cpus == 1 ? " CPU" : " CPUs");
@@ -1707,7 +1349,7 @@ void Pass::CheckDependencies(const JobInfo& j, std::vector<Blocker>* out) {
   bool impossible = v.dependency_any ? never.size() == total : !never.empty();
   if (impossible) {
     out->push_back({.code = "DependencyNeverSatisfied",
-                    .detail = "dependency on job " + Join(never) + " can never be satisfied",
+                    .detail = "dependency on job " + JoinJobIds(never) + " can never be satisfied",
                     .scope = "job",
                     .entity = never.empty() ? "" : never.front().ToString(),
                     .jobs = never});
@@ -1716,7 +1358,7 @@ void Pass::CheckDependencies(const JobInfo& j, std::vector<Blocker>* out) {
     out->push_back({.code = "Dependency",
                     .detail = singleton_only ? "singleton: another job named " + v.name + " of " +
                                                    v.user + " runs or is older"
-                                             : "dependency on job " + Join(waiting),
+                                             : "dependency on job " + JoinJobIds(waiting),
                     .scope = "job",
                     .entity = waiting.empty() ? "" : waiting.front().ToString(),
                     .jobs = waiting});
@@ -2034,7 +1676,9 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
     if (need == 1) {
       chosen.push_back(cands.front());
     } else {
-      for (uint32_t i : ChooseByTopology(cands, need)) chosen.push_back(cands[i]);
+      std::vector<int> leaves(cands.size());
+      for (size_t i = 0; i < cands.size(); ++i) leaves[i] = nodes_[cands[i].node].leaf;
+      for (uint32_t i : index_.topology.Choose(leaves, need)) chosen.push_back(cands[i]);
     }
   }
 
@@ -2324,8 +1968,9 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
     plan->reservations.push_back(std::move(rs));
     ++preemptors_;
     out->push_back({.code = "Resources",
-                    .detail = DescribeDemand(j, p, d) + ": preempting job " + Join(victim_ids) +
-                              " (grace " + FormatSlurmDuration(grace) + ")",
+                    .detail = DescribeDemand(j, p, d) + ": preempting job " +
+                              JoinJobIds(victim_ids) + " (grace " + FormatSlurmDuration(grace) +
+                              ")",
                     .scope = "partition",
                     .entity = snap_.partitions[p].name,
                     .resource = "gpu",
@@ -2600,13 +2245,14 @@ Blocker Pass::ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool 
   const Demand d = DemandFor(j, p);
   std::vector<JobId> holders = priority ? HoldersIn(p) : std::vector<JobId>();
   if (!holders.empty()) {
-    return {.code = "Priority",
-            .detail = DescribeDemand(j, p, d) + ", held for higher-priority job " + Join(holders),
-            .scope = "partition",
-            .entity = snap_.partitions[p].name,
-            .resource = "gpu",
-            .requested = j.gpus,
-            .jobs = std::move(holders)};
+    return {
+        .code = "Priority",
+        .detail = DescribeDemand(j, p, d) + ", held for higher-priority job " + JoinJobIds(holders),
+        .scope = "partition",
+        .entity = snap_.partitions[p].name,
+        .resource = "gpu",
+        .requested = j.gpus,
+        .jobs = std::move(holders)};
   }
   std::string detail = DescribeDemand(j, p, d);
   if (inflight) detail += " (freed by jobs being preempted for it)";

@@ -24,6 +24,8 @@
 #include "sched/internal/flat_map.h"
 #include "sched/internal/gpu_pick.h"
 #include "sched/internal/node_bitset.h"
+#include "sched/internal/node_cache.h"
+#include "sched/internal/node_state.h"
 #include "sched/internal/time_math.h"
 
 namespace corral::sched {
@@ -33,66 +35,28 @@ namespace {
 using internal::AddSat;
 using internal::ConfigIndex;
 using internal::Constraint;
+using internal::Demand;
+using internal::DemandFor;
 using internal::EffectiveLimit;
 using internal::FlatMap;
 using internal::FormatTime;
 using internal::IntHash;
+using internal::JobInfo;
 using internal::JoinJobIds;
 using internal::kNever;
+using internal::Membership;
 using internal::NameMap;
 using internal::NodeBitset;
+using internal::NodeCache;
+using internal::NodeState;
+using internal::NodeUse;
 using internal::ParseConstraint;
 using internal::PickGpus;
+using internal::PlaceResult;
+using internal::Pool;
+using internal::RunJob;
 using internal::SubSat;
-
-// The scheduler's working view of one node during a pass.
-struct WorkNode {
-  const NodeView* view = nullptr;
-  uint32_t cpus_free = 0;
-  uint64_t mem_free = 0;
-  GpuSet free;  // usable and not in use
-  uint32_t jobs = 0;
-  bool exclusive = false;
-  // Held by reservations of this pass (backfill or preemption), from `resv_start` on.
-  GpuSet resv_gpus;
-  uint32_t resv_cpus = 0;
-  uint64_t resv_mem = 0;
-  bool resv_whole = false;
-  Timestamp resv_start = kNever;
-  int leaf = -1;
-  uint32_t types_begin = 0, types_end = 0;      // into `Pass::node_types_`
-  uint32_t pools_begin = 0, pools_end = 0;      // into `Pass::memberships_`
-  uint32_t windows_begin = 0, windows_end = 0;  // into `Pass::node_windows_`
-};
-
-// One job's use of one node, for the release timeline and victim search.
-struct NodeUse {
-  uint32_t job;  // index into `Pass::jobs_`
-  uint32_t cpus;
-  uint64_t mem;
-  GpuSet gpus;
-};
-
-// A running job (from the snapshot, or started in this pass).
-struct RunJob {
-  const RunningJobView* view = nullptr;  // nullptr for jobs started in this pass
-  Timestamp end = kNever;
-  uint32_t gpus = 0;
-  int account = -1;
-  int user = -1;
-  int qos = -1;
-  bool being_preempted = false;
-  bool borrowed = false;
-};
-
-// What one node of a job needs.
-struct Demand {
-  uint32_t cpus = 0;
-  uint64_t mem = 0;
-  uint32_t gpus = 0;
-  int type = 0;  // 0 = any type; -1 = a type no node has
-  bool exclusive = false;
-};
+using internal::WorkNode;
 
 // The fixed part of a placement search; failed shapes are remembered per pass.
 struct ShapeKey {
@@ -129,8 +93,6 @@ struct ShapeKeyHash {
   }
 };
 
-enum class PlaceResult { kPlaced, kResources, kPriority };
-
 // Identifies a limit blocker by its numbers (code and scope are string literals).
 struct LimitKey {
   const char* code;
@@ -158,255 +120,9 @@ struct Candidate {
   bool whole;      // uses resources reserved for later (it ends before they are needed)
 };
 
-// Nodes of one (partition, GPU type) by the GPUs of the type they have available.
-struct Pool {
-  uint32_t capacity = 0;
-  std::vector<NodeBitset> buckets;  // by available GPU count
-};
-// A node in a pool; `count` follows the node during a pass.
-struct Membership {
-  uint32_t pool;
-  int type;
-  uint32_t count;
-  GpuSet mask;  // the node's GPUs of the type (`Pass::TypeMask`)
-};
-
-// Compares short strings (names, GPU models) without a call to memcmp.
-bool SameName(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-namespace internal {
-
-// What a pass derives from the static side of the snapshot alone: the nodes' ids, names, CPUs,
-// usable GPUs and their models, whether they are schedulable, and the partitions. `Decide`
-// keeps it between calls and rebuilds it when `Matches` says the snapshot's differ; it owns
-// copies of every name its maps view. It also holds the per-pass buffers (work nodes, pools,
-// per-node uses) so that their allocations are reused; a pass resets all of them.
-struct NodeCache {
-  // The key: what the index was built from.
-  struct Key {
-    NodeId id;
-    uint32_t cpus = 0;
-    uint64_t mem_mb = 0;
-    GpuSet usable;
-    bool schedulable = false;
-    uint32_t gpus_begin = 0, gpus_end = 0;  // into `key_gpus`
-  };
-  bool built = false;
-  uint64_t epoch = 0;  // `ClusterSnapshot::node_epoch` of the snapshot it was built from
-  std::vector<Key> keys;
-  std::vector<std::pair<uint32_t, uint32_t>> key_gpus;  // (index, model in `key_models`)
-  std::vector<std::string> key_models;
-  std::vector<std::string> names;  // by node
-  std::vector<Partition> partitions;
-
-  // The index.
-  std::vector<WorkNode> templ;     // static fields of each work node (leaf, types, pools)
-  NameMap<uint32_t> node_by_name;  // views into `names`; lookups only
-  std::vector<std::pair<int, GpuSet>> node_types;
-  std::vector<std::string> type_names;  // by type id; [0] = ""
-  NameMap<int> type_ids;                // views into `type_names`; lookups only
-  std::vector<Membership> memberships;  // counts set by each pass
-  std::vector<uint32_t> pool_capacity;
-  std::map<std::pair<uint32_t, int>, uint32_t> pool_ids;  // (partition, type) -> pool
-  std::vector<std::vector<uint32_t>> part_nodes;          // node indices, ascending
-  std::vector<NodeBitset> part_member;
-  NameMap<uint32_t> part_by_name;  // views into `partitions`; lookups only
-  uint32_t max_tier = 1;
-  uint64_t total_gpus = 0;
-  uint64_t total_cpus = 0;
-  // `Pass::CapableNodes` of demands without a node filter, which depends on the key alone:
-  // (partition, cpus, memory, GPUs, type, exclusive) -> (capable nodes, type missing).
-  std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint32_t, int, bool>, std::pair<uint32_t, bool>>
-      capable;
-
-  // Buffers of a pass (reset by each). `work`, `memberships` and `pools` are kept up to date
-  // between passes instead when `work_valid` (see `Pass::IndexNodes`).
-  struct Use {  // what a node's work node and pools are computed from, besides the key
-    uint32_t cpus = 0;
-    uint64_t mem = 0;
-    GpuSet gpus;
-    uint32_t jobs = 0;
-    bool exclusive = false;
-    bool stale = false;  // changed by the last pass
-    bool operator==(const Use&) const = default;
-  };
-  bool work_valid = false;
-  std::vector<Use> uses_seen;     // per node: the use its work node was computed from
-  std::vector<uint32_t> touched;  // nodes the last pass changed (Allocate, HoldForReservation)
-  std::vector<WorkNode> work;
-  std::vector<Pool> pools;
-  std::vector<std::vector<NodeUse>> node_uses;
-  std::vector<RunJob> jobs;
-  NameMap<int> account_ids, user_ids, qos_ids;
-
-  bool Matches(const ClusterSnapshot& s) const {
-    if (!built || s.nodes.size() != keys.size() || s.partitions.size() != partitions.size())
-      return false;
-    if (s.node_epoch != 0 && s.node_epoch == epoch) return true;  // the caller's promise
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const NodeView& v = s.nodes[i];
-      const Key& k = keys[i];
-      if (v.id != k.id || v.cpus != k.cpus || v.mem_mb != k.mem_mb || v.usable_gpus != k.usable ||
-          v.schedulable != k.schedulable || v.gpus.size() != k.gpus_end - k.gpus_begin ||
-          !SameName(v.name, names[i])) {
-        return false;
-      }
-      for (uint32_t g = k.gpus_begin; g < k.gpus_end; ++g) {
-        const GpuInfo& gpu = v.gpus[g - k.gpus_begin];
-        if (gpu.index != key_gpus[g].first || !SameName(gpu.model, key_models[key_gpus[g].second]))
-          return false;
-      }
-    }
-    return s.partitions == partitions;
-  }
-
-  void Build(const ClusterSnapshot& snap, const ConfigIndex& index);
-};
-
-void NodeCache::Build(const ClusterSnapshot& snap, const ConfigIndex& index) {
-  *this = NodeCache();
-  const size_t n_nodes = snap.nodes.size();
-  // The key.
-  keys.resize(n_nodes);
-  names.resize(n_nodes);
-  for (size_t i = 0; i < n_nodes; ++i) {
-    const NodeView& v = snap.nodes[i];
-    Key& k = keys[i];
-    k.id = v.id;
-    k.cpus = v.cpus;
-    k.mem_mb = v.mem_mb;
-    k.usable = v.usable_gpus;
-    k.schedulable = v.schedulable;
-    k.gpus_begin = static_cast<uint32_t>(key_gpus.size());
-    for (const GpuInfo& g : v.gpus) {
-      auto m = std::find(key_models.begin(), key_models.end(), g.model);
-      if (m == key_models.end()) m = key_models.insert(m, g.model);
-      key_gpus.push_back({g.index, static_cast<uint32_t>(m - key_models.begin())});
-    }
-    k.gpus_end = static_cast<uint32_t>(key_gpus.size());
-    names[i] = v.name;
-  }
-  partitions = snap.partitions;
-  epoch = snap.node_epoch;
-
-  // Nodes: names, switches, GPU types.
-  templ.resize(n_nodes);
-  node_by_name.reserve(n_nodes * 2);
-  type_names.push_back("");
-  for (size_t i = 0; i < n_nodes; ++i) {
-    const NodeView& v = snap.nodes[i];
-    WorkNode& w = templ[i];
-    node_by_name.emplace(names[i], static_cast<uint32_t>(i));
-    w.leaf = index.topology.LeafOf(v.name);
-    // GPU types of the node (usually one model: intern it once).
-    w.types_begin = static_cast<uint32_t>(node_types.size());
-    for (const GpuInfo& g : v.gpus) {
-      if (g.index >= kMaxGpusPerNode || !v.usable_gpus.contains(g.index)) continue;
-      auto found = std::find_if(node_types.begin() + w.types_begin, node_types.end(),
-                                [&](const auto& t) { return type_names[t.first] == g.model; });
-      if (found != node_types.end()) {
-        found->second.insert(g.index);
-        continue;
-      }
-      auto named = std::find(type_names.begin() + 1, type_names.end(), g.model);
-      if (named == type_names.end()) named = type_names.insert(named, g.model);
-      node_types.push_back({static_cast<int>(named - type_names.begin()), GpuSet()});
-      node_types.back().second.insert(g.index);
-    }
-    w.types_end = static_cast<uint32_t>(node_types.size());
-    if (v.schedulable) {
-      total_gpus += v.usable_gpus.size();
-      total_cpus += v.cpus;
-    }
-  }
-  // Views into `type_names`, now that it no longer grows.
-  for (size_t t = 1; t < type_names.size(); ++t)
-    type_ids.emplace(type_names[t], static_cast<int>(t));
-
-  // Partitions: members, and one pool per (partition, GPU type) plus one for "any type".
-  const size_t n_parts = partitions.size();
-  part_nodes.resize(n_parts);
-  part_member.resize(n_parts);
-  for (size_t p = 0; p < n_parts; ++p) {
-    const Partition& part = partitions[p];
-    part_by_name.emplace(part.name, static_cast<uint32_t>(p));
-    max_tier = std::max(max_tier, part.priority_tier);
-    part_member[p].Resize(n_nodes);
-    if (part.nodes.empty()) {
-      part_nodes[p].resize(n_nodes);
-      std::iota(part_nodes[p].begin(), part_nodes[p].end(), 0u);
-    } else {
-      for (const std::string& name : part.nodes) {
-        auto it = node_by_name.find(name);
-        if (it != node_by_name.end()) part_nodes[p].push_back(it->second);
-      }
-      std::sort(part_nodes[p].begin(), part_nodes[p].end());
-      part_nodes[p].erase(std::unique(part_nodes[p].begin(), part_nodes[p].end()),
-                          part_nodes[p].end());
-    }
-    for (uint32_t n : part_nodes[p]) part_member[p].Set(n);
-  }
-  // Pools: one per (partition, type) present, plus (partition, any type).
-  std::vector<std::vector<int32_t>> pool_of(n_parts, std::vector<int32_t>(type_names.size(), -1));
-  auto pool_for = [&](uint32_t p, int type) {
-    int32_t& id = pool_of[p][type];
-    if (id < 0) {
-      id = static_cast<int32_t>(pool_capacity.size());
-      pool_ids.emplace(std::make_pair(p, type), static_cast<uint32_t>(id));
-      pool_capacity.push_back(0);
-    }
-    return static_cast<uint32_t>(id);
-  };
-  for (size_t p = 0; p < n_parts; ++p) {
-    for (uint32_t n : part_nodes[p]) {
-      const WorkNode& w = templ[n];
-      uint32_t& any = pool_capacity[pool_for(static_cast<uint32_t>(p), 0)];
-      any = std::max(any, snap.nodes[n].usable_gpus.size());
-      for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
-        uint32_t& typed = pool_capacity[pool_for(static_cast<uint32_t>(p), node_types[t].first)];
-        typed = std::max(typed, node_types[t].second.size());
-      }
-    }
-  }
-  memberships.reserve(n_nodes * 2);
-  for (size_t n = 0; n < n_nodes; ++n) {
-    WorkNode& w = templ[n];
-    w.pools_begin = static_cast<uint32_t>(memberships.size());
-    for (size_t p = 0; p < n_parts; ++p) {
-      if (!part_member[p].Contains(static_cast<uint32_t>(n))) continue;
-      memberships.push_back(
-          {static_cast<uint32_t>(pool_of[p][0]), 0, 0, snap.nodes[n].usable_gpus});
-      for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
-        const int type = node_types[t].first;
-        memberships.push_back(
-            {static_cast<uint32_t>(pool_of[p][type]), type, 0, node_types[t].second});
-      }
-    }
-    w.pools_end = static_cast<uint32_t>(memberships.size());
-  }
-  pools.resize(pool_capacity.size());
-  for (size_t i = 0; i < pools.size(); ++i) {
-    pools[i].capacity = pool_capacity[i];
-    pools[i].buckets.resize(pool_capacity[i] + 1);
-  }
-  node_uses.resize(n_nodes);
-  built = true;
-}
-
-}  // namespace internal
-
-namespace {
-
-using internal::NodeCache;
-
+using internal::Demand;
+using internal::DemandFor;
+using internal::JobInfo;
 // All of one pass: built from the snapshot, consumed by `Run`.
 class Pass {
  public:
@@ -420,30 +136,6 @@ class Pass {
   std::vector<PriorityFactors> ComputePriorities(bool report);
 
  private:
-  // What a pass needs of a pending job, compact: jobs are visited in priority order, so this is
-  // read at random and the (large) view only when needed.
-  struct JobInfo {
-    const PendingJobView* view = nullptr;
-    int account = -1;
-    int user = -1;
-    int qos = -1;       // -1 = unknown QOS
-    uint32_t gpus = 0;  // over the whole job
-    uint32_t tier = 0;
-    Duration limit = kUnlimited;
-    Timestamp end = kNever;    // now + limit
-    int reservation = -1;      // index into `reservations_`
-    Demand base;               // per node; memory without a partition default
-    bool mem_default = false;  // memory comes from the partition's def_mem_per_cpu
-    bool account_known = true;
-    bool needs_check = false;  // something `CheckEligibility` looks at applies
-    uint8_t n_parts = 0;       // partition indices (-1 = unknown), when at most 4
-    std::array<int32_t, 4> parts{};
-    uint32_t nodes = 1;
-    int32_t shape = -1;        // jobs of one shape place alike (-1: -w/-x, not shared)
-    int32_t assoc = -1;        // (account, user) pair, interned
-    bool node_filter = false;  // -C, -x or a reservation restricts its nodes
-    int64_t priority = 0;
-  };
   // What the pass learnt about one (shape, partition).
   struct ShapeState {
     int32_t capable = -1;  // nodes that could ever hold it (-1 = not counted yet)
@@ -452,13 +144,9 @@ class Pass {
     int32_t blocker = -1;                       // index into `cached_blockers_`
   };
   // Setup.
-  void IndexNodes();
   void IndexJobs();
-  void IndexReservations();
   int AccountId(const std::string& name);
   int UserId(const std::string& name);
-  int TypeId(std::string_view model) const;
-  int64_t NodeIndexOf(const NodeAllocation& a) const;  // -1 when the node is unknown
   void Prepare(JobInfo* j);
 
   // Per job.
@@ -476,17 +164,7 @@ class Pass {
                Timestamp* estimate);
 
   // Nodes.
-  GpuSet TypeMask(uint32_t n, int type) const;
-  uint64_t MemOn(const Demand& d, uint32_t n) const;  // the memory `d` takes on node `n`
-  bool NodeStaticOk(const JobInfo& j, uint32_t n, const Constraint& c) const;
-  bool WindowsOk(const JobInfo& j, uint32_t n, Timestamp from, Timestamp to) const;
-  bool Fits(uint32_t n, const Demand& d, bool whole) const;
-  GpuSet Available(uint32_t n, int type, bool whole) const;
-  void UpdatePools(uint32_t n);
-  void Allocate(uint32_t n, const Demand& d, GpuSet gpus, uint32_t job_ref, NodeAllocation* out);
-  void HoldForReservation(uint32_t n, const Demand& d, GpuSet gpus, Timestamp start);
   Timestamp EarliestStart(const JobInfo& j, uint32_t n, const Demand& d, Timestamp bound) const;
-  Demand DemandFor(const JobInfo& j, uint32_t p) const;
   uint32_t CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
                         bool* type_or_feature_missing);
   std::string DemandUnit(const JobInfo& j, const Demand& d) const;
@@ -508,38 +186,16 @@ class Pass {
   // lends the pass its buffers.
   std::unique_ptr<NodeCache> own_cache_;
   NodeCache& cache_;
-  std::vector<WorkNode>& nodes_ = cache_.work;
-  const NameMap<uint32_t>& node_by_name_ = cache_.node_by_name;  // lookups only
-  const std::vector<std::pair<int, GpuSet>>& node_types_ = cache_.node_types;
-  const NameMap<int>& type_ids_ = cache_.type_ids;             // lookups only
-  std::vector<Membership>& memberships_ = cache_.memberships;  // counts follow the nodes
-  std::vector<Pool>& pools_ = cache_.pools;
-  const std::map<std::pair<uint32_t, int>, uint32_t>& pool_ids_ = cache_.pool_ids;
-  const std::vector<std::vector<uint32_t>>& part_nodes_ = cache_.part_nodes;  // ascending
-  const std::vector<NodeBitset>& part_member_ = cache_.part_member;
+  NodeState nodes_;
   std::vector<std::vector<int>> part_allowed_;                   // allowed account ids, sorted
   const NameMap<uint32_t>& part_by_name_ = cache_.part_by_name;  // lookups only
-  uint32_t max_tier_ = 1;
-  uint64_t total_gpus_ = 0;
-  uint64_t total_cpus_ = 0;
-  std::vector<std::vector<NodeUse>>& node_uses_ = cache_.node_uses;
-  std::vector<Timestamp> min_end_;  // earliest end of a job on each node (built by `Reserve`)
-  std::set<uint32_t> reserved_nodes_;
-  Timestamp latest_resv_start_{};
-
-  // Reservation windows (config + snapshot).
-  std::vector<const Reservation*> reservations_;
-  std::vector<uint32_t> node_windows_;
-  std::vector<NodeBitset> window_nodes_;
 
   // Jobs.
-  std::vector<RunJob>& jobs_ = cache_.jobs;
   std::vector<JobInfo> pending_;
   std::vector<const FinishedJobView*> finished_;                                    // sorted by id
   std::map<std::pair<std::string_view, std::string_view>, JobId> singleton_first_;  // (user, name)
   std::set<std::pair<std::string_view, std::string_view>> singleton_running_;
   bool singletons_indexed_ = false;
-  std::vector<std::vector<bool>> window_in_part_;  // [reservation][partition]: covers a node of it
   std::vector<bool> inflight_for_;  // by pending index: victims already being preempted for it
 
   // Interned names and use counters.
@@ -614,13 +270,9 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
       snap_(snapshot),
       now_(now),
       own_cache_(cache == nullptr ? std::make_unique<NodeCache>() : nullptr),
-      cache_(cache != nullptr ? *cache : *own_cache_) {
-  if (!cache_.Matches(snap_)) {
-    cache_.Build(snap_, index_);
-  } else {
-    cache_.epoch = snap_.node_epoch;
-  }
-  jobs_.clear();
+      cache_(cache != nullptr ? *cache : *own_cache_),
+      nodes_(config, index, snapshot, cache_) {
+  part_blocked_.assign(snap_.partitions.size(), false);
   account_ids_.clear();
   user_ids_.clear();
   qos_cache_.clear();
@@ -631,8 +283,6 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
     account_parent_[i] = index_.accounts[i].parent;
     account_ids_[account_names_[i]] = static_cast<int>(i);
   }
-  IndexReservations();
-  IndexNodes();
   part_allowed_.resize(snap_.partitions.size());
   for (size_t p = 0; p < snap_.partitions.size(); ++p) {
     for (const std::string& a : snap_.partitions[p].allowed_accounts)
@@ -666,114 +316,10 @@ int Pass::UserId(const std::string& name) {
   return last_user_ = id;
 }
 
-int64_t Pass::NodeIndexOf(const NodeAllocation& a) const {
-  // Nodes are sorted by id and usually numbered densely: try the id as an index first.
-  if (snap_.nodes.empty()) return -1;
-  uint64_t guess = a.node.value - snap_.nodes.front().id.value;
-  if (guess < snap_.nodes.size() && snap_.nodes[guess].id == a.node)
-    return static_cast<int64_t>(guess);
-  if (auto it = node_by_name_.find(a.node_name); it != node_by_name_.end()) return it->second;
-  auto pos = std::lower_bound(snap_.nodes.begin(), snap_.nodes.end(), a.node,
-                              [](const NodeView& v, NodeId id) { return v.id < id; });
-  if (pos == snap_.nodes.end() || pos->id != a.node) return -1;
-  return pos - snap_.nodes.begin();
-}
-
-int Pass::TypeId(std::string_view model) const {
-  if (model.empty()) return 0;
-  auto it = type_ids_.find(model);
-  return it == type_ids_.end() ? -1 : it->second;
-}
-
-void Pass::IndexReservations() {
-  for (const Reservation& r : config_.reservations) reservations_.push_back(&r);
-  for (const Reservation& r : snap_.reservations) reservations_.push_back(&r);
-}
-
-void Pass::IndexNodes() {
-  const size_t n_nodes = snap_.nodes.size();
-  max_tier_ = cache_.max_tier;
-  total_gpus_ = cache_.total_gpus;
-  total_cpus_ = cache_.total_cpus;
-  for (std::vector<NodeUse>& uses : node_uses_) uses.clear();
-  part_blocked_.assign(snap_.partitions.size(), false);
-  auto fill = [&](size_t i) {
-    const NodeView& v = snap_.nodes[i];
-    WorkNode& w = nodes_[i];
-    w = cache_.templ[i];
-    w.view = &v;
-    w.cpus_free = SubSat(v.cpus, v.used_cpus);
-    w.mem_free = SubSat(v.mem_mb, v.used_mem_mb);
-    w.free = v.usable_gpus - v.used_gpus;
-    w.jobs = v.running_jobs;
-    w.exclusive = v.exclusive;
-  };
-  auto use_of = [](const NodeView& v) {
-    return NodeCache::Use{v.used_cpus, v.used_mem_mb, v.used_gpus, v.running_jobs, v.exclusive};
-  };
-  // Without reservation windows, the work nodes and pools of the last pass are brought up to
-  // date: only nodes whose use differs from what they were computed from, or that the last pass
-  // changed, are computed again (as the full path below would compute them).
-  if (cache_.work_valid && reservations_.empty() && nodes_.size() == n_nodes) {
-    for (uint32_t n : cache_.touched) cache_.uses_seen[n].stale = true;
-    cache_.touched.clear();
-    for (size_t i = 0; i < n_nodes; ++i) {
-      const NodeView& v = snap_.nodes[i];
-      const NodeCache::Use u = use_of(v);
-      if (u == cache_.uses_seen[i]) {
-        nodes_[i].view = &v;
-        continue;
-      }
-      cache_.uses_seen[i] = u;
-      fill(i);
-      UpdatePools(static_cast<uint32_t>(i));
-    }
-    return;
-  }
-  // Work nodes: the static fields from the cache, the use from the snapshot.
-  cache_.touched.clear();
-  cache_.uses_seen.resize(n_nodes);
-  nodes_.resize(n_nodes);
-  for (size_t i = 0; i < n_nodes; ++i) {
-    fill(i);
-    cache_.uses_seen[i] = use_of(snap_.nodes[i]);
-  }
-  cache_.work_valid = reservations_.empty();
-  // Reservation windows per node.
-  window_nodes_.resize(reservations_.size());
-  std::vector<std::vector<uint32_t>> per_node(reservations_.empty() ? 0 : n_nodes);
-  for (size_t r = 0; r < reservations_.size(); ++r) {
-    window_nodes_[r].Resize(n_nodes);
-    for (const std::string& name : reservations_[r]->nodes) {
-      auto it = node_by_name_.find(name);
-      if (it == node_by_name_.end()) continue;
-      window_nodes_[r].Set(it->second);
-      per_node[it->second].push_back(static_cast<uint32_t>(r));
-    }
-  }
-  for (size_t i = 0; i < per_node.size(); ++i) {
-    nodes_[i].windows_begin = static_cast<uint32_t>(node_windows_.size());
-    node_windows_.insert(node_windows_.end(), per_node[i].begin(), per_node[i].end());
-    nodes_[i].windows_end = static_cast<uint32_t>(node_windows_.size());
-  }
-  // Pools: every node in the bucket of its available GPUs.
-  for (Pool& pool : pools_) {
-    for (NodeBitset& b : pool.buckets) b.Resize(n_nodes);
-  }
-  for (size_t n = 0; n < n_nodes; ++n) {
-    const WorkNode& w = nodes_[n];
-    for (uint32_t k = w.pools_begin; k < w.pools_end; ++k) {
-      Membership& m = memberships_[k];
-      m.count = ((w.free & m.mask) - w.resv_gpus).size();  // Available(n, m.type, false)
-      pools_[m.pool].buckets[m.count].Set(static_cast<uint32_t>(n));
-    }
-  }
-}
-
 void Pass::IndexJobs() {
   // Running jobs: use per node, per account/user/QOS, arrays.
-  // `jobs_` and `node_uses_` keep the capacity of earlier passes (NodeCache).
-  jobs_.reserve(snap_.running.size() + snap_.pending.size() / 4);
+  // The job table and node uses keep the capacity of earlier passes (NodeCache).
+  nodes_.ReserveJobs(snap_.running.size() + snap_.pending.size() / 4);
   std::map<int, std::vector<uint32_t>> by_guarantee;  // holder -> its running jobs
   for (const RunningJobView& r : snap_.running) {
     if (snap_.nodes.empty()) break;
@@ -800,13 +346,11 @@ void Pass::IndexJobs() {
       last_run_qos_ = &r.qos;
       last_run_qos_id_ = rj.qos;
     }
-    uint32_t ref = static_cast<uint32_t>(jobs_.size());
-    jobs_.push_back(rj);
+    const uint32_t ref = nodes_.AddJob(rj);
     for (const NodeAllocation& a : r.allocation.nodes) {
-      int64_t found = NodeIndexOf(a);
+      int64_t found = nodes_.NodeIndexOf(a);
       if (found < 0) continue;
-      uint32_t n = static_cast<uint32_t>(found);
-      node_uses_[n].push_back({ref, a.cpus, a.mem_mb, a.gpus});
+      nodes_.AddRunningUse(static_cast<uint32_t>(found), {ref, a.cpus, a.mem_mb, a.gpus});
     }
     if (index_.any_guarantee) {
       by_guarantee[ConfiguredAccount(rj.account) ? index_.accounts[rj.account].guarantee_holder
@@ -820,22 +364,22 @@ void Pass::IndexJobs() {
   if (index_.any_guarantee) {
     for (auto& [holder, refs] : by_guarantee) {
       if (holder < 0) {
-        for (uint32_t r : refs) jobs_[r].borrowed = true;
+        for (uint32_t r : refs) nodes_.job(r).borrowed = true;
         continue;
       }
       uint64_t used = 0;
-      for (uint32_t r : refs) used += jobs_[r].gpus;
+      for (uint32_t r : refs) used += nodes_.job(r).gpus;
       uint64_t guaranteed = index_.accounts[holder].config->guaranteed_gpus;
       std::sort(refs.begin(), refs.end(), [&](uint32_t a, uint32_t b) {
-        const RunningJobView& x = *jobs_[a].view;
-        const RunningJobView& y = *jobs_[b].view;
+        const RunningJobView& x = *nodes_.job(a).view;
+        const RunningJobView& y = *nodes_.job(b).view;
         if (x.start_time != y.start_time) return x.start_time > y.start_time;
         return x.id > y.id;
       });
       for (uint32_t r : refs) {
         if (used <= guaranteed) break;
-        jobs_[r].borrowed = true;
-        used -= jobs_[r].gpus;
+        nodes_.job(r).borrowed = true;
+        used -= nodes_.job(r).gpus;
       }
     }
   }
@@ -856,7 +400,7 @@ void Pass::IndexJobs() {
   qos_gpus_.assign(index_.qos.size(), 0);
   qos_jobs_.assign(index_.qos.size(), 0);
   qos_user_.assign(index_.qos.size() * nu, {0, 0});
-  for (const RunJob& rj : jobs_) {
+  for (const RunJob& rj : nodes_.jobs()) {
     for (int a = rj.account; a >= 0; a = account_parent_[a]) {
       acct_gpus_[a] += rj.gpus;
       acct_jobs_[a] += 1;
@@ -887,7 +431,7 @@ void Pass::IndexJobs() {
             [](const FinishedJobView* a, const FinishedJobView* b) { return a->id < b->id; });
   // Jobs for which victims are already being preempted.
   inflight_for_.assign(pending_.size(), false);
-  for (const RunJob& rj : jobs_) {
+  for (const RunJob& rj : nodes_.jobs()) {
     if (!rj.being_preempted || rj.view->preempted_for.value == 0) continue;
     auto pos = std::lower_bound(snap_.pending.begin(), snap_.pending.end(), rj.view->preempted_for,
                                 [](const PendingJobView& p, JobId id) { return p.id < id; });
@@ -925,7 +469,7 @@ void Pass::Prepare(JobInfo* j) {
   j->base = Demand{.cpus = pn.cpus,
                    .mem = pn.mem_mb,
                    .gpus = pn.gpus,
-                   .type = TypeId(pn.gpu_type),
+                   .type = nodes_.TypeId(pn.gpu_type),
                    .exclusive = pn.exclusive};
   j->mem_default = r.mem_per_node_mb == 0 && r.mem_per_cpu_mb == 0 && r.mem_per_gpu_mb == 0;
   j->nodes = std::max<uint32_t>(1, r.nodes);
@@ -933,8 +477,8 @@ void Pass::Prepare(JobInfo* j) {
   j->limit = EffectiveLimit(v.time_limit);
   j->end = AddSat(now_, j->limit);
   if (!v.reservation.empty()) {
-    for (size_t k = 0; k < reservations_.size(); ++k) {
-      if (reservations_[k]->name == v.reservation) j->reservation = static_cast<int>(k);
+    for (size_t k = 0; k < nodes_.windows().size(); ++k) {
+      if (nodes_.windows()[k]->name == v.reservation) j->reservation = static_cast<int>(k);
     }
   }
   j->node_filter = !r.constraint.empty() || !r.exclude.empty() || j->reservation >= 0;
@@ -992,119 +536,6 @@ void Pass::Prepare(JobInfo* j) {
 // ---------------------------------------------------------------------------------------------
 // Nodes.
 
-uint64_t Pass::MemOn(const Demand& d, uint32_t n) const {
-  return d.mem == kWholeNodeMemory ? nodes_[n].view->mem_mb : d.mem;  // --mem=0: all of it
-}
-
-GpuSet Pass::TypeMask(uint32_t n, int type) const {
-  const WorkNode& w = nodes_[n];
-  if (type == 0) return w.view->usable_gpus;
-  for (uint32_t t = w.types_begin; t < w.types_end; ++t) {
-    if (node_types_[t].first == type) return node_types_[t].second;
-  }
-  return {};
-}
-
-GpuSet Pass::Available(uint32_t n, int type, bool whole) const {
-  const WorkNode& w = nodes_[n];
-  GpuSet s = w.free & TypeMask(n, type);
-  return whole ? s : s - w.resv_gpus;
-}
-
-bool Pass::Fits(uint32_t n, const Demand& d, bool whole) const {
-  const WorkNode& w = nodes_[n];
-  if (!w.view->schedulable || w.exclusive) return false;
-  if (d.exclusive) {
-    if (w.jobs > 0 || (!whole && w.resv_start != kNever)) return false;
-    return TypeMask(n, d.type).size() >= d.gpus && w.view->cpus >= d.cpus &&
-           w.view->mem_mb >= MemOn(d, n);
-  }
-  uint32_t cpus = whole ? w.cpus_free : SubSat(w.cpus_free, w.resv_cpus);
-  uint64_t mem = whole ? w.mem_free : SubSat(w.mem_free, w.resv_mem);
-  return cpus >= d.cpus && mem >= MemOn(d, n) && Available(n, d.type, whole).size() >= d.gpus;
-}
-
-bool Pass::NodeStaticOk(const JobInfo& j, uint32_t n, const Constraint& c) const {
-  if (!j.node_filter) return true;
-  const NodeView& v = *nodes_[n].view;
-  if (!c.Matches(v.features)) return false;
-  for (const std::string& x : j.view->resources.exclude) {
-    if (x == v.name) return false;
-  }
-  if (j.reservation >= 0 && !window_nodes_[j.reservation].Contains(n)) return false;
-  return true;
-}
-
-bool Pass::WindowsOk(const JobInfo& j, uint32_t n, Timestamp from, Timestamp to) const {
-  const WorkNode& w = nodes_[n];
-  for (uint32_t k = w.windows_begin; k < w.windows_end; ++k) {
-    uint32_t r = node_windows_[k];
-    if (static_cast<int>(r) == j.reservation) continue;
-    const Reservation& res = *reservations_[r];
-    if (from < res.end && res.start < to) return false;
-  }
-  return true;
-}
-
-void Pass::UpdatePools(uint32_t n) {
-  const WorkNode& w = nodes_[n];
-  for (uint32_t k = w.pools_begin; k < w.pools_end; ++k) {
-    Membership& m = memberships_[k];
-    uint32_t c = ((w.free & m.mask) - w.resv_gpus).size();  // Available(n, m.type, false)
-    if (c == m.count) continue;
-    pools_[m.pool].buckets[m.count].Clear(n);
-    pools_[m.pool].buckets[c].Set(n);
-    m.count = c;
-  }
-}
-
-void Pass::Allocate(uint32_t n, const Demand& d, GpuSet gpus, uint32_t job_ref,
-                    NodeAllocation* out) {
-  WorkNode& w = nodes_[n];
-  uint32_t cpus = d.exclusive ? w.view->cpus : d.cpus;
-  uint64_t mem = d.exclusive ? w.view->mem_mb : MemOn(d, n);
-  w.cpus_free = SubSat(w.cpus_free, cpus);
-  w.mem_free = SubSat(w.mem_free, mem);
-  w.free = w.free - gpus;
-  w.jobs += 1;
-  if (d.exclusive) w.exclusive = true;
-  cache_.touched.push_back(n);
-  node_uses_[n].push_back({job_ref, cpus, mem, gpus});
-  if (!min_end_.empty()) min_end_[n] = std::min(min_end_[n], jobs_[job_ref].end);
-  UpdatePools(n);
-  out->node = w.view->id;
-  out->node_name = w.view->name;
-  out->cpus = cpus;
-  out->mem_mb = mem;
-  out->gpus = gpus;
-}
-
-void Pass::HoldForReservation(uint32_t n, const Demand& d, GpuSet gpus, Timestamp start) {
-  WorkNode& w = nodes_[n];
-  if (d.exclusive) {
-    w.resv_whole = true;
-    w.resv_gpus = w.view->usable_gpus;
-    w.resv_cpus = w.view->cpus;
-    w.resv_mem = w.view->mem_mb;
-  } else {
-    w.resv_gpus = w.resv_gpus | gpus;
-    w.resv_cpus += d.cpus;
-    w.resv_mem += MemOn(d, n);
-  }
-  w.resv_start = std::min(w.resv_start, start);
-  cache_.touched.push_back(n);
-  reserved_nodes_.insert(n);
-  latest_resv_start_ = std::max(latest_resv_start_, w.resv_start);
-  UpdatePools(n);
-}
-
-Demand Pass::DemandFor(const JobInfo& j, uint32_t p) const {
-  Demand d = j.base;
-  if (j.mem_default)
-    d.mem = snap_.partitions[p].def_mem_per_cpu_mb * d.cpus;  // as ComputePerNodeDemand
-  return d;
-}
-
 uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
                             bool* type_or_feature_missing) {
   ShapeState* state = StateOf(j, p);
@@ -1145,15 +576,15 @@ uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
   const bool filter = j.node_filter;
   uint32_t capable = 0;
   bool any_match = false;
-  for (uint32_t n : part_nodes_[p]) {
-    if (filter && !NodeStaticOk(j, n, c)) continue;
-    const NodeView& v = *nodes_[n].view;
-    GpuSet mask = TypeMask(n, d.type);
+  for (uint32_t n : nodes_.PartitionNodes(p)) {
+    if (filter && !nodes_.StaticOk(j, n, c)) continue;
+    const NodeView& v = *nodes_.node(n).view;
+    GpuSet mask = nodes_.TypeMask(n, d.type);
     if (d.type < 0 || (d.type > 0 && mask.empty())) continue;
     any_match = true;
     // GPUs out of service still count: they may come back.
     uint32_t gpus = mask.size() + static_cast<uint32_t>(v.gpus.size()) - v.usable_gpus.size();
-    if (gpus >= d.gpus && v.cpus >= d.cpus && v.mem_mb >= MemOn(d, n)) ++capable;
+    if (gpus >= d.gpus && v.cpus >= d.cpus && v.mem_mb >= nodes_.MemOn(d, n)) ++capable;
   }
   *type_or_feature_missing = !any_match;
   if (shared) capable_[key] = {capable, !any_match};
@@ -1220,7 +651,7 @@ void Pass::CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timesta
       b.detail = "no such reservation " + v.reservation;
       out->push_back(b);
     } else {
-      const Reservation& r = *reservations_[j.reservation];
+      const Reservation& r = *nodes_.windows()[j.reservation];
       bool user_ok =
           r.users.empty() || std::find(r.users.begin(), r.users.end(), v.user) != r.users.end();
       bool acct_ok = r.accounts.empty() ||
@@ -1510,8 +941,8 @@ bool Pass::CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* ou
   }
   if (j.shape < 0) {
     for (const std::string& name : j.view->resources.nodelist) {
-      auto it = node_by_name_.find(name);
-      if (it == node_by_name_.end() || !part_member_[p].Contains(it->second)) {
+      const int64_t n = nodes_.FindNode(name);
+      if (n < 0 || !nodes_.InPartition(p, static_cast<uint32_t>(n))) {
         out->push_back({.code = "ReqNodeNotAvail",
                         .detail = "requested node " + name + " is not in partition " + part.name,
                         .scope = "node",
@@ -1520,7 +951,7 @@ bool Pass::CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* ou
       }
     }
   }
-  const Demand d = DemandFor(j, p);
+  const Demand d = DemandFor(j, snap_.partitions[p]);
   bool missing = false;
   const uint32_t capable = CapableNodes(j, p, d, &missing);
   if (capable >= j.nodes) return true;
@@ -1564,7 +995,7 @@ std::vector<JobId> Pass::HoldersIn(uint32_t p) const {
   std::vector<JobId> out;
   for (const auto& [job, nodes] : reserved_jobs_) {
     if (std::any_of(nodes.begin(), nodes.end(),
-                    [&](uint32_t n) { return part_member_[p].Contains(n); })) {
+                    [&](uint32_t n) { return nodes_.InPartition(p, n); })) {
       out.push_back(job);
     }
   }
@@ -1574,7 +1005,7 @@ std::vector<JobId> Pass::HoldersIn(uint32_t p) const {
 
 PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
   const ResourceRequest& r = j.view->resources;
-  const Demand d = DemandFor(j, p);
+  const Demand d = DemandFor(j, snap_.partitions[p]);
   const uint32_t n_nodes = std::max<uint32_t>(1, r.nodes);
   ShapeState* state = StateOf(j, p);
   auto fail = [&](PlaceResult result) {
@@ -1582,25 +1013,27 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
     return result;
   };
   if (state != nullptr && state->failed != PlaceResult::kPlaced) return state->failed;
-  auto pool_it = pool_ids_.find({p, d.type});
-  if (d.type < 0 || pool_it == pool_ids_.end()) return fail(PlaceResult::kResources);
-  const Pool& pool = pools_[pool_it->second];
+  const Pool* pool_ptr = nodes_.PoolFor(p, d.type);
+  if (pool_ptr == nullptr) return fail(PlaceResult::kResources);
+  const Pool& pool = *pool_ptr;
   const Constraint c = ParseConstraint(r.constraint);
   auto usable = [&](uint32_t n, bool whole) {
-    return NodeStaticOk(j, n, c) && WindowsOk(j, n, now_, j.end) && Fits(n, d, whole);
+    return nodes_.StaticOk(j, n, c) && nodes_.WindowsOk(j, n, now_, j.end) &&
+           nodes_.Fits(n, d, whole);
   };
 
   // `-w` nodes first; each must fit.
   std::vector<Candidate>& chosen = chosen_scratch_;
   chosen.clear();
   for (const std::string& name : r.nodelist) {
-    uint32_t n = node_by_name_.find(name)->second;  // CheckPartition made sure it exists
+    const uint32_t n = static_cast<uint32_t>(nodes_.FindNode(name));  // CheckPartition made sure
+                                                                      // it exists
     if (std::any_of(chosen.begin(), chosen.end(), [&](const Candidate& x) { return x.node == n; }))
       continue;
     if (usable(n, false)) {
-      chosen.push_back({n, Available(n, d.type, false).size(), false});
-    } else if (j.end <= nodes_[n].resv_start && usable(n, true)) {
-      chosen.push_back({n, Available(n, d.type, true).size(), true});
+      chosen.push_back({n, nodes_.Available(n, d.type, false).size(), false});
+    } else if (j.end <= nodes_.node(n).resv_start && usable(n, true)) {
+      chosen.push_back({n, nodes_.Available(n, d.type, true).size(), true});
     } else {
       return fail(PlaceResult::kResources);
     }
@@ -1612,7 +1045,7 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
   cands.clear();
   size_t unreserved_found = 0;
   if (need > 0) {
-    const bool consider_whole = !reserved_nodes_.empty() && j.end <= latest_resv_start_;
+    const bool consider_whole = !nodes_.held_nodes().empty() && j.end <= nodes_.latest_hold_start();
     uint64_t available = 0;
     for (uint32_t k = std::min(d.gpus, pool.capacity + 1); k <= pool.capacity; ++k)
       available += pool.buckets[k].count();
@@ -1642,15 +1075,15 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
     // Nodes held by reservations, usable whole by a job that ends before the reservation starts.
     if (cands.size() < need && consider_whole) {
       std::vector<Candidate> extra;
-      for (uint32_t n : reserved_nodes_) {
-        if (!part_member_[p].Contains(n) || nodes_[n].resv_start < j.end) continue;
+      for (uint32_t n : nodes_.held_nodes()) {
+        if (!nodes_.InPartition(p, n) || nodes_.node(n).resv_start < j.end) continue;
         if (std::any_of(cands.begin(), cands.end(),
                         [&](const Candidate& x) { return x.node == n; }))
           continue;
         if (std::any_of(chosen.begin(), chosen.end(),
                         [&](const Candidate& x) { return x.node == n; }))
           continue;
-        if (usable(n, true)) extra.push_back({n, Available(n, d.type, true).size(), true});
+        if (usable(n, true)) extra.push_back({n, nodes_.Available(n, d.type, true).size(), true});
       }
       std::sort(extra.begin(), extra.end(), [](const Candidate& a, const Candidate& b) {
         if (a.count != b.count) return a.count < b.count;
@@ -1660,15 +1093,17 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
     }
     if (cands.size() < need) {
       // Would it fit without this pass's reservations? Then it waits on higher-priority jobs.
-      if (!reserved_nodes_.empty()) {
+      if (!nodes_.held_nodes().empty()) {
         size_t could = unreserved_found;
-        for (uint32_t n : reserved_nodes_) {
+        for (uint32_t n : nodes_.held_nodes()) {
           if (could >= need) break;
-          if (!part_member_[p].Contains(n)) continue;
+          if (!nodes_.InPartition(p, n)) continue;
           if (std::any_of(cands.begin(), cands.end(),
                           [&](const Candidate& x) { return x.node == n; }))
             continue;
-          if (NodeStaticOk(j, n, c) && WindowsOk(j, n, now_, j.end) && Fits(n, d, true)) ++could;
+          if (nodes_.StaticOk(j, n, c) && nodes_.WindowsOk(j, n, now_, j.end) &&
+              nodes_.Fits(n, d, true))
+            ++could;
         }
         if (could >= need) return fail(PlaceResult::kPriority);
       }
@@ -1678,29 +1113,28 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
       chosen.push_back(cands.front());
     } else {
       std::vector<int> leaves(cands.size());
-      for (size_t i = 0; i < cands.size(); ++i) leaves[i] = nodes_[cands[i].node].leaf;
+      for (size_t i = 0; i < cands.size(); ++i) leaves[i] = nodes_.node(cands[i].node).leaf;
       for (uint32_t i : index_.topology.Choose(leaves, need)) chosen.push_back(cands[i]);
     }
   }
 
   // Start it.
-  const uint32_t ref = static_cast<uint32_t>(jobs_.size());
   RunJob rj;
   rj.end = j.end;
   rj.gpus = j.gpus;
   rj.account = j.account;
   rj.user = j.user;
   rj.qos = j.qos;
-  jobs_.push_back(rj);
+  const uint32_t ref = nodes_.AddJob(rj);
   out->job = j.view->id;
   out->partition = snap_.partitions[p].name;
   out->nodes.resize(chosen.size());
   for (size_t i = 0; i < chosen.size(); ++i) {
     uint32_t n = chosen[i].node;
-    GpuSet gpus = d.exclusive
-                      ? nodes_[n].view->usable_gpus
-                      : PickGpus(*nodes_[n].view, Available(n, d.type, chosen[i].whole), d.gpus);
-    Allocate(n, d, gpus, ref, &out->nodes[i]);
+    GpuSet gpus = d.exclusive ? nodes_.node(n).view->usable_gpus
+                              : PickGpus(*nodes_.node(n).view,
+                                         nodes_.Available(n, d.type, chosen[i].whole), d.gpus);
+    nodes_.Allocate(n, d, gpus, ref, &out->nodes[i]);
   }
   return PlaceResult::kPlaced;
 }
@@ -1744,7 +1178,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
   if (!r.nodelist.empty()) return false;
   bool searched = false;
   for (uint32_t p : parts) {
-    const Demand d = DemandFor(j, p);
+    const Demand d = DemandFor(j, snap_.partitions[p]);
     const uint32_t need = j.nodes;
     // Victims only go away during a pass: a search that failed for this shape fails again.
     const bool cacheable = j.shape >= 0;
@@ -1767,8 +1201,8 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
       node_victims_.assign(nodes_.size(), VictimSummary());
       for (size_t n = 0; n < nodes_.size(); ++n) {
         VictimSummary& vsum = node_victims_[n];
-        for (const NodeUse& u : node_uses_[n]) {
-          const RunJob& rj = jobs_[u.job];
+        for (const NodeUse& u : nodes_.uses(n)) {
+          const RunJob& rj = nodes_.job(u.job);
           if (rj.view == nullptr || rj.being_preempted || rj.qos < 0 ||
               index_.qos[rj.qos].config->preempt_mode == PreemptMode::kOff) {
             continue;
@@ -1794,16 +1228,16 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
     candidates.clear();
     if (need == 1) {
       for (uint32_t n : preemptible_nodes_) {
-        if (part_member_[p].Contains(n) && may_hold_victims(n)) candidates.push_back(n);
+        if (nodes_.InPartition(p, n) && may_hold_victims(n)) candidates.push_back(n);
       }
     } else {
       NodeBitset& marks = marks_scratch_;
       marks.Resize(nodes_.size());
       for (uint32_t n : preemptible_nodes_) {
-        if (part_member_[p].Contains(n) && may_hold_victims(n)) marks.Set(n);
+        if (nodes_.InPartition(p, n) && may_hold_victims(n)) marks.Set(n);
       }
-      if (auto pool = pool_ids_.find({p, d.type}); pool != pool_ids_.end() && d.type >= 0) {
-        const Pool& pl = pools_[pool->second];
+      if (const Pool* pool = nodes_.PoolFor(p, d.type); pool != nullptr) {
+        const Pool& pl = *pool;
         for (uint32_t k = d.gpus; k <= pl.capacity; ++k) {
           for (int64_t n = pl.buckets[k].Next(0); n != NodeBitset::kNone;
                n = pl.buckets[k].Next(n + 1)) {
@@ -1816,36 +1250,37 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
       }
     }
     for (uint32_t n : candidates) {
-      const WorkNode& w = nodes_[n];
+      const WorkNode& w = nodes_.node(n);
       if (!w.view->schedulable) continue;
       // Cheap filter first: a node without an eligible victim helps only if the job fits already.
       bool any = false, all_eligible = true;
-      for (const NodeUse& u : node_uses_[n]) {
+      for (const NodeUse& u : nodes_.uses(n)) {
         bool via_qos = false;
-        if (eligible(jobs_[u.job], &via_qos)) {
+        if (eligible(nodes_.job(u.job), &via_qos)) {
           any = true;
         } else {
           all_eligible = false;
         }
       }
       if (!any) {
-        if (need > 1 && NodeStaticOk(j, n, c) && WindowsOk(j, n, now_, j.end) &&
-            Fits(n, d, false)) {
+        if (need > 1 && nodes_.StaticOk(j, n, c) && nodes_.WindowsOk(j, n, now_, j.end) &&
+            nodes_.Fits(n, d, false)) {
           options.push_back({n, 0, 0, {}});
         }
         continue;
       }
       if (d.exclusive && !all_eligible) continue;
-      if (!NodeStaticOk(j, n, c) || !WindowsOk(j, n, now_, j.end)) continue;
-      GpuSet mask = TypeMask(n, d.type);
-      if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < MemOn(d, n)) continue;
+      if (!nodes_.StaticOk(j, n, c) || !nodes_.WindowsOk(j, n, now_, j.end)) continue;
+      GpuSet mask = nodes_.TypeMask(n, d.type);
+      if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < nodes_.MemOn(d, n))
+        continue;
       if (d.exclusive && w.resv_start != kNever) continue;
       vs.clear();
       GpuSet most = w.free;  // what the node would have with every eligible victim gone
       uint64_t most_cpus = w.cpus_free, most_mem = w.mem_free;
-      for (const NodeUse& u : node_uses_[n]) {
+      for (const NodeUse& u : nodes_.uses(n)) {
         bool via_qos = false;
-        if (eligible(jobs_[u.job], &via_qos)) {
+        if (eligible(nodes_.job(u.job), &via_qos)) {
           vs.push_back({u.job, 0.0, &u});
           most = most | u.gpus;
           most_cpus += u.cpus;
@@ -1854,14 +1289,15 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
       }
       if (!d.exclusive && (((most & mask) - w.resv_gpus).size() < d.gpus ||
                            most_cpus < static_cast<uint64_t>(d.cpus) + w.resv_cpus ||
-                           most_mem < MemOn(d, n) + w.resv_mem)) {
+                           most_mem < nodes_.MemOn(d, n) + w.resv_mem)) {
         continue;
       }
-      for (V& v : vs) v.lost = lost_work(jobs_[v.ref]);
+      for (V& v : vs) v.lost = lost_work(nodes_.job(v.ref));
       std::sort(vs.begin(), vs.end(), [&](const V& a, const V& b) {
         if (a.lost != b.lost) return a.lost < b.lost;
-        if (jobs_[a.ref].gpus != jobs_[b.ref].gpus) return jobs_[a.ref].gpus < jobs_[b.ref].gpus;
-        return jobs_[a.ref].view->id < jobs_[b.ref].view->id;
+        if (nodes_.job(a.ref).gpus != nodes_.job(b.ref).gpus)
+          return nodes_.job(a.ref).gpus < nodes_.job(b.ref).gpus;
+        return nodes_.job(a.ref).view->id < nodes_.job(b.ref).view->id;
       });
       auto fits_with = [&](const std::vector<uint8_t>& take) {
         if (d.exclusive)
@@ -1876,7 +1312,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
         }
         g = (g & mask) - w.resv_gpus;
         return g.size() >= d.gpus && cpus >= static_cast<uint64_t>(d.cpus) + w.resv_cpus &&
-               mem >= MemOn(d, n) + w.resv_mem;
+               mem >= nodes_.MemOn(d, n) + w.resv_mem;
       };
       std::vector<uint8_t> take(vs.size(), 0);
       size_t k = 0;
@@ -1912,13 +1348,14 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
     std::vector<uint32_t> victims;
     for (const Option& o : options)
       victims.insert(victims.end(), o.victims.begin(), o.victims.end());
-    std::sort(victims.begin(), victims.end(),
-              [&](uint32_t a, uint32_t b) { return jobs_[a].view->id < jobs_[b].view->id; });
+    std::sort(victims.begin(), victims.end(), [&](uint32_t a, uint32_t b) {
+      return nodes_.job(a).view->id < nodes_.job(b).view->id;
+    });
     victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
     Duration grace{0};
     std::vector<JobId> victim_ids;
     for (uint32_t ref : victims) {
-      RunJob& rj = jobs_[ref];
+      RunJob& rj = nodes_.job(ref);
       const ConfigIndex::Qos& vq = index_.qos[rj.qos];
       bool via_qos = false;
       eligible(rj, &via_qos);
@@ -1930,13 +1367,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
               : "account " + index_.accounts[holder].config->name +
                     " reclaims its guaranteed GPUs from account " + rj.view->account;
       rj.being_preempted = true;
-      rj.end = std::min(rj.end, AddSat(now_, vq.grace));
-      if (!min_end_.empty()) {
-        for (const NodeAllocation& a : rj.view->allocation.nodes) {
-          int64_t n = NodeIndexOf(a);
-          if (n >= 0) min_end_[n] = std::min(min_end_[n], rj.end);
-        }
-      }
+      nodes_.EndBy(ref, AddSat(now_, vq.grace));
       grace = std::max(grace, vq.grace);
       victim_ids.push_back(rj.view->id);
       plan->preemptions.push_back(rj.view->id);
@@ -1950,18 +1381,18 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
     ReservedStart rs{.job = j.view->id, .partition = snap_.partitions[p].name, .start = start};
     std::vector<uint32_t> held;
     for (const Option& o : options) {
-      const WorkNode& w = nodes_[o.node];
+      const WorkNode& w = nodes_.node(o.node);
       GpuSet g = w.free;
-      for (const NodeUse& u : node_uses_[o.node]) {
+      for (const NodeUse& u : nodes_.uses(o.node)) {
         if (std::find(o.victims.begin(), o.victims.end(), u.job) != o.victims.end()) g = g | u.gpus;
       }
-      g = (g & TypeMask(o.node, d.type)) - w.resv_gpus;
+      g = (g & nodes_.TypeMask(o.node, d.type)) - w.resv_gpus;
       GpuSet pick = d.exclusive ? w.view->usable_gpus : PickGpus(*w.view, g, d.gpus);
-      HoldForReservation(o.node, d, pick, start);
+      nodes_.HoldForReservation(o.node, d, pick, start);
       rs.nodes.push_back({.node = w.view->id,
                           .node_name = w.view->name,
                           .cpus = d.exclusive ? w.view->cpus : d.cpus,
-                          .mem_mb = d.exclusive ? w.view->mem_mb : MemOn(d, o.node),
+                          .mem_mb = d.exclusive ? w.view->mem_mb : nodes_.MemOn(d, o.node),
                           .gpus = pick});
       held.push_back(o.node);
     }
@@ -1989,34 +1420,35 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
 
 Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
                               Timestamp bound) const {
-  const WorkNode& w = nodes_[n];
+  const WorkNode& w = nodes_.node(n);
   if (!w.view->schedulable) return kNever;
-  const GpuSet mask = TypeMask(n, d.type);
-  if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < MemOn(d, n)) return kNever;
+  const GpuSet mask = nodes_.TypeMask(n, d.type);
+  if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < nodes_.MemOn(d, n))
+    return kNever;
   Timestamp t = now_;
   if (d.exclusive) {
     if (w.resv_start != kNever) return kNever;
-    for (const NodeUse& u : node_uses_[n]) t = std::max(t, jobs_[u.job].end);
+    for (const NodeUse& u : nodes_.uses(n)) t = std::max(t, nodes_.job(u.job).end);
   } else {
-    GpuSet g = Available(n, d.type, false);
+    GpuSet g = nodes_.Available(n, d.type, false);
     uint64_t cpus = SubSat(w.cpus_free, w.resv_cpus), mem = SubSat(w.mem_free, w.resv_mem);
-    auto fits = [&] { return g.size() >= d.gpus && cpus >= d.cpus && mem >= MemOn(d, n); };
+    auto fits = [&] { return g.size() >= d.gpus && cpus >= d.cpus && mem >= nodes_.MemOn(d, n); };
     if (!fits()) {
       if (w.resv_whole || (mask - w.resv_gpus).size() < d.gpus) return kNever;
       // Cheap bound first: nothing is released before the earliest end.
-      if (min_end_[n] >= bound) return kNever;
+      if (nodes_.min_end(n) >= bound) return kNever;
       // Releases in time order; the reserved CPUs/memory stay held (conservative).
       std::vector<std::pair<Timestamp, uint32_t>>& rel = release_scratch_;
       rel.clear();
-      for (uint32_t k = 0; k < node_uses_[n].size(); ++k)
-        rel.push_back({jobs_[node_uses_[n][k].job].end, k});
+      for (uint32_t k = 0; k < nodes_.uses(n).size(); ++k)
+        rel.push_back({nodes_.job(nodes_.uses(n)[k].job).end, k});
       std::sort(rel.begin(), rel.end());
       t = kNever;
       uint64_t held_cpus = w.resv_cpus, held_mem = w.resv_mem;
       uint64_t raw_cpus = w.cpus_free, raw_mem = w.mem_free;
       for (const auto& [end, k] : rel) {
         if (end >= bound || end == kNever) return kNever;
-        const NodeUse& u = node_uses_[n][k];
+        const NodeUse& u = nodes_.uses(n)[k];
         g = g | ((u.gpus & mask) - w.resv_gpus);
         raw_cpus += u.cpus;
         raw_mem += u.mem;
@@ -2031,12 +1463,12 @@ Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
     }
   }
   // Move past reservation windows the job would reach into.
-  for (size_t guard = 0; guard <= w.windows_end - w.windows_begin; ++guard) {
+  const std::span<const uint32_t> windows = nodes_.WindowsOf(n);
+  for (size_t guard = 0; guard <= windows.size(); ++guard) {
     bool moved = false;
-    for (uint32_t k = w.windows_begin; k < w.windows_end; ++k) {
-      uint32_t r = node_windows_[k];
+    for (uint32_t r : windows) {
       if (static_cast<int>(r) == j.reservation) continue;
-      const Reservation& res = *reservations_[r];
+      const Reservation& res = *nodes_.windows()[r];
       if (t < res.end && res.start < AddSat(t, j.limit)) {
         t = res.end;
         moved = true;
@@ -2046,7 +1478,7 @@ Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
     if (!moved) break;
   }
   if (j.reservation >= 0) {
-    const Reservation& own = *reservations_[j.reservation];
+    const Reservation& own = *nodes_.windows()[j.reservation];
     t = std::max(t, own.start);
     if (t >= own.end) return kNever;
   }
@@ -2057,13 +1489,7 @@ bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool fo
                    Timestamp* estimate) {
   const ResourceRequest& r = j.view->resources;
   if (!r.nodelist.empty()) return false;
-  if (min_end_.empty()) {
-    // Built on the first reservation of the pass; `Allocate` and preemptions keep it current.
-    min_end_.assign(nodes_.size(), kNever);
-    for (size_t n = 0; n < nodes_.size(); ++n) {
-      for (const NodeUse& u : node_uses_[n]) min_end_[n] = std::min(min_end_[n], jobs_[u.job].end);
-    }
-  }
+  nodes_.TrackEnds();
   const uint32_t need = std::max<uint32_t>(1, r.nodes);
   Timestamp best_t = forced ? kNever : AddSat(now_, config_.backfill.window);
   if (!forced && best_t != kNever)
@@ -2071,12 +1497,12 @@ bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool fo
   uint32_t best_p = 0;
   std::vector<std::pair<Timestamp, uint32_t>> best_nodes;
   for (uint32_t p : parts) {
-    const Demand d = DemandFor(j, p);
+    const Demand d = DemandFor(j, snap_.partitions[p]);
     const Constraint c = ParseConstraint(r.constraint);
     // The `need` earliest (time, node) pairs, kept as a max-heap.
     std::vector<std::pair<Timestamp, uint32_t>> heap;
-    for (uint32_t n : part_nodes_[p]) {
-      if (!NodeStaticOk(j, n, c)) continue;
+    for (uint32_t n : nodes_.PartitionNodes(p)) {
+      if (!nodes_.StaticOk(j, n, c)) continue;
       // A node starting after the current `need`-th earliest cannot improve the choice.
       Timestamp bound =
           heap.size() == need ? std::min(best_t, heap.front().first + Duration(1)) : best_t;
@@ -2102,21 +1528,22 @@ bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool fo
   if (best_nodes.empty()) return false;
   std::sort(best_nodes.begin(), best_nodes.end(),
             [](const auto& a, const auto& b) { return a.second < b.second; });
-  const Demand d = DemandFor(j, best_p);
+  const Demand d = DemandFor(j, snap_.partitions[best_p]);
   ReservedStart rs{.job = j.view->id, .partition = snap_.partitions[best_p].name, .start = best_t};
   std::vector<uint32_t> held;
   for (const auto& [t, n] : best_nodes) {
-    const WorkNode& w = nodes_[n];
-    GpuSet g = Available(n, d.type, false);
-    for (const NodeUse& u : node_uses_[n]) {
-      if (jobs_[u.job].end <= best_t) g = g | ((u.gpus & TypeMask(n, d.type)) - w.resv_gpus);
+    const WorkNode& w = nodes_.node(n);
+    GpuSet g = nodes_.Available(n, d.type, false);
+    for (const NodeUse& u : nodes_.uses(n)) {
+      if (nodes_.job(u.job).end <= best_t)
+        g = g | ((u.gpus & nodes_.TypeMask(n, d.type)) - w.resv_gpus);
     }
     GpuSet pick = d.exclusive ? w.view->usable_gpus : PickGpus(*w.view, g, d.gpus);
-    HoldForReservation(n, d, pick, best_t);
+    nodes_.HoldForReservation(n, d, pick, best_t);
     rs.nodes.push_back({.node = w.view->id,
                         .node_name = w.view->name,
                         .cpus = d.exclusive ? w.view->cpus : d.cpus,
-                        .mem_mb = d.exclusive ? w.view->mem_mb : MemOn(d, n),
+                        .mem_mb = d.exclusive ? w.view->mem_mb : nodes_.MemOn(d, n),
                         .gpus = pick});
     held.push_back(n);
   }
@@ -2224,12 +1651,12 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
     }
   }
   // Reservation windows that keep nodes of its partitions away from it.
-  for (size_t w = 0; w < reservations_.size(); ++w) {
+  for (size_t w = 0; w < nodes_.windows().size(); ++w) {
     if (static_cast<int>(w) == j.reservation) continue;
-    const Reservation& res = *reservations_[w];
+    const Reservation& res = *nodes_.windows()[w];
     if (!(now_ < res.end && res.start < j.end)) continue;
     for (uint32_t p : parts) {
-      if (!window_in_part_[w][p]) continue;
+      if (!nodes_.WindowInPartition(w, p)) continue;
       blockers->push_back(
           {.code = "ReqNodeNotAvail",
            .detail = std::string(res.maintenance ? "reserved for maintenance" : "reserved") + ": " +
@@ -2243,7 +1670,7 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
 }
 
 Blocker Pass::ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool inflight) {
-  const Demand d = DemandFor(j, p);
+  const Demand d = DemandFor(j, snap_.partitions[p]);
   std::vector<JobId> holders = priority ? HoldersIn(p) : std::vector<JobId>();
   if (!holders.empty()) {
     return {
@@ -2305,16 +1732,16 @@ std::vector<PriorityFactors> Pass::ComputePriorities(bool report) {
       f.age = now_ > since ? std::min(1.0, ToSecondsF(now_ - since) / max_age_s) : 0.0;
       if (!fairshare.empty()) f.fairshare = fairshare[j.assoc];
       double size = 0;
-      if (total_gpus_ > 0 && j.gpus > 0) {
-        size = std::min(1.0, static_cast<double>(j.gpus) / static_cast<double>(total_gpus_));
-      } else if (total_cpus_ > 0) {
+      if (cache_.total_gpus > 0 && j.gpus > 0) {
+        size = std::min(1.0, static_cast<double>(j.gpus) / static_cast<double>(cache_.total_gpus));
+      } else if (cache_.total_cpus > 0) {
         PerNodeDemand pn = ComputePerNodeDemand(v.resources);
         size =
             std::min(1.0, static_cast<double>(pn.cpus) * std::max<uint32_t>(1, v.resources.nodes) /
-                              static_cast<double>(total_cpus_));
+                              static_cast<double>(cache_.total_cpus));
       }
       f.job_size = w.favor_small ? 1.0 - size : size;
-      f.partition = static_cast<double>(j.tier) / max_tier_;
+      f.partition = static_cast<double>(j.tier) / cache_.max_tier;
       f.qos_factor =
           j.qos >= 0 && index_.max_qos_priority > 0
               ? static_cast<double>(index_.qos[j.qos].config->priority) / index_.max_qos_priority
@@ -2337,19 +1764,6 @@ std::vector<PriorityFactors> Pass::ComputePriorities(bool report) {
 
 void Pass::Run(Plan* plan) {
   shape_states_.assign(shape_ids_.size() * snap_.partitions.size(), ShapeState());
-  // Reservation windows per partition (for ReqNodeNotAvail).
-  window_in_part_.assign(reservations_.size(), std::vector<bool>(snap_.partitions.size(), false));
-  for (size_t r = 0; r < reservations_.size(); ++r) {
-    for (size_t p = 0; p < snap_.partitions.size(); ++p) {
-      for (const std::string& name : reservations_[r]->nodes) {
-        auto it = node_by_name_.find(name);
-        if (it != node_by_name_.end() && part_member_[p].Contains(it->second)) {
-          window_in_part_[r][p] = true;
-          break;
-        }
-      }
-    }
-  }
   ComputePriorities(/*report=*/false);
   // Order: tier desc, priority desc, submit time, JobId. `pending_` is in JobId order, so a job's
   // rank in (submit time, JobId) order is its index when submit times do not go backwards.

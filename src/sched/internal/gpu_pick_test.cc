@@ -1,7 +1,5 @@
 #include "sched/internal/gpu_pick.h"
 
-#include <initializer_list>
-
 #include <gtest/gtest.h>
 
 #include "sched/testing/cluster_builder.h"
@@ -9,13 +7,8 @@
 namespace corral::sched::internal {
 namespace {
 
+using testing::Gpus;
 using testing::MakeNode;
-
-GpuSet Gpus(std::initializer_list<uint32_t> idx) {
-  GpuSet s;
-  for (uint32_t i : idx) s.insert(i);
-  return s;
-}
 
 // An 8-GPU node without NVSwitch: NVLink islands {0..3} and {4..7}, NUMA as given.
 NodeView TwoIslands(uint32_t numa) {

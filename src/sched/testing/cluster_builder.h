@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,13 @@
 #include "sched/snapshot.h"
 
 namespace corral::sched::testing {
+
+// The GPU indices `idx` as a set: Gpus({0, 3}).
+inline GpuSet Gpus(std::initializer_list<uint32_t> idx) {
+  GpuSet s;
+  for (uint32_t i : idx) s.insert(i);
+  return s;
+}
 
 // A node with `gpus` GPUs of `model`, all usable. GPUs form one NVLink domain (NVSwitch) when
 // `nvlink` is set, and are split evenly over `numa` NUMA nodes.

@@ -23,9 +23,12 @@
 #include "sched/internal/explain.h"
 #include "sched/internal/flat_map.h"
 #include "sched/internal/gpu_pick.h"
+#include "sched/internal/job_table.h"
+#include "sched/internal/limits.h"
 #include "sched/internal/node_bitset.h"
 #include "sched/internal/node_cache.h"
 #include "sched/internal/node_state.h"
+#include "sched/internal/shapes.h"
 #include "sched/internal/time_math.h"
 
 namespace corral::sched {
@@ -42,6 +45,7 @@ using internal::FlatMap;
 using internal::FormatTime;
 using internal::IntHash;
 using internal::JobInfo;
+using internal::JobTable;
 using internal::JoinJobIds;
 using internal::kNever;
 using internal::Membership;
@@ -55,64 +59,13 @@ using internal::PickGpus;
 using internal::PlaceResult;
 using internal::Pool;
 using internal::RunJob;
+using internal::ShapeKey;
+using internal::ShapeKeyHash;
+using internal::ShapeMemo;
+using internal::ShapeState;
 using internal::SubSat;
+using internal::UseLimits;
 using internal::WorkNode;
-
-// The fixed part of a placement search; failed shapes are remembered per pass.
-struct ShapeKey {
-  uint32_t partition;
-  Demand d;
-  uint32_t nodes;
-  std::string_view constraint;
-  int64_t limit_us;
-  int reservation;
-  uint64_t extra = 0;  // what else decides the outcome (the QOS and guarantee of a preemptor)
-  bool operator==(const ShapeKey& o) const {
-    return partition == o.partition && d.cpus == o.d.cpus && d.mem == o.d.mem &&
-           d.gpus == o.d.gpus && d.type == o.d.type && d.exclusive == o.d.exclusive &&
-           nodes == o.nodes && constraint == o.constraint && limit_us == o.limit_us &&
-           reservation == o.reservation && extra == o.extra;
-  }
-};
-struct ShapeKeyHash {
-  size_t operator()(const ShapeKey& k) const {
-    uint64_t h = 14695981039346656037ULL;
-    for (char c : k.constraint) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-    auto mix = [&](uint64_t v) {
-      h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
-      h ^= h >> 32;
-    };
-    mix((static_cast<uint64_t>(k.partition) << 32) | k.d.cpus);
-    mix(k.d.mem);
-    mix((static_cast<uint64_t>(k.d.gpus) << 32) | (static_cast<uint32_t>(k.d.type + 1) << 1) |
-        k.d.exclusive);
-    mix((static_cast<uint64_t>(k.nodes) << 32) | static_cast<uint32_t>(k.reservation + 1));
-    mix(static_cast<uint64_t>(k.limit_us));
-    mix(k.extra);
-    return static_cast<size_t>(h);
-  }
-};
-
-// Identifies a limit blocker by its numbers (code and scope are string literals).
-struct LimitKey {
-  const char* code;
-  const char* scope;
-  int64_t entity;
-  int64_t used, limit, requested;
-  bool operator==(const LimitKey&) const = default;
-};
-struct LimitKeyHash {
-  size_t operator()(const LimitKey& k) const {
-    uint64_t h = reinterpret_cast<uintptr_t>(k.code) * 0x9e3779b97f4a7c15ULL;
-    for (uint64_t v : {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(k.scope)),
-                       static_cast<uint64_t>(k.entity), static_cast<uint64_t>(k.used),
-                       static_cast<uint64_t>(k.limit), static_cast<uint64_t>(k.requested)}) {
-      h = (h ^ v) * 0xff51afd7ed558ccdULL;
-      h ^= h >> 33;
-    }
-    return static_cast<size_t>(h);
-  }
-};
 
 struct Candidate {
   uint32_t node;
@@ -123,6 +76,7 @@ struct Candidate {
 using internal::Demand;
 using internal::DemandFor;
 using internal::JobInfo;
+using internal::JobTable;
 // All of one pass: built from the snapshot, consumed by `Run`.
 class Pass {
  public:
@@ -136,24 +90,12 @@ class Pass {
   std::vector<PriorityFactors> ComputePriorities(bool report);
 
  private:
-  // What the pass learnt about one (shape, partition).
-  struct ShapeState {
-    int32_t capable = -1;  // nodes that could ever hold it (-1 = not counted yet)
-    bool missing = false;  // no node has its GPU type / features
-    PlaceResult failed = PlaceResult::kPlaced;  // kPlaced = not failed (yet)
-    int32_t blocker = -1;                       // index into `cached_blockers_`
-  };
   // Setup.
-  void IndexJobs();
-  int AccountId(const std::string& name);
-  int UserId(const std::string& name);
-  void Prepare(JobInfo* j);
 
   // Per job.
   void Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate);
   void CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timestamp* estimate);
   void CheckDependencies(const JobInfo& j, std::vector<Blocker>* out);
-  void CheckLimits(const JobInfo& j, std::vector<Blocker>* out);
   bool CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* out);
   PlaceResult TryPlace(const JobInfo& j, uint32_t p, Placement* out);
   std::vector<JobId> HoldersIn(uint32_t p) const;
@@ -171,10 +113,6 @@ class Pass {
   std::string DescribeDemand(const JobInfo& j, uint32_t p, const Demand& d) const;
 
   // Use counters.
-  void AddUse(const JobInfo& j);
-  bool ConfiguredAccount(int a) const {
-    return a >= 0 && a < static_cast<int>(index_.accounts.size());
-  }
 
   const SchedulerConfig& config_;
   const SchedulerOptions& options_;
@@ -187,56 +125,24 @@ class Pass {
   std::unique_ptr<NodeCache> own_cache_;
   NodeCache& cache_;
   NodeState nodes_;
-  std::vector<std::vector<int>> part_allowed_;                   // allowed account ids, sorted
   const NameMap<uint32_t>& part_by_name_ = cache_.part_by_name;  // lookups only
 
-  // Jobs.
-  std::vector<JobInfo> pending_;
+  ShapeMemo shapes_;
+  JobTable jobs_;
+  UseLimits limits_;
   std::vector<const FinishedJobView*> finished_;                                    // sorted by id
   std::map<std::pair<std::string_view, std::string_view>, JobId> singleton_first_;  // (user, name)
   std::set<std::pair<std::string_view, std::string_view>> singleton_running_;
   bool singletons_indexed_ = false;
-  std::vector<bool> inflight_for_;  // by pending index: victims already being preempted for it
-
-  // Interned names and use counters.
-  NameMap<int>& account_ids_ = cache_.account_ids;  // views into the snapshot and config
-  int last_account_ = -1, last_user_ = -1;          // one-entry caches of AccountId/UserId
-  const std::string* last_run_qos_ = nullptr;       // one-entry cache of a running job's QOS
-  int last_run_qos_id_ = -1;
-  // One-entry caches of `Prepare`: consecutive jobs are often one user's batch.
-  const std::string* last_qos_name_ = nullptr;
-  int last_qos_ = -1;
-  const std::vector<std::string>* last_parts_ = nullptr;
-  std::array<int32_t, 4> last_parts_ids_{};
-  uint32_t last_parts_tier_ = 0;
-  NameMap<int>& user_ids_ = cache_.user_ids;
-  std::vector<std::string_view> user_names_;
-  std::vector<const UserConfig*> user_config_;     // by user id; nullptr = no [[user]] entry
-  NameMap<int>& qos_cache_ = cache_.qos_ids;       // QOS name -> index (lookups only)
-  FlatMap<uint64_t, int32_t, IntHash> assoc_ids_;  // (account id, user id) -> association
-  std::vector<bool> assoc_member_;                 // by association: the user may use the account
-  std::vector<std::pair<std::string_view, std::string_view>> assoc_names_;  // (account, user)
-  std::vector<std::string_view> account_names_;
-  std::vector<int> account_parent_;
-  std::vector<uint32_t> acct_gpus_, acct_jobs_;
-  std::vector<double> acct_gpu_seconds_;
-  std::vector<uint32_t> user_gpus_, user_jobs_;
-  std::vector<double> user_gpu_seconds_;
-  std::vector<uint32_t> qos_gpus_, qos_jobs_;
-  std::vector<std::pair<uint32_t, uint32_t>> qos_user_;  // [qos * users + user] -> gpus, jobs
-  std::unordered_map<uint64_t, uint32_t> array_running_;
 
   // Pass state.
-  FlatMap<ShapeKey, uint32_t, ShapeKeyHash> shape_ids_;
   std::unordered_map<ShapeKey, std::pair<uint32_t, bool>, ShapeKeyHash> capable_;
-  std::vector<ShapeState> shape_states_;  // [shape * partitions + partition]
   struct CachedBlocker {
     bool priority;
     size_t reservations;
     Blocker blocker;
   };
   std::vector<CachedBlocker> cached_blockers_;
-  std::unordered_map<LimitKey, Blocker, LimitKeyHash> limit_blockers_;
   std::set<std::tuple<uint64_t, int, int, bool>>
       preempt_failed_;                       // (state index, qos, holder, reclaim)
   std::vector<uint32_t> preemptible_nodes_;  // nodes with a job that may be preempted (ascending)
@@ -248,10 +154,6 @@ class Pass {
   std::vector<uint32_t> candidates_scratch_;
   NodeBitset marks_scratch_;
   bool preemptible_indexed_ = false;
-  ShapeState* StateOf(const JobInfo& j, uint32_t p) {
-    return j.shape < 0 ? nullptr
-                       : &shape_states_[static_cast<size_t>(j.shape) * snap_.partitions.size() + p];
-  }
   std::vector<std::pair<JobId, std::vector<uint32_t>>> reserved_jobs_;  // job -> nodes
   uint32_t backfill_reservations_ = 0;
   uint32_t preemptors_ = 0;
@@ -271,266 +173,15 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
       now_(now),
       own_cache_(cache == nullptr ? std::make_unique<NodeCache>() : nullptr),
       cache_(cache != nullptr ? *cache : *own_cache_),
-      nodes_(config, index, snapshot, cache_) {
+      nodes_(config, index, snapshot, cache_),
+      jobs_(config, index, snapshot, now, nodes_, shapes_),
+      limits_(index, jobs_, nodes_.jobs(), snapshot) {
   part_blocked_.assign(snap_.partitions.size(), false);
-  account_ids_.clear();
-  user_ids_.clear();
-  qos_cache_.clear();
-  account_names_.resize(index_.accounts.size());
-  account_parent_.resize(index_.accounts.size());
-  for (size_t i = 0; i < index_.accounts.size(); ++i) {
-    account_names_[i] = index_.accounts[i].config->name;
-    account_parent_[i] = index_.accounts[i].parent;
-    account_ids_[account_names_[i]] = static_cast<int>(i);
-  }
-  part_allowed_.resize(snap_.partitions.size());
-  for (size_t p = 0; p < snap_.partitions.size(); ++p) {
-    for (const std::string& a : snap_.partitions[p].allowed_accounts)
-      part_allowed_[p].push_back(AccountId(a));
-    std::sort(part_allowed_[p].begin(), part_allowed_[p].end());
-  }
-  IndexJobs();
-}
-
-int Pass::AccountId(const std::string& name) {
-  // Consecutive jobs (in JobId order) are often one user's batch: try the last answer first.
-  if (last_account_ >= 0 && account_names_[last_account_] == name) return last_account_;
-  auto it = account_ids_.find(name);
-  if (it != account_ids_.end()) return last_account_ = it->second;
-  int id = static_cast<int>(account_names_.size());
-  account_names_.push_back(name);
-  account_parent_.push_back(-1);
-  account_ids_[name] = id;
-  return last_account_ = id;
-}
-
-int Pass::UserId(const std::string& name) {
-  if (last_user_ >= 0 && user_names_[last_user_] == name) return last_user_;
-  auto it = user_ids_.find(name);
-  if (it != user_ids_.end()) return last_user_ = it->second;
-  int id = static_cast<int>(user_names_.size());
-  user_names_.push_back(name);
-  user_ids_[name] = id;
-  auto cfg = index_.users.find(name);
-  user_config_.push_back(cfg == index_.users.end() ? nullptr : cfg->second);
-  return last_user_ = id;
-}
-
-void Pass::IndexJobs() {
-  // Running jobs: use per node, per account/user/QOS, arrays.
-  // The job table and node uses keep the capacity of earlier passes (NodeCache).
-  nodes_.ReserveJobs(snap_.running.size() + snap_.pending.size() / 4);
-  std::map<int, std::vector<uint32_t>> by_guarantee;  // holder -> its running jobs
-  for (const RunningJobView& r : snap_.running) {
-    if (snap_.nodes.empty()) break;
-    RunJob rj;
-    rj.view = &r;
-    rj.end = r.expected_end;
-    if (r.preempt_deadline != Timestamp{}) {
-      rj.being_preempted = true;
-      rj.end = std::min(rj.end, r.preempt_deadline);
-    }
-    for (const NodeAllocation& a : r.allocation.nodes) rj.gpus += a.gpus.size();
-    rj.account = AccountId(r.account);
-    rj.user = UserId(r.user);
-    if (last_run_qos_ != nullptr && *last_run_qos_ == r.qos) {  // most jobs share one QOS
-      rj.qos = last_run_qos_id_;
-    } else {
-      auto [q, fresh] =
-          qos_cache_.try_emplace(r.qos.empty() ? std::string_view(config_.default_qos) : r.qos, -1);
-      if (fresh) {
-        auto found = index_.qos_ids.find(q->first);
-        q->second = found == index_.qos_ids.end() ? -1 : found->second;
-      }
-      rj.qos = q->second;
-      last_run_qos_ = &r.qos;
-      last_run_qos_id_ = rj.qos;
-    }
-    const uint32_t ref = nodes_.AddJob(rj);
-    for (const NodeAllocation& a : r.allocation.nodes) {
-      int64_t found = nodes_.NodeIndexOf(a);
-      if (found < 0) continue;
-      nodes_.AddRunningUse(static_cast<uint32_t>(found), {ref, a.cpus, a.mem_mb, a.gpus});
-    }
-    if (index_.any_guarantee) {
-      by_guarantee[ConfiguredAccount(rj.account) ? index_.accounts[rj.account].guarantee_holder
-                                                 : -1]
-          .push_back(ref);
-    }
-    if (r.array_job_id.value != 0) ++array_running_[r.array_job_id.value];
-  }
-  // Borrowed capacity: a guarantee holder's newest jobs beyond its guarantee; with any guarantee
-  // configured, every job outside all guarantees borrows.
-  if (index_.any_guarantee) {
-    for (auto& [holder, refs] : by_guarantee) {
-      if (holder < 0) {
-        for (uint32_t r : refs) nodes_.job(r).borrowed = true;
-        continue;
-      }
-      uint64_t used = 0;
-      for (uint32_t r : refs) used += nodes_.job(r).gpus;
-      uint64_t guaranteed = index_.accounts[holder].config->guaranteed_gpus;
-      std::sort(refs.begin(), refs.end(), [&](uint32_t a, uint32_t b) {
-        const RunningJobView& x = *nodes_.job(a).view;
-        const RunningJobView& y = *nodes_.job(b).view;
-        if (x.start_time != y.start_time) return x.start_time > y.start_time;
-        return x.id > y.id;
-      });
-      for (uint32_t r : refs) {
-        if (used <= guaranteed) break;
-        nodes_.job(r).borrowed = true;
-        used -= nodes_.job(r).gpus;
-      }
-    }
-  }
-  // Pending jobs.
-  pending_.resize(snap_.pending.size());
-  for (size_t i = 0; i < snap_.pending.size(); ++i) {
-    pending_[i].view = &snap_.pending[i];
-    Prepare(&pending_[i]);
-  }
-  // Use counters (after all names are interned).
-  const size_t na = account_names_.size(), nu = user_names_.size();
-  acct_gpus_.assign(na, 0);
-  acct_jobs_.assign(na, 0);
-  acct_gpu_seconds_.assign(na, 0);
-  user_gpus_.assign(nu, 0);
-  user_jobs_.assign(nu, 0);
-  user_gpu_seconds_.assign(nu, 0);
-  qos_gpus_.assign(index_.qos.size(), 0);
-  qos_jobs_.assign(index_.qos.size(), 0);
-  qos_user_.assign(index_.qos.size() * nu, {0, 0});
-  for (const RunJob& rj : nodes_.jobs()) {
-    for (int a = rj.account; a >= 0; a = account_parent_[a]) {
-      acct_gpus_[a] += rj.gpus;
-      acct_jobs_[a] += 1;
-    }
-    user_gpus_[rj.user] += rj.gpus;
-    user_jobs_[rj.user] += 1;
-    if (rj.qos >= 0) {
-      qos_gpus_[rj.qos] += rj.gpus;
-      qos_jobs_[rj.qos] += 1;
-      auto& qu = qos_user_[static_cast<size_t>(rj.qos) * nu + rj.user];
-      qu.first += rj.gpus;
-      qu.second += 1;
-    }
-  }
-  for (const AssociationUsage& u : snap_.usage) {
-    auto a = account_ids_.find(u.account);
-    if (a != account_ids_.end()) {
-      for (int x = a->second; x >= 0; x = account_parent_[x])
-        acct_gpu_seconds_[x] += u.period_gpu_seconds;
-    }
-    auto us = user_ids_.find(u.user);
-    if (us != user_ids_.end()) user_gpu_seconds_[us->second] += u.period_gpu_seconds;
-  }
   // Finished dependency targets.
   finished_.reserve(snap_.finished.size());
   for (const FinishedJobView& f : snap_.finished) finished_.push_back(&f);
   std::sort(finished_.begin(), finished_.end(),
             [](const FinishedJobView* a, const FinishedJobView* b) { return a->id < b->id; });
-  // Jobs for which victims are already being preempted.
-  inflight_for_.assign(pending_.size(), false);
-  for (const RunJob& rj : nodes_.jobs()) {
-    if (!rj.being_preempted || rj.view->preempted_for.value == 0) continue;
-    auto pos = std::lower_bound(snap_.pending.begin(), snap_.pending.end(), rj.view->preempted_for,
-                                [](const PendingJobView& p, JobId id) { return p.id < id; });
-    if (pos != snap_.pending.end() && pos->id == rj.view->preempted_for) {
-      inflight_for_[pos - snap_.pending.begin()] = true;
-    }
-  }
-}
-
-void Pass::Prepare(JobInfo* j) {
-  const PendingJobView& v = *j->view;
-  j->account = AccountId(v.account);
-  j->account_known =
-      config_.accounts.empty() || j->account < static_cast<int>(index_.accounts.size());
-  j->user = UserId(v.user);
-  if (v.qos.empty()) {
-    auto q = index_.qos_ids.find(DefaultQos(config_, v.account));
-    j->qos = q == index_.qos_ids.end() ? -1 : q->second;
-  } else {
-    if (last_qos_name_ != nullptr && *last_qos_name_ == v.qos) {
-      j->qos = last_qos_;
-    } else {
-      auto [it, fresh] = qos_cache_.try_emplace(v.qos, -1);
-      if (fresh) {
-        auto q = index_.qos_ids.find(v.qos);
-        it->second = q == index_.qos_ids.end() ? -1 : q->second;
-      }
-      j->qos = it->second;
-      last_qos_name_ = &v.qos;
-      last_qos_ = j->qos;
-    }
-  }
-  const ResourceRequest& r = v.resources;
-  PerNodeDemand pn = ComputePerNodeDemand(r);
-  j->base = Demand{.cpus = pn.cpus,
-                   .mem = pn.mem_mb,
-                   .gpus = pn.gpus,
-                   .type = nodes_.TypeId(pn.gpu_type),
-                   .exclusive = pn.exclusive};
-  j->mem_default = r.mem_per_node_mb == 0 && r.mem_per_cpu_mb == 0 && r.mem_per_gpu_mb == 0;
-  j->nodes = std::max<uint32_t>(1, r.nodes);
-  j->gpus = pn.gpus * j->nodes;
-  j->limit = EffectiveLimit(v.time_limit);
-  j->end = AddSat(now_, j->limit);
-  if (!v.reservation.empty()) {
-    for (size_t k = 0; k < nodes_.windows().size(); ++k) {
-      if (nodes_.windows()[k]->name == v.reservation) j->reservation = static_cast<int>(k);
-    }
-  }
-  j->node_filter = !r.constraint.empty() || !r.exclude.empty() || j->reservation >= 0;
-  if (r.nodelist.empty() && r.exclude.empty()) {
-    ShapeKey key{
-        0, j->base, j->nodes, r.constraint, j->limit.count(), j->reservation, j->mem_default};
-    j->shape = static_cast<int32_t>(
-        shape_ids_.try_emplace(key, static_cast<uint32_t>(shape_ids_.size())).first->second);
-  }
-  j->n_parts =
-      v.partitions.size() <= j->parts.size() ? static_cast<uint8_t>(v.partitions.size()) : 0;
-  if (last_parts_ != nullptr && j->n_parts > 0 && *last_parts_ == v.partitions) {
-    j->parts = last_parts_ids_;
-    j->tier = last_parts_tier_;
-  } else {
-    for (size_t k = 0; k < v.partitions.size(); ++k) {
-      auto it = part_by_name_.find(v.partitions[k]);
-      if (it == part_by_name_.end()) {
-        if (k < j->parts.size()) j->parts[k] = -1;
-        continue;
-      }
-      if (k < j->parts.size()) j->parts[k] = static_cast<int32_t>(it->second);
-      j->tier = std::max(j->tier, snap_.partitions[it->second].priority_tier);
-    }
-    last_parts_ = &v.partitions;
-    last_parts_ids_ = j->parts;
-    last_parts_tier_ = j->tier;
-  }
-  // The (account, user) association: fair share and membership are per association.
-  auto [assoc, fresh] = assoc_ids_.try_emplace(
-      (static_cast<uint64_t>(j->account) << 32) | static_cast<uint32_t>(j->user),
-      static_cast<int32_t>(assoc_member_.size()));
-  j->assoc = assoc->second;
-  if (fresh) {
-    bool in = !ConfiguredAccount(j->account) || index_.accounts[j->account].users.empty() ||
-              index_.accounts[j->account].users.count(v.user) > 0;
-    assoc_member_.push_back(in);
-    assoc_names_.push_back({v.account, v.user});
-  }
-  // Whether `CheckEligibility` has anything to look at.
-  const bool member = assoc_member_[j->assoc];
-  bool qos_allowed = true;
-  if (j->qos >= 0 && ConfiguredAccount(j->account) &&
-      index_.accounts[j->account].allowed_qos != nullptr) {
-    const auto& allowed = *index_.accounts[j->account].allowed_qos;
-    qos_allowed =
-        std::find(allowed.begin(), allowed.end(), index_.qos[j->qos].config->name) != allowed.end();
-  }
-  j->needs_check = v.held || v.held_by_admin || v.begin_time > now_ || !v.dependencies.empty() ||
-                   (v.array_max_running > 0 && v.array_job_id.value != 0) ||
-                   !v.reservation.empty() || !j->account_known || !member || j->qos < 0 ||
-                   !qos_allowed;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -538,7 +189,7 @@ void Pass::Prepare(JobInfo* j) {
 
 uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
                             bool* type_or_feature_missing) {
-  ShapeState* state = StateOf(j, p);
+  ShapeState* state = shapes_.StateOf(j, p);
   if (state != nullptr && state->capable >= 0) {
     *type_or_feature_missing = state->missing;
     return static_cast<uint32_t>(state->capable);
@@ -630,8 +281,7 @@ void Pass::CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timesta
   }
   if (!v.dependencies.empty()) CheckDependencies(j, out);
   if (v.array_max_running > 0 && v.array_job_id.value != 0) {
-    auto it = array_running_.find(v.array_job_id.value);
-    uint32_t running = it == array_running_.end() ? 0 : it->second;
+    const uint32_t running = limits_.array_running(v.array_job_id);
     if (running >= v.array_max_running) {
       out->push_back({.code = "JobArrayTaskLimit",
                       .detail = "array " + v.array_job_id.ToString() + " runs " +
@@ -676,7 +326,7 @@ void Pass::CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timesta
                     .detail = "no such account " + v.account,
                     .scope = "account",
                     .entity = v.account});
-  } else if (ConfiguredAccount(j.account) && !index_.accounts[j.account].users.empty() &&
+  } else if (index_.Configured(j.account) && !index_.accounts[j.account].users.empty() &&
              !index_.accounts[j.account].users.count(v.user)) {
     out->push_back({.code = "InvalidAccount",
                     .detail = "user " + v.user + " is not a member of account " + v.account,
@@ -686,7 +336,7 @@ void Pass::CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timesta
   if (j.qos < 0) {
     out->push_back(
         {.code = "InvalidQOS", .detail = "no such qos " + v.qos, .scope = "qos", .entity = v.qos});
-  } else if (ConfiguredAccount(j.account) && index_.accounts[j.account].allowed_qos != nullptr) {
+  } else if (index_.Configured(j.account) && index_.accounts[j.account].allowed_qos != nullptr) {
     const auto& allowed = *index_.accounts[j.account].allowed_qos;
     const std::string& name = index_.qos[j.qos].config->name;
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
@@ -797,111 +447,6 @@ void Pass::CheckDependencies(const JobInfo& j, std::vector<Blocker>* out) {
   }
 }
 
-void Pass::CheckLimits(const JobInfo& j, std::vector<Blocker>* out) {
-  const PendingJobView& v = *j.view;
-  const int64_t limit_minutes =
-      j.limit == kUnlimited ? 0 : std::chrono::ceil<std::chrono::minutes>(j.limit).count();
-  const int64_t asked_minutes = static_cast<int64_t>(j.gpus) * limit_minutes;
-  // Strings are built only for a limit that is reached (this runs for every pending job), and a
-  // blocker with the same numbers is copied rather than built again.
-  auto check = [&](const Limits& l, std::string_view scope, std::string_view entity,
-                   std::string_view suffix, int64_t entity_key, uint32_t gpus_used,
-                   uint32_t jobs_used, double gpu_seconds, const char* gres_code,
-                   const char* jobs_code, const char* minutes_code, const char* per_job_code) {
-    auto who = [&] {
-      return std::string(scope) + " " + std::string(entity) +
-             (suffix.empty() ? "" : " for user " + std::string(suffix));
-    };
-    auto add = [&](const char* code, auto detail, const char* resource, int64_t used, int64_t limit,
-                   int64_t requested) {
-      LimitKey key{code, scope.data(), entity_key, used, limit, requested};
-      auto [it, fresh] = limit_blockers_.try_emplace(key);
-      if (fresh) {
-        it->second = Blocker{.code = code,
-                             .detail = detail(),
-                             .scope = std::string(scope),
-                             .entity = std::string(entity),
-                             .resource = resource,
-                             .used = used,
-                             .limit = limit,
-                             .requested = requested};
-      }
-      out->push_back(it->second);
-    };
-    if (l.max_gpus_per_job && j.gpus > *l.max_gpus_per_job && per_job_code != nullptr) {
-      add(
-          per_job_code,
-          [&] {
-            return who() + " allows at most " + std::to_string(*l.max_gpus_per_job) +
-                   " GPUs per job, job asks " + std::to_string(j.gpus);
-          },
-          "gpu", 0, *l.max_gpus_per_job, j.gpus);
-    }
-    if (l.max_gpus && j.gpus > 0 && gpus_used + j.gpus > *l.max_gpus) {
-      add(
-          gres_code,
-          [&] {
-            return who() + " at its GPU limit " + std::to_string(gpus_used) + "/" +
-                   std::to_string(*l.max_gpus) + " (job asks " + std::to_string(j.gpus) + ")";
-          },
-          "gpu", gpus_used, *l.max_gpus, j.gpus);
-    }
-    if (l.max_running_jobs && jobs_used + 1 > *l.max_running_jobs) {
-      add(
-          jobs_code,
-          [&] {
-            return who() + " at its running-job limit " + std::to_string(jobs_used) + "/" +
-                   std::to_string(*l.max_running_jobs);
-          },
-          "jobs", jobs_used, *l.max_running_jobs, 1);
-    }
-    if (l.max_gpu_minutes && minutes_code != nullptr) {
-      int64_t used = static_cast<int64_t>(gpu_seconds / 60.0);
-      int64_t lim = static_cast<int64_t>(*l.max_gpu_minutes);
-      if (used >= lim || (limit_minutes > 0 && used + asked_minutes > lim)) {
-        add(
-            minutes_code,
-            [&] {
-              return who() + " has used " + std::to_string(used) + " of " + std::to_string(lim) +
-                     " GPU-minutes this period (job may use " + std::to_string(asked_minutes) + ")";
-            },
-            "gpu_minutes", used, lim, asked_minutes);
-      }
-    }
-  };
-  for (int a = j.account; ConfiguredAccount(a); a = index_.accounts[a].parent) {
-    check(index_.accounts[a].config->limits, "account", index_.accounts[a].config->name, "", a,
-          acct_gpus_[a], acct_jobs_[a], acct_gpu_seconds_[a], "AssocGrpGRES", "AssocGrpJobsLimit",
-          "AssocGrpGRESMinutes", "AssocMaxGRESPerJob");
-  }
-  if (const UserConfig* u = user_config_[j.user]) {
-    check(u->limits, "user", v.user, "", j.user, user_gpus_[j.user], user_jobs_[j.user],
-          user_gpu_seconds_[j.user], "AssocGrpGRES", "AssocGrpJobsLimit", "AssocGrpGRESMinutes",
-          "AssocMaxGRESPerJob");
-  }
-  if (j.qos >= 0) {
-    const QosConfig& q = *index_.qos[j.qos].config;
-    check(q.limits, "qos", q.name, "", j.qos, qos_gpus_[j.qos], qos_jobs_[j.qos], 0, "QOSGrpGRES",
-          "QOSGrpJobsLimit", nullptr, "QOSMaxGRESPerJob");
-    const auto& qu = qos_user_[static_cast<size_t>(j.qos) * user_names_.size() + j.user];
-    uint32_t g = qu.first;
-    uint32_t n = qu.second;
-    if (q.per_user.max_gpus || q.per_user.max_running_jobs) {
-      check(q.per_user, "qos", q.name, v.user,
-            (static_cast<int64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user), g, n, 0,
-            "QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit", nullptr, nullptr);
-    }
-    if (q.max_time && j.limit > *q.max_time) {
-      out->push_back({.code = "QOSMaxWallDurationPerJobLimit",
-                      .detail = "time limit " + FormatSlurmDuration(j.limit) + " exceeds qos " +
-                                q.name + " max_time " + FormatSlurmDuration(*q.max_time),
-                      .scope = "qos",
-                      .entity = q.name,
-                      .resource = "time"});
-    }
-  }
-}
-
 bool Pass::CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* out) {
   const Partition& part = snap_.partitions[p];
   auto block = [&](const char* code, std::string detail, const char* resource = "",
@@ -916,8 +461,7 @@ bool Pass::CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* ou
     return false;
   };
   if (!part.up) return block("PartitionDown", "partition " + part.name + " is down");
-  if (!part.allowed_accounts.empty() &&
-      !std::binary_search(part_allowed_[p].begin(), part_allowed_[p].end(), j.account)) {
+  if (!jobs_.MayUsePartition(p, j.account)) {
     return block("InvalidAccount",
                  "account " + j.view->account + " may not use partition " + part.name);
   }
@@ -971,23 +515,6 @@ bool Pass::CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* ou
                "nodes", capable, j.nodes);
 }
 
-void Pass::AddUse(const JobInfo& j) {
-  for (int a = j.account; a >= 0; a = account_parent_[a]) {
-    acct_gpus_[a] += j.gpus;
-    acct_jobs_[a] += 1;
-  }
-  user_gpus_[j.user] += j.gpus;
-  user_jobs_[j.user] += 1;
-  if (j.qos >= 0) {
-    qos_gpus_[j.qos] += j.gpus;
-    qos_jobs_[j.qos] += 1;
-    auto& qu = qos_user_[static_cast<size_t>(j.qos) * user_names_.size() + j.user];
-    qu.first += j.gpus;
-    qu.second += 1;
-  }
-  if (j.view->array_job_id.value != 0) ++array_running_[j.view->array_job_id.value];
-}
-
 // ---------------------------------------------------------------------------------------------
 // Placement now.
 
@@ -1007,7 +534,7 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
   const ResourceRequest& r = j.view->resources;
   const Demand d = DemandFor(j, snap_.partitions[p]);
   const uint32_t n_nodes = std::max<uint32_t>(1, r.nodes);
-  ShapeState* state = StateOf(j, p);
+  ShapeState* state = shapes_.StateOf(j, p);
   auto fail = [&](PlaceResult result) {
     if (state != nullptr) state->failed = result;
     return result;
@@ -1146,14 +673,15 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
                       std::vector<Blocker>* out, Timestamp* estimate) {
   const ConfigIndex::Qos* my_qos = j.qos >= 0 ? &index_.qos[j.qos] : nullptr;
   // Reclaim: the job's guarantee holder stays within its guarantee with this job.
-  int holder = ConfiguredAccount(j.account) ? index_.accounts[j.account].guarantee_holder : -1;
-  bool reclaim = config_.preemption.reclaim && holder >= 0 &&
-                 acct_gpus_[holder] + j.gpus <= index_.accounts[holder].config->guaranteed_gpus;
+  int holder = index_.Configured(j.account) ? index_.accounts[j.account].guarantee_holder : -1;
+  bool reclaim =
+      config_.preemption.reclaim && holder >= 0 &&
+      limits_.account_gpus(holder) + j.gpus <= index_.accounts[holder].config->guaranteed_gpus;
   bool by_qos = my_qos != nullptr && std::find(my_qos->preempts.begin(), my_qos->preempts.end(),
                                                true) != my_qos->preempts.end();
   if (!reclaim && !by_qos) return false;
   auto victim_holder = [&](const RunJob& rj) {
-    return ConfiguredAccount(rj.account) ? index_.accounts[rj.account].guarantee_holder : -1;
+    return index_.Configured(rj.account) ? index_.accounts[rj.account].guarantee_holder : -1;
   };
   auto eligible = [&](const RunJob& rj, bool* via_qos) {
     if (rj.view == nullptr || rj.being_preempted || rj.qos < 0) return false;
@@ -1559,7 +1087,7 @@ bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool fo
 void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate) {
   const PendingJobView& v = *j.view;
   if (j.needs_check) CheckEligibility(j, blockers, estimate);
-  CheckLimits(j, blockers);
+  limits_.Check(j, blockers);
   std::vector<uint32_t>& parts = parts_scratch_;
   std::vector<Blocker>& part_blockers = part_blockers_scratch_;
   parts.clear();
@@ -1610,7 +1138,7 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
     if (result == PlaceResult::kPlaced) {
       placement.backfilled = !reserved_jobs_.empty();
       plan->starts.push_back(std::move(placement));
-      AddUse(j);
+      limits_.Add(j);
       return;
     }
     if (result != PlaceResult::kPriority) only_priority = false;
@@ -1621,12 +1149,12 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
   if (options_.strict_order) {
     for (uint32_t p : parts) part_blocked_[p] = true;
   } else {
-    if (config_.preemption.enabled && !inflight_for_[pos] &&
+    if (config_.preemption.enabled && !jobs_.InflightFor(pos) &&
         preemptors_ < config_.preemption.max_preemptors_per_pass &&
         TryPreempt(j, parts, plan, blockers, estimate)) {
       return;
     }
-    if (inflight_for_[pos]) {
+    if (jobs_.InflightFor(pos)) {
       Reserve(j, parts, /*forced=*/true, plan, estimate);
     } else if (config_.backfill.enabled && backfill_reservations_ < config_.backfill.reservations) {
       if (Reserve(j, parts, /*forced=*/false, plan, estimate)) ++backfill_reservations_;
@@ -1635,13 +1163,13 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
   // The main blocker is the same for every job of this shape until reservations change: reuse it.
   const uint32_t p0 = parts[0];
   const bool own_reservation = reserved_jobs_.size() != reservations_before;
-  ShapeState* state = inflight_for_[pos] || own_reservation ? nullptr : StateOf(j, p0);
+  ShapeState* state = jobs_.InflightFor(pos) || own_reservation ? nullptr : shapes_.StateOf(j, p0);
   if (state != nullptr && state->blocker >= 0 &&
       cached_blockers_[state->blocker].priority == only_priority &&
       cached_blockers_[state->blocker].reservations == reserved_jobs_.size()) {
     blockers->push_back(cached_blockers_[state->blocker].blocker);
   } else {
-    blockers->push_back(ResourceBlocker(j, p0, only_priority, inflight_for_[pos]));
+    blockers->push_back(ResourceBlocker(j, p0, only_priority, jobs_.InflightFor(pos)));
     if (state != nullptr) {
       if (state->blocker < 0) {
         state->blocker = static_cast<int32_t>(cached_blockers_.size());
@@ -1696,25 +1224,22 @@ std::vector<PriorityFactors> Pass::ComputePriorities(bool report) {
   const PriorityConfig& w = config_.priority;
   std::vector<double> fairshare;  // by association
   if (w.weight_fairshare > 0 && !options_.priority) {
-    fairshare.assign(assoc_names_.size(), 0.0);
+    fairshare.assign(jobs_.associations().size(), 0.0);
     std::vector<std::pair<std::string, std::string>> extra;
-    extra.reserve(assoc_names_.size());
-    for (const auto& [account, user] : assoc_names_) extra.emplace_back(account, user);
+    extra.reserve(jobs_.associations().size());
+    for (const auto& [account, user] : jobs_.associations()) extra.emplace_back(account, user);
     std::sort(extra.begin(), extra.end());
     for (const FairShareEntry& e : ComputeFairTree(config_, snap_.usage, extra)) {
-      auto a = account_ids_.find(e.account);
-      auto u = user_ids_.find(e.user);
-      if (a == account_ids_.end() || u == user_ids_.end()) continue;
-      auto it = assoc_ids_.find((static_cast<uint64_t>(a->second) << 32) |
-                                static_cast<uint32_t>(u->second));
-      if (it != assoc_ids_.end()) fairshare[it->second] = e.factor;
+      const int a = jobs_.FindAccount(e.account), u = jobs_.FindUser(e.user);
+      if (a < 0 || u < 0) continue;
+      if (int32_t assoc = jobs_.FindAssoc(a, u); assoc >= 0) fairshare[assoc] = e.factor;
     }
   }
   std::vector<PriorityFactors> out;
-  if (report) out.reserve(pending_.size());
+  if (report) out.reserve(jobs_.pending().size());
   const double max_age_s = ToSecondsF(w.max_age);
   PriorityFactors f;
-  for (JobInfo& j : pending_) {
+  for (JobInfo& j : jobs_.pending()) {
     const PendingJobView& v = *j.view;
     f = PriorityFactors();
     if (report) {
@@ -1763,21 +1288,21 @@ std::vector<PriorityFactors> Pass::ComputePriorities(bool report) {
 }
 
 void Pass::Run(Plan* plan) {
-  shape_states_.assign(shape_ids_.size() * snap_.partitions.size(), ShapeState());
+  shapes_.Reset(snap_.partitions.size());
   ComputePriorities(/*report=*/false);
-  // Order: tier desc, priority desc, submit time, JobId. `pending_` is in JobId order, so a job's
-  // rank in (submit time, JobId) order is its index when submit times do not go backwards.
-  const size_t n = pending_.size();
+  // Order: tier desc, priority desc, submit time, JobId. `jobs_.pending()` is in JobId order, so a
+  // job's rank in (submit time, JobId) order is its index when submit times do not go backwards.
+  const size_t n = jobs_.pending().size();
   std::vector<uint32_t> rank(n);
   std::iota(rank.begin(), rank.end(), 0u);
   bool monotone = true;
   for (size_t i = 1; i < n && monotone; ++i)
-    monotone = pending_[i - 1].view->submit_time <= pending_[i].view->submit_time;
+    monotone = jobs_.pending()[i - 1].view->submit_time <= jobs_.pending()[i].view->submit_time;
   if (!monotone) {
     std::vector<uint32_t> by_submit(n);
     std::iota(by_submit.begin(), by_submit.end(), 0u);
     std::stable_sort(by_submit.begin(), by_submit.end(), [&](uint32_t a, uint32_t b) {
-      return pending_[a].view->submit_time < pending_[b].view->submit_time;
+      return jobs_.pending()[a].view->submit_time < jobs_.pending()[b].view->submit_time;
     });
     for (size_t r = 0; r < n; ++r) rank[by_submit[r]] = static_cast<uint32_t>(r);
   }
@@ -1791,7 +1316,7 @@ void Pass::Run(Plan* plan) {
   };
   std::vector<Key> keys(n);
   for (size_t i = 0; i < n; ++i) {
-    const JobInfo& j = pending_[i];
+    const JobInfo& j = jobs_.pending()[i];
     uint64_t prio;
     if (options_.priority) {
       double d = options_.priority(*j.view, now_);
@@ -1833,20 +1358,20 @@ void Pass::Run(Plan* plan) {
   // Visit in order from a sorted copy: sequential reads from here on.
   {
     std::vector<JobInfo> sorted;
-    sorted.reserve(pending_.size());
-    for (const Key& k : keys) sorted.push_back(pending_[k.index]);
-    pending_.swap(sorted);
+    sorted.reserve(jobs_.pending().size());
+    for (const Key& k : keys) sorted.push_back(jobs_.pending()[k.index]);
+    jobs_.pending().swap(sorted);
   }
-  plan->starts.reserve(std::min<size_t>(pending_.size(), 4 * nodes_.size() + 16));
-  plan->pending.reserve(pending_.size());
+  plan->starts.reserve(std::min<size_t>(jobs_.pending().size(), 4 * nodes_.size() + 16));
+  plan->pending.reserve(jobs_.pending().size());
   std::vector<Blocker> blockers;
   size_t examined = 0;
-  for (JobInfo& j : pending_) {
+  for (JobInfo& j : jobs_.pending()) {
     // Beyond the bound, a job is not examined: a cheap reason, and the caller keeps the
     // explanation of the last pass that examined it.
     // (A job that jobs are being preempted for is always examined: it must keep its reservation.)
     if (config_.max_jobs_per_pass > 0 && examined >= config_.max_jobs_per_pass &&
-        !inflight_for_[j.view - snap_.pending.data()]) {
+        !jobs_.InflightFor(j.view - snap_.pending.data())) {
       plan->pending.push_back(PendingReason{.job = j.view->id,
                                             .code = "Priority",
                                             .detail = "not examined",

@@ -38,6 +38,9 @@ struct ConfigIndex {
 
   explicit ConfigIndex(const SchedulerConfig& c);
 
+  // Whether account id `a` (a pass's, `JobTable`) names a configured account.
+  bool Configured(int a) const { return a >= 0 && a < static_cast<int>(accounts.size()); }
+
   std::map<std::string, int, std::less<>> account_ids;
   std::vector<Account> accounts;
   std::map<std::string, const UserConfig*, std::less<>> users;

@@ -20,6 +20,7 @@
 #include "sched/internal/admission.h"
 #include "sched/internal/config_index.h"
 #include "sched/internal/constraint.h"
+#include "sched/internal/eligibility.h"
 #include "sched/internal/explain.h"
 #include "sched/internal/flat_map.h"
 #include "sched/internal/gpu_pick.h"
@@ -28,6 +29,7 @@
 #include "sched/internal/node_bitset.h"
 #include "sched/internal/node_cache.h"
 #include "sched/internal/node_state.h"
+#include "sched/internal/partition_check.h"
 #include "sched/internal/shapes.h"
 #include "sched/internal/time_math.h"
 
@@ -40,7 +42,9 @@ using internal::ConfigIndex;
 using internal::Constraint;
 using internal::Demand;
 using internal::DemandFor;
+using internal::DescribeDemand;
 using internal::EffectiveLimit;
+using internal::Eligibility;
 using internal::FlatMap;
 using internal::FormatTime;
 using internal::IntHash;
@@ -55,6 +59,7 @@ using internal::NodeCache;
 using internal::NodeState;
 using internal::NodeUse;
 using internal::ParseConstraint;
+using internal::PartitionCheck;
 using internal::PickGpus;
 using internal::PlaceResult;
 using internal::Pool;
@@ -75,6 +80,8 @@ struct Candidate {
 
 using internal::Demand;
 using internal::DemandFor;
+using internal::DescribeDemand;
+using internal::Eligibility;
 using internal::JobInfo;
 using internal::JobTable;
 // All of one pass: built from the snapshot, consumed by `Run`.
@@ -94,9 +101,6 @@ class Pass {
 
   // Per job.
   void Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate);
-  void CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timestamp* estimate);
-  void CheckDependencies(const JobInfo& j, std::vector<Blocker>* out);
-  bool CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* out);
   PlaceResult TryPlace(const JobInfo& j, uint32_t p, Placement* out);
   std::vector<JobId> HoldersIn(uint32_t p) const;
   Blocker ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool inflight);
@@ -107,10 +111,6 @@ class Pass {
 
   // Nodes.
   Timestamp EarliestStart(const JobInfo& j, uint32_t n, const Demand& d, Timestamp bound) const;
-  uint32_t CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
-                        bool* type_or_feature_missing);
-  std::string DemandUnit(const JobInfo& j, const Demand& d) const;
-  std::string DescribeDemand(const JobInfo& j, uint32_t p, const Demand& d) const;
 
   // Use counters.
 
@@ -130,13 +130,10 @@ class Pass {
   ShapeMemo shapes_;
   JobTable jobs_;
   UseLimits limits_;
-  std::vector<const FinishedJobView*> finished_;                                    // sorted by id
-  std::map<std::pair<std::string_view, std::string_view>, JobId> singleton_first_;  // (user, name)
-  std::set<std::pair<std::string_view, std::string_view>> singleton_running_;
-  bool singletons_indexed_ = false;
+  Eligibility eligibility_;
+  PartitionCheck partitions_;
 
   // Pass state.
-  std::unordered_map<ShapeKey, std::pair<uint32_t, bool>, ShapeKeyHash> capable_;
   struct CachedBlocker {
     bool priority;
     size_t reservations;
@@ -175,345 +172,17 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
       cache_(cache != nullptr ? *cache : *own_cache_),
       nodes_(config, index, snapshot, cache_),
       jobs_(config, index, snapshot, now, nodes_, shapes_),
-      limits_(index, jobs_, nodes_.jobs(), snapshot) {
+      limits_(index, jobs_, nodes_.jobs(), snapshot),
+      eligibility_(index, snapshot, nodes_.windows(), limits_, now),
+      partitions_(snapshot, nodes_, jobs_, shapes_) {
   part_blocked_.assign(snap_.partitions.size(), false);
-  // Finished dependency targets.
-  finished_.reserve(snap_.finished.size());
-  for (const FinishedJobView& f : snap_.finished) finished_.push_back(&f);
-  std::sort(finished_.begin(), finished_.end(),
-            [](const FinishedJobView* a, const FinishedJobView* b) { return a->id < b->id; });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Nodes.
 
-uint32_t Pass::CapableNodes(const JobInfo& j, uint32_t p, const Demand& d,
-                            bool* type_or_feature_missing) {
-  ShapeState* state = shapes_.StateOf(j, p);
-  if (state != nullptr && state->capable >= 0) {
-    *type_or_feature_missing = state->missing;
-    return static_cast<uint32_t>(state->capable);
-  }
-  // Capability does not depend on the time limit: share the count between shapes.
-  const ResourceRequest& r = j.view->resources;
-  const bool shared = r.exclude.empty();
-  ShapeKey key{p, d, 0, r.constraint, 0, j.reservation};
-  if (shared) {
-    if (auto it = capable_.find(key); it != capable_.end()) {
-      *type_or_feature_missing = it->second.second;
-      if (state != nullptr) {
-        state->capable = static_cast<int32_t>(it->second.first);
-        state->missing = it->second.second;
-      }
-      return it->second.first;
-    }
-  }
-  // Without a node filter the count depends on the nodes' static fields alone: kept between
-  // passes.
-  const bool kept = shared && !j.node_filter && r.constraint.empty() && j.reservation < 0;
-  const auto kept_key = std::make_tuple(p, d.cpus, d.mem, d.gpus, d.type, d.exclusive);
-  if (kept) {
-    if (auto it = cache_.capable.find(kept_key); it != cache_.capable.end()) {
-      *type_or_feature_missing = it->second.second;
-      capable_[key] = it->second;
-      if (state != nullptr) {
-        state->capable = static_cast<int32_t>(it->second.first);
-        state->missing = it->second.second;
-      }
-      return it->second.first;
-    }
-  }
-  const Constraint c = ParseConstraint(r.constraint);
-  const bool filter = j.node_filter;
-  uint32_t capable = 0;
-  bool any_match = false;
-  for (uint32_t n : nodes_.PartitionNodes(p)) {
-    if (filter && !nodes_.StaticOk(j, n, c)) continue;
-    const NodeView& v = *nodes_.node(n).view;
-    GpuSet mask = nodes_.TypeMask(n, d.type);
-    if (d.type < 0 || (d.type > 0 && mask.empty())) continue;
-    any_match = true;
-    // GPUs out of service still count: they may come back.
-    uint32_t gpus = mask.size() + static_cast<uint32_t>(v.gpus.size()) - v.usable_gpus.size();
-    if (gpus >= d.gpus && v.cpus >= d.cpus && v.mem_mb >= nodes_.MemOn(d, n)) ++capable;
-  }
-  *type_or_feature_missing = !any_match;
-  if (shared) capable_[key] = {capable, !any_match};
-  if (kept) cache_.capable[kept_key] = {capable, !any_match};
-  if (state != nullptr) {
-    state->capable = static_cast<int32_t>(capable);
-    state->missing = !any_match;
-  }
-  return capable;
-}
-
-std::string Pass::DemandUnit(const JobInfo& j, const Demand& d) const {
-  if (d.exclusive) return "a whole node";
-  if (d.gpus == 0) return std::to_string(d.cpus) + (d.cpus == 1 ? " CPU" : " CPUs");
-  std::string unit = std::to_string(d.gpus) + (d.gpus == 1 ? " GPU" : " GPUs");
-  if (!j.view->resources.gpu_type.empty()) unit += " of type " + j.view->resources.gpu_type;
-  return unit;
-}
-
-std::string Pass::DescribeDemand(const JobInfo& j, uint32_t p, const Demand& d) const {
-  uint32_t n = std::max<uint32_t>(1, j.view->resources.nodes);
-  std::string what = n == 1 ? DemandUnit(j, d)
-                     : d.exclusive
-                         ? std::to_string(n) + " whole nodes"
-                         : std::to_string(n) + " nodes with " + DemandUnit(j, d) + " each";
-  return "waiting for " + what + " in partition " + snap_.partitions[p].name;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Eligibility, dependencies and limits.
-
-void Pass::CheckEligibility(const JobInfo& j, std::vector<Blocker>* out, Timestamp* estimate) {
-  const PendingJobView& v = *j.view;
-  if (v.held) out->push_back({.code = "JobHeldUser", .detail = "held by its user", .scope = "job"});
-  if (v.held_by_admin)
-    out->push_back({.code = "JobHeldAdmin", .detail = "held by an administrator", .scope = "job"});
-  if (v.begin_time > now_) {
-    out->push_back({.code = "BeginTime",
-                    .detail = "not before " + FormatTimestamp(v.begin_time),
-                    .scope = "job",
-                    .resource = "time"});
-    *estimate = std::max(*estimate, v.begin_time);
-  }
-  if (!v.dependencies.empty()) CheckDependencies(j, out);
-  if (v.array_max_running > 0 && v.array_job_id.value != 0) {
-    const uint32_t running = limits_.array_running(v.array_job_id);
-    if (running >= v.array_max_running) {
-      out->push_back({.code = "JobArrayTaskLimit",
-                      .detail = "array " + v.array_job_id.ToString() + " runs " +
-                                std::to_string(running) + " of at most " +
-                                std::to_string(v.array_max_running) + " tasks at once",
-                      .scope = "array",
-                      .entity = v.array_job_id.ToString(),
-                      .resource = "jobs",
-                      .used = running,
-                      .limit = v.array_max_running,
-                      .requested = 1});
-    }
-  }
-  if (!v.reservation.empty()) {
-    Blocker b{.code = "Reservation", .scope = "reservation", .entity = v.reservation};
-    if (j.reservation < 0) {
-      b.detail = "no such reservation " + v.reservation;
-      out->push_back(b);
-    } else {
-      const Reservation& r = *nodes_.windows()[j.reservation];
-      bool user_ok =
-          r.users.empty() || std::find(r.users.begin(), r.users.end(), v.user) != r.users.end();
-      bool acct_ok = r.accounts.empty() ||
-                     std::find(r.accounts.begin(), r.accounts.end(), v.account) != r.accounts.end();
-      if (!(r.users.empty() && r.accounts.empty()) &&
-          !((!r.users.empty() && user_ok) || (!r.accounts.empty() && acct_ok))) {
-        b.detail =
-            "user " + v.user + " (account " + v.account + ") may not use reservation " + r.name;
-        out->push_back(b);
-      } else if (now_ >= r.end) {
-        b.detail = "reservation " + r.name + " ended at " + FormatTimestamp(r.end);
-        out->push_back(b);
-      } else if (now_ < r.start) {
-        b.detail = "reservation " + r.name + " starts at " + FormatTimestamp(r.start);
-        *estimate = std::max(*estimate, r.start);
-        out->push_back(b);
-      }
-    }
-  }
-  if (!j.account_known) {
-    out->push_back({.code = "InvalidAccount",
-                    .detail = "no such account " + v.account,
-                    .scope = "account",
-                    .entity = v.account});
-  } else if (index_.Configured(j.account) && !index_.accounts[j.account].users.empty() &&
-             !index_.accounts[j.account].users.count(v.user)) {
-    out->push_back({.code = "InvalidAccount",
-                    .detail = "user " + v.user + " is not a member of account " + v.account,
-                    .scope = "account",
-                    .entity = v.account});
-  }
-  if (j.qos < 0) {
-    out->push_back(
-        {.code = "InvalidQOS", .detail = "no such qos " + v.qos, .scope = "qos", .entity = v.qos});
-  } else if (index_.Configured(j.account) && index_.accounts[j.account].allowed_qos != nullptr) {
-    const auto& allowed = *index_.accounts[j.account].allowed_qos;
-    const std::string& name = index_.qos[j.qos].config->name;
-    if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
-      out->push_back({.code = "InvalidQOS",
-                      .detail = "account " + v.account + " may not use qos " + name,
-                      .scope = "qos",
-                      .entity = name});
-    }
-  }
-}
-
-void Pass::CheckDependencies(const JobInfo& j, std::vector<Blocker>* out) {
-  const PendingJobView& v = *j.view;
-  enum class Dep { kMet, kWait, kImpossible };
-  std::vector<JobId> waiting, never;
-  size_t met = 0, total = 0;
-  auto find_running = [&](JobId id) -> const RunningJobView* {
-    auto it = std::lower_bound(snap_.running.begin(), snap_.running.end(), id,
-                               [](const RunningJobView& r, JobId x) { return r.id < x; });
-    return it != snap_.running.end() && it->id == id ? &*it : nullptr;
-  };
-  auto is_pending = [&](JobId id) {
-    auto it = std::lower_bound(snap_.pending.begin(), snap_.pending.end(), id,
-                               [](const PendingJobView& p, JobId x) { return p.id < x; });
-    return it != snap_.pending.end() && it->id == id;
-  };
-  auto find_finished = [&](JobId id) -> const FinishedJobView* {
-    auto it = std::lower_bound(finished_.begin(), finished_.end(), id,
-                               [](const FinishedJobView* f, JobId x) { return f->id < x; });
-    return it != finished_.end() && (*it)->id == id ? *it : nullptr;
-  };
-  for (const Dependency& dep : v.dependencies) {
-    if (dep.type == DependencyType::kSingleton) {
-      ++total;
-      if (!singletons_indexed_) {
-        singletons_indexed_ = true;
-        for (const RunningJobView& r : snap_.running) singleton_running_.insert({r.user, r.name});
-        for (const PendingJobView& p : snap_.pending)
-          singleton_first_.emplace(
-              std::make_pair(std::string_view(p.user), std::string_view(p.name)), p.id);
-      }
-      auto first = singleton_first_.find({v.user, v.name});
-      bool blocked = singleton_running_.count({v.user, v.name}) > 0 ||
-                     (first != singleton_first_.end() && first->second < v.id);
-      if (blocked) {
-        waiting.push_back(v.id);
-      } else {
-        ++met;
-      }
-      continue;
-    }
-    for (JobId id : dep.jobs) {
-      ++total;
-      Dep state = Dep::kWait;
-      if (const RunningJobView* r = find_running(id)) {
-        if (dep.type == DependencyType::kAfter) {
-          state = now_ >= AddSat(r->start_time, dep.delay) ? Dep::kMet : Dep::kWait;
-        }
-      } else if (is_pending(id)) {
-        state = Dep::kWait;
-      } else if (const FinishedJobView* f = find_finished(id)) {
-        bool ok = f->state == JobState::kCompleted && f->exit_code == 0;
-        switch (dep.type) {
-          case DependencyType::kAfter:
-            state = f->start_time == Timestamp{} || now_ >= AddSat(f->start_time, dep.delay)
-                        ? Dep::kMet
-                        : Dep::kWait;
-            break;
-          case DependencyType::kAfterAny:
-            state = now_ >= AddSat(f->end_time, dep.delay) ? Dep::kMet : Dep::kWait;
-            break;
-          case DependencyType::kAfterOk:
-          case DependencyType::kAfterCorr:
-            state = ok ? Dep::kMet : Dep::kImpossible;
-            break;
-          case DependencyType::kAfterNotOk:
-            state = ok ? Dep::kImpossible : Dep::kMet;
-            break;
-          case DependencyType::kSingleton:
-            break;
-        }
-      } else {
-        state = Dep::kImpossible;  // unknown job: nothing can ever satisfy it
-      }
-      if (state == Dep::kMet) ++met;
-      if (state == Dep::kWait) waiting.push_back(id);
-      if (state == Dep::kImpossible) never.push_back(id);
-    }
-  }
-  bool satisfied = v.dependency_any ? met > 0 : met == total;
-  if (satisfied) return;
-  bool impossible = v.dependency_any ? never.size() == total : !never.empty();
-  if (impossible) {
-    out->push_back({.code = "DependencyNeverSatisfied",
-                    .detail = "dependency on job " + JoinJobIds(never) + " can never be satisfied",
-                    .scope = "job",
-                    .entity = never.empty() ? "" : never.front().ToString(),
-                    .jobs = never});
-  } else {
-    bool singleton_only = !waiting.empty() && waiting.front() == v.id;
-    out->push_back({.code = "Dependency",
-                    .detail = singleton_only ? "singleton: another job named " + v.name + " of " +
-                                                   v.user + " runs or is older"
-                                             : "dependency on job " + JoinJobIds(waiting),
-                    .scope = "job",
-                    .entity = waiting.empty() ? "" : waiting.front().ToString(),
-                    .jobs = waiting});
-  }
-}
-
-bool Pass::CheckPartition(const JobInfo& j, uint32_t p, std::vector<Blocker>* out) {
-  const Partition& part = snap_.partitions[p];
-  auto block = [&](const char* code, std::string detail, const char* resource = "",
-                   int64_t limit = 0, int64_t requested = 0) {
-    out->push_back({.code = code,
-                    .detail = std::move(detail),
-                    .scope = "partition",
-                    .entity = part.name,
-                    .resource = resource,
-                    .limit = limit,
-                    .requested = requested});
-    return false;
-  };
-  if (!part.up) return block("PartitionDown", "partition " + part.name + " is down");
-  if (!jobs_.MayUsePartition(p, j.account)) {
-    return block("InvalidAccount",
-                 "account " + j.view->account + " may not use partition " + part.name);
-  }
-  if (j.limit > part.max_time) {
-    return block("PartitionTimeLimit",
-                 "time limit " + FormatSlurmDuration(j.limit) + " exceeds partition " + part.name +
-                     " max_time " + FormatSlurmDuration(part.max_time),
-                 "time");
-  }
-  if (part.max_nodes_per_job > 0 && j.nodes > part.max_nodes_per_job) {
-    return block("PartitionNodeLimit",
-                 "job asks " + std::to_string(j.nodes) + " nodes, partition " + part.name +
-                     " allows " + std::to_string(part.max_nodes_per_job),
-                 "nodes", part.max_nodes_per_job, j.nodes);
-  }
-  if (part.max_gpus_per_job > 0 && j.gpus > part.max_gpus_per_job) {
-    return block("PartitionConfig",
-                 "job asks " + std::to_string(j.gpus) + " GPUs, partition " + part.name +
-                     " allows " + std::to_string(part.max_gpus_per_job) + " per job",
-                 "gpu", part.max_gpus_per_job, j.gpus);
-  }
-  if (j.shape < 0) {
-    for (const std::string& name : j.view->resources.nodelist) {
-      const int64_t n = nodes_.FindNode(name);
-      if (n < 0 || !nodes_.InPartition(p, static_cast<uint32_t>(n))) {
-        out->push_back({.code = "ReqNodeNotAvail",
-                        .detail = "requested node " + name + " is not in partition " + part.name,
-                        .scope = "node",
-                        .entity = name});
-        return false;
-      }
-    }
-  }
-  const Demand d = DemandFor(j, snap_.partitions[p]);
-  bool missing = false;
-  const uint32_t capable = CapableNodes(j, p, d, &missing);
-  if (capable >= j.nodes) return true;
-  const ResourceRequest& r = j.view->resources;
-  if (missing && (!r.constraint.empty() || !r.gpu_type.empty())) {
-    return block("BadConstraints",
-                 "no node of partition " + part.name + " has" +
-                     (r.gpu_type.empty() ? "" : " GPUs of type " + r.gpu_type) +
-                     (!r.gpu_type.empty() && !r.constraint.empty() ? " and" : "") +
-                     (r.constraint.empty() ? "" : " features " + r.constraint));
-  }
-  return block("PartitionConfig",
-               j.nodes == 1
-                   ? "no node of partition " + part.name + " can hold " + DemandUnit(j, d)
-                   : "only " + std::to_string(capable) + " nodes of partition " + part.name +
-                         " can hold " + DemandUnit(j, d) + ", job needs " + std::to_string(j.nodes),
-               "nodes", capable, j.nodes);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Placement now.
@@ -928,7 +597,7 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
     plan->reservations.push_back(std::move(rs));
     ++preemptors_;
     out->push_back({.code = "Resources",
-                    .detail = DescribeDemand(j, p, d) + ": preempting job " +
+                    .detail = DescribeDemand(j, snap_.partitions[p], d) + ": preempting job " +
                               JoinJobIds(victim_ids) + " (grace " + FormatSlurmDuration(grace) +
                               ")",
                     .scope = "partition",
@@ -1086,7 +755,7 @@ bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool fo
 
 void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate) {
   const PendingJobView& v = *j.view;
-  if (j.needs_check) CheckEligibility(j, blockers, estimate);
+  if (j.needs_check) eligibility_.Check(j, blockers, estimate);
   limits_.Check(j, blockers);
   std::vector<uint32_t>& parts = parts_scratch_;
   std::vector<Blocker>& part_blockers = part_blockers_scratch_;
@@ -1105,7 +774,7 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
                                .detail = "no such partition " + v.partitions[k],
                                .scope = "partition",
                                .entity = v.partitions[k]});
-    } else if (CheckPartition(j, static_cast<uint32_t>(p), &part_blockers)) {
+    } else if (partitions_.Check(j, static_cast<uint32_t>(p), &part_blockers)) {
       parts.push_back(static_cast<uint32_t>(p));
     }
   }
@@ -1201,16 +870,16 @@ Blocker Pass::ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool 
   const Demand d = DemandFor(j, snap_.partitions[p]);
   std::vector<JobId> holders = priority ? HoldersIn(p) : std::vector<JobId>();
   if (!holders.empty()) {
-    return {
-        .code = "Priority",
-        .detail = DescribeDemand(j, p, d) + ", held for higher-priority job " + JoinJobIds(holders),
-        .scope = "partition",
-        .entity = snap_.partitions[p].name,
-        .resource = "gpu",
-        .requested = j.gpus,
-        .jobs = std::move(holders)};
+    return {.code = "Priority",
+            .detail = DescribeDemand(j, snap_.partitions[p], d) +
+                      ", held for higher-priority job " + JoinJobIds(holders),
+            .scope = "partition",
+            .entity = snap_.partitions[p].name,
+            .resource = "gpu",
+            .requested = j.gpus,
+            .jobs = std::move(holders)};
   }
-  std::string detail = DescribeDemand(j, p, d);
+  std::string detail = DescribeDemand(j, snap_.partitions[p], d);
   if (inflight) detail += " (freed by jobs being preempted for it)";
   return {.code = "Resources",
           .detail = std::move(detail),

@@ -30,6 +30,7 @@
 #include "sched/internal/node_cache.h"
 #include "sched/internal/node_state.h"
 #include "sched/internal/partition_check.h"
+#include "sched/internal/placement.h"
 #include "sched/internal/priority.h"
 #include "sched/internal/shapes.h"
 #include "sched/internal/time_math.h"
@@ -62,6 +63,7 @@ using internal::NodeUse;
 using internal::ParseConstraint;
 using internal::PartitionCheck;
 using internal::PickGpus;
+using internal::Placer;
 using internal::PlaceResult;
 using internal::Pool;
 using internal::Prioritizer;
@@ -73,12 +75,6 @@ using internal::ShapeState;
 using internal::SubSat;
 using internal::UseLimits;
 using internal::WorkNode;
-
-struct Candidate {
-  uint32_t node;
-  uint32_t count;  // free GPUs of the type (best fit key)
-  bool whole;      // uses resources reserved for later (it ends before they are needed)
-};
 
 using internal::Demand;
 using internal::DemandFor;
@@ -137,6 +133,7 @@ class Pass {
   Eligibility eligibility_;
   PartitionCheck partitions_;
   Prioritizer prioritizer_;
+  Placer placer_;
 
   // Pass state.
   struct CachedBlocker {
@@ -161,7 +158,6 @@ class Pass {
   uint32_t preemptors_ = 0;
   std::vector<bool> part_blocked_;  // strict order
   std::vector<uint32_t> parts_scratch_;
-  std::vector<Candidate> chosen_scratch_, cands_scratch_;
   mutable std::vector<std::pair<Timestamp, uint32_t>> release_scratch_;  // EarliestStart
   std::vector<Blocker> part_blockers_scratch_;
 };
@@ -180,7 +176,8 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
       limits_(index, jobs_, nodes_.jobs(), snapshot),
       eligibility_(index, snapshot, nodes_.windows(), limits_, now),
       partitions_(snapshot, nodes_, jobs_, shapes_),
-      prioritizer_(config, options, index, snapshot, cache_, now) {
+      prioritizer_(config, options, index, snapshot, cache_, now),
+      placer_(snapshot, nodes_, index.topology, now) {
   part_blocked_.assign(snap_.partitions.size(), false);
 }
 
@@ -206,139 +203,11 @@ std::vector<JobId> Pass::HoldersIn(uint32_t p) const {
 }
 
 PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
-  const ResourceRequest& r = j.view->resources;
-  const Demand d = DemandFor(j, snap_.partitions[p]);
-  const uint32_t n_nodes = std::max<uint32_t>(1, r.nodes);
   ShapeState* state = shapes_.StateOf(j, p);
-  auto fail = [&](PlaceResult result) {
-    if (state != nullptr) state->failed = result;
-    return result;
-  };
   if (state != nullptr && state->failed != PlaceResult::kPlaced) return state->failed;
-  const Pool* pool_ptr = nodes_.PoolFor(p, d.type);
-  if (pool_ptr == nullptr) return fail(PlaceResult::kResources);
-  const Pool& pool = *pool_ptr;
-  const Constraint c = ParseConstraint(r.constraint);
-  auto usable = [&](uint32_t n, bool whole) {
-    return nodes_.StaticOk(j, n, c) && nodes_.WindowsOk(j, n, now_, j.end) &&
-           nodes_.Fits(n, d, whole);
-  };
-
-  // `-w` nodes first; each must fit.
-  std::vector<Candidate>& chosen = chosen_scratch_;
-  chosen.clear();
-  for (const std::string& name : r.nodelist) {
-    const uint32_t n = static_cast<uint32_t>(nodes_.FindNode(name));  // CheckPartition made sure
-                                                                      // it exists
-    if (std::any_of(chosen.begin(), chosen.end(), [&](const Candidate& x) { return x.node == n; }))
-      continue;
-    if (usable(n, false)) {
-      chosen.push_back({n, nodes_.Available(n, d.type, false).size(), false});
-    } else if (j.end <= nodes_.node(n).resv_start && usable(n, true)) {
-      chosen.push_back({n, nodes_.Available(n, d.type, true).size(), true});
-    } else {
-      return fail(PlaceResult::kResources);
-    }
-  }
-  if (chosen.size() > n_nodes) return fail(PlaceResult::kResources);
-  const uint32_t need = n_nodes - static_cast<uint32_t>(chosen.size());
-
-  std::vector<Candidate>& cands = cands_scratch_;
-  cands.clear();
-  size_t unreserved_found = 0;
-  if (need > 0) {
-    const bool consider_whole = !nodes_.held_nodes().empty() && j.end <= nodes_.latest_hold_start();
-    uint64_t available = 0;
-    for (uint32_t k = std::min(d.gpus, pool.capacity + 1); k <= pool.capacity; ++k)
-      available += pool.buckets[k].count();
-    if (d.gpus > pool.capacity) available = 0;
-    if (available >= need) {
-      const size_t cap = need == 1 ? 1 : std::max<size_t>(4 * need, need + 256);
-      auto scan = [&](uint32_t k) {
-        const NodeBitset& b = pool.buckets[k];
-        for (int64_t n = b.Next(0); n != NodeBitset::kNone && cands.size() < cap;
-             n = b.Next(n + 1)) {
-          uint32_t node = static_cast<uint32_t>(n);
-          if (!r.nodelist.empty() &&
-              std::any_of(chosen.begin(), chosen.end(),
-                          [&](const Candidate& x) { return x.node == node; })) {
-            continue;
-          }
-          if (usable(node, false)) cands.push_back({node, k, false});
-        }
-      };
-      if (d.exclusive) {
-        for (uint32_t k = pool.capacity + 1; k-- > d.gpus && cands.size() < cap;) scan(k);
-      } else {
-        for (uint32_t k = d.gpus; k <= pool.capacity && cands.size() < cap; ++k) scan(k);
-      }
-    }
-    unreserved_found = cands.size();
-    // Nodes held by reservations, usable whole by a job that ends before the reservation starts.
-    if (cands.size() < need && consider_whole) {
-      std::vector<Candidate> extra;
-      for (uint32_t n : nodes_.held_nodes()) {
-        if (!nodes_.InPartition(p, n) || nodes_.node(n).resv_start < j.end) continue;
-        if (std::any_of(cands.begin(), cands.end(),
-                        [&](const Candidate& x) { return x.node == n; }))
-          continue;
-        if (std::any_of(chosen.begin(), chosen.end(),
-                        [&](const Candidate& x) { return x.node == n; }))
-          continue;
-        if (usable(n, true)) extra.push_back({n, nodes_.Available(n, d.type, true).size(), true});
-      }
-      std::sort(extra.begin(), extra.end(), [](const Candidate& a, const Candidate& b) {
-        if (a.count != b.count) return a.count < b.count;
-        return a.node < b.node;
-      });
-      cands.insert(cands.end(), extra.begin(), extra.end());
-    }
-    if (cands.size() < need) {
-      // Would it fit without this pass's reservations? Then it waits on higher-priority jobs.
-      if (!nodes_.held_nodes().empty()) {
-        size_t could = unreserved_found;
-        for (uint32_t n : nodes_.held_nodes()) {
-          if (could >= need) break;
-          if (!nodes_.InPartition(p, n)) continue;
-          if (std::any_of(cands.begin(), cands.end(),
-                          [&](const Candidate& x) { return x.node == n; }))
-            continue;
-          if (nodes_.StaticOk(j, n, c) && nodes_.WindowsOk(j, n, now_, j.end) &&
-              nodes_.Fits(n, d, true))
-            ++could;
-        }
-        if (could >= need) return fail(PlaceResult::kPriority);
-      }
-      return fail(PlaceResult::kResources);
-    }
-    if (need == 1) {
-      chosen.push_back(cands.front());
-    } else {
-      std::vector<int> leaves(cands.size());
-      for (size_t i = 0; i < cands.size(); ++i) leaves[i] = nodes_.node(cands[i].node).leaf;
-      for (uint32_t i : index_.topology.Choose(leaves, need)) chosen.push_back(cands[i]);
-    }
-  }
-
-  // Start it.
-  RunJob rj;
-  rj.end = j.end;
-  rj.gpus = j.gpus;
-  rj.account = j.account;
-  rj.user = j.user;
-  rj.qos = j.qos;
-  const uint32_t ref = nodes_.AddJob(rj);
-  out->job = j.view->id;
-  out->partition = snap_.partitions[p].name;
-  out->nodes.resize(chosen.size());
-  for (size_t i = 0; i < chosen.size(); ++i) {
-    uint32_t n = chosen[i].node;
-    GpuSet gpus = d.exclusive ? nodes_.node(n).view->usable_gpus
-                              : PickGpus(*nodes_.node(n).view,
-                                         nodes_.Available(n, d.type, chosen[i].whole), d.gpus);
-    nodes_.Allocate(n, d, gpus, ref, &out->nodes[i]);
-  }
-  return PlaceResult::kPlaced;
+  const PlaceResult result = placer_.Place(j, p, DemandFor(j, snap_.partitions[p]), out);
+  if (state != nullptr && result != PlaceResult::kPlaced) state->failed = result;
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------

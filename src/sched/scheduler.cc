@@ -34,6 +34,7 @@
 #include "sched/internal/priority.h"
 #include "sched/internal/shapes.h"
 #include "sched/internal/time_math.h"
+#include "sched/internal/timeline.h"
 
 namespace corral::sched {
 
@@ -73,6 +74,7 @@ using internal::ShapeKeyHash;
 using internal::ShapeMemo;
 using internal::ShapeState;
 using internal::SubSat;
+using internal::Timeline;
 using internal::UseLimits;
 using internal::WorkNode;
 
@@ -102,15 +104,11 @@ class Pass {
   // Per job.
   void Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate);
   PlaceResult TryPlace(const JobInfo& j, uint32_t p, Placement* out);
-  std::vector<JobId> HoldersIn(uint32_t p) const;
   Blocker ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool inflight);
   bool TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan* plan,
                   std::vector<Blocker>* out, Timestamp* estimate);
-  bool Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool forced, Plan* plan,
-               Timestamp* estimate);
 
   // Nodes.
-  Timestamp EarliestStart(const JobInfo& j, uint32_t n, const Demand& d, Timestamp bound) const;
 
   // Use counters.
 
@@ -134,6 +132,7 @@ class Pass {
   PartitionCheck partitions_;
   Prioritizer prioritizer_;
   Placer placer_;
+  Timeline timeline_;
 
   // Pass state.
   struct CachedBlocker {
@@ -153,12 +152,10 @@ class Pass {
   std::vector<uint32_t> candidates_scratch_;
   NodeBitset marks_scratch_;
   bool preemptible_indexed_ = false;
-  std::vector<std::pair<JobId, std::vector<uint32_t>>> reserved_jobs_;  // job -> nodes
   uint32_t backfill_reservations_ = 0;
   uint32_t preemptors_ = 0;
   std::vector<bool> part_blocked_;  // strict order
   std::vector<uint32_t> parts_scratch_;
-  mutable std::vector<std::pair<Timestamp, uint32_t>> release_scratch_;  // EarliestStart
   std::vector<Blocker> part_blockers_scratch_;
 };
 
@@ -177,7 +174,8 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
       eligibility_(index, snapshot, nodes_.windows(), limits_, now),
       partitions_(snapshot, nodes_, jobs_, shapes_),
       prioritizer_(config, options, index, snapshot, cache_, now),
-      placer_(snapshot, nodes_, index.topology, now) {
+      placer_(snapshot, nodes_, index.topology, now),
+      timeline_(snapshot, nodes_, config.backfill.window, now) {
   part_blocked_.assign(snap_.partitions.size(), false);
 }
 
@@ -189,18 +187,6 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
 
 // ---------------------------------------------------------------------------------------------
 // Placement now.
-
-std::vector<JobId> Pass::HoldersIn(uint32_t p) const {
-  std::vector<JobId> out;
-  for (const auto& [job, nodes] : reserved_jobs_) {
-    if (std::any_of(nodes.begin(), nodes.end(),
-                    [&](uint32_t n) { return nodes_.InPartition(p, n); })) {
-      out.push_back(job);
-    }
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
   ShapeState* state = shapes_.StateOf(j, p);
@@ -450,26 +436,17 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
                                          .reason = reason});
     }
     const Timestamp start = AddSat(now_, grace);
-    ReservedStart rs{.job = j.view->id, .partition = snap_.partitions[p].name, .start = start};
-    std::vector<uint32_t> held;
+    std::vector<std::pair<uint32_t, GpuSet>> free_then;
     for (const Option& o : options) {
+      // Its GPUs of the type free once the victims are gone.
       const WorkNode& w = nodes_.node(o.node);
       GpuSet g = w.free;
       for (const NodeUse& u : nodes_.uses(o.node)) {
         if (std::find(o.victims.begin(), o.victims.end(), u.job) != o.victims.end()) g = g | u.gpus;
       }
-      g = (g & nodes_.TypeMask(o.node, d.type)) - w.resv_gpus;
-      GpuSet pick = d.exclusive ? w.view->usable_gpus : PickGpus(*w.view, g, d.gpus);
-      nodes_.HoldForReservation(o.node, d, pick, start);
-      rs.nodes.push_back({.node = w.view->id,
-                          .node_name = w.view->name,
-                          .cpus = d.exclusive ? w.view->cpus : d.cpus,
-                          .mem_mb = d.exclusive ? w.view->mem_mb : nodes_.MemOn(d, o.node),
-                          .gpus = pick});
-      held.push_back(o.node);
+      free_then.push_back({o.node, (g & nodes_.TypeMask(o.node, d.type)) - w.resv_gpus});
     }
-    reserved_jobs_.push_back({j.view->id, held});
-    plan->reservations.push_back(std::move(rs));
+    timeline_.Hold(j, p, d, start, free_then, plan);
     ++preemptors_;
     out->push_back({.code = "Resources",
                     .detail = DescribeDemand(j, snap_.partitions[p], d) + ": preempting job " +
@@ -489,141 +466,6 @@ bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan
 
 // ---------------------------------------------------------------------------------------------
 // Reservations (backfill).
-
-Timestamp Pass::EarliestStart(const JobInfo& j, uint32_t n, const Demand& d,
-                              Timestamp bound) const {
-  const WorkNode& w = nodes_.node(n);
-  if (!w.view->schedulable) return kNever;
-  const GpuSet mask = nodes_.TypeMask(n, d.type);
-  if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < nodes_.MemOn(d, n))
-    return kNever;
-  Timestamp t = now_;
-  if (d.exclusive) {
-    if (w.resv_start != kNever) return kNever;
-    for (const NodeUse& u : nodes_.uses(n)) t = std::max(t, nodes_.job(u.job).end);
-  } else {
-    GpuSet g = nodes_.Available(n, d.type, false);
-    uint64_t cpus = SubSat(w.cpus_free, w.resv_cpus), mem = SubSat(w.mem_free, w.resv_mem);
-    auto fits = [&] { return g.size() >= d.gpus && cpus >= d.cpus && mem >= nodes_.MemOn(d, n); };
-    if (!fits()) {
-      if (w.resv_whole || (mask - w.resv_gpus).size() < d.gpus) return kNever;
-      // Cheap bound first: nothing is released before the earliest end.
-      if (nodes_.min_end(n) >= bound) return kNever;
-      // Releases in time order; the reserved CPUs/memory stay held (conservative).
-      std::vector<std::pair<Timestamp, uint32_t>>& rel = release_scratch_;
-      rel.clear();
-      for (uint32_t k = 0; k < nodes_.uses(n).size(); ++k)
-        rel.push_back({nodes_.job(nodes_.uses(n)[k].job).end, k});
-      std::sort(rel.begin(), rel.end());
-      t = kNever;
-      uint64_t held_cpus = w.resv_cpus, held_mem = w.resv_mem;
-      uint64_t raw_cpus = w.cpus_free, raw_mem = w.mem_free;
-      for (const auto& [end, k] : rel) {
-        if (end >= bound || end == kNever) return kNever;
-        const NodeUse& u = nodes_.uses(n)[k];
-        g = g | ((u.gpus & mask) - w.resv_gpus);
-        raw_cpus += u.cpus;
-        raw_mem += u.mem;
-        cpus = raw_cpus > held_cpus ? raw_cpus - held_cpus : 0;
-        mem = raw_mem > held_mem ? raw_mem - held_mem : 0;
-        if (fits()) {
-          t = end;
-          break;
-        }
-      }
-      if (t == kNever) return kNever;
-    }
-  }
-  // Move past reservation windows the job would reach into.
-  const std::span<const uint32_t> windows = nodes_.WindowsOf(n);
-  for (size_t guard = 0; guard <= windows.size(); ++guard) {
-    bool moved = false;
-    for (uint32_t r : windows) {
-      if (static_cast<int>(r) == j.reservation) continue;
-      const Reservation& res = *nodes_.windows()[r];
-      if (t < res.end && res.start < AddSat(t, j.limit)) {
-        t = res.end;
-        moved = true;
-        if (t == kNever) return kNever;
-      }
-    }
-    if (!moved) break;
-  }
-  if (j.reservation >= 0) {
-    const Reservation& own = *nodes_.windows()[j.reservation];
-    t = std::max(t, own.start);
-    if (t >= own.end) return kNever;
-  }
-  return t >= bound ? kNever : t;
-}
-
-bool Pass::Reserve(const JobInfo& j, const std::vector<uint32_t>& parts, bool forced, Plan* plan,
-                   Timestamp* estimate) {
-  const ResourceRequest& r = j.view->resources;
-  if (!r.nodelist.empty()) return false;
-  nodes_.TrackEnds();
-  const uint32_t need = std::max<uint32_t>(1, r.nodes);
-  Timestamp best_t = forced ? kNever : AddSat(now_, config_.backfill.window);
-  if (!forced && best_t != kNever)
-    best_t += Duration(1);  // a start exactly at the window end counts
-  uint32_t best_p = 0;
-  std::vector<std::pair<Timestamp, uint32_t>> best_nodes;
-  for (uint32_t p : parts) {
-    const Demand d = DemandFor(j, snap_.partitions[p]);
-    const Constraint c = ParseConstraint(r.constraint);
-    // The `need` earliest (time, node) pairs, kept as a max-heap.
-    std::vector<std::pair<Timestamp, uint32_t>> heap;
-    for (uint32_t n : nodes_.PartitionNodes(p)) {
-      if (!nodes_.StaticOk(j, n, c)) continue;
-      // A node starting after the current `need`-th earliest cannot improve the choice.
-      Timestamp bound =
-          heap.size() == need ? std::min(best_t, heap.front().first + Duration(1)) : best_t;
-      Timestamp t = EarliestStart(j, n, d, bound);
-      if (t == kNever) continue;
-      if (heap.size() < need) {
-        heap.push_back({t, n});
-        std::push_heap(heap.begin(), heap.end());
-      } else if (std::make_pair(t, n) < heap.front()) {
-        std::pop_heap(heap.begin(), heap.end());
-        heap.back() = {t, n};
-        std::push_heap(heap.begin(), heap.end());
-      }
-    }
-    if (heap.size() < need) continue;
-    Timestamp t = heap.front().first;
-    if (t < best_t) {
-      best_t = t;
-      best_p = p;
-      best_nodes = heap;
-    }
-  }
-  if (best_nodes.empty()) return false;
-  std::sort(best_nodes.begin(), best_nodes.end(),
-            [](const auto& a, const auto& b) { return a.second < b.second; });
-  const Demand d = DemandFor(j, snap_.partitions[best_p]);
-  ReservedStart rs{.job = j.view->id, .partition = snap_.partitions[best_p].name, .start = best_t};
-  std::vector<uint32_t> held;
-  for (const auto& [t, n] : best_nodes) {
-    const WorkNode& w = nodes_.node(n);
-    GpuSet g = nodes_.Available(n, d.type, false);
-    for (const NodeUse& u : nodes_.uses(n)) {
-      if (nodes_.job(u.job).end <= best_t)
-        g = g | ((u.gpus & nodes_.TypeMask(n, d.type)) - w.resv_gpus);
-    }
-    GpuSet pick = d.exclusive ? w.view->usable_gpus : PickGpus(*w.view, g, d.gpus);
-    nodes_.HoldForReservation(n, d, pick, best_t);
-    rs.nodes.push_back({.node = w.view->id,
-                        .node_name = w.view->name,
-                        .cpus = d.exclusive ? w.view->cpus : d.cpus,
-                        .mem_mb = d.exclusive ? w.view->mem_mb : nodes_.MemOn(d, n),
-                        .gpus = pick});
-    held.push_back(n);
-  }
-  reserved_jobs_.push_back({j.view->id, held});
-  plan->reservations.push_back(std::move(rs));
-  *estimate = best_t;
-  return true;
-}
 
 // ---------------------------------------------------------------------------------------------
 // The pass.
@@ -680,7 +522,7 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
     Placement placement;
     PlaceResult result = TryPlace(j, p, &placement);
     if (result == PlaceResult::kPlaced) {
-      placement.backfilled = !reserved_jobs_.empty();
+      placement.backfilled = timeline_.holders() > 0;
       plan->starts.push_back(std::move(placement));
       limits_.Add(j);
       return;
@@ -689,7 +531,7 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
   }
   // Blocked.
   const size_t pos = j.view - snap_.pending.data();
-  const size_t reservations_before = reserved_jobs_.size();
+  const size_t reservations_before = timeline_.holders();
   if (options_.strict_order) {
     for (uint32_t p : parts) part_blocked_[p] = true;
   } else {
@@ -699,18 +541,18 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
       return;
     }
     if (jobs_.InflightFor(pos)) {
-      Reserve(j, parts, /*forced=*/true, plan, estimate);
+      timeline_.Reserve(j, parts, /*forced=*/true, plan, estimate);
     } else if (config_.backfill.enabled && backfill_reservations_ < config_.backfill.reservations) {
-      if (Reserve(j, parts, /*forced=*/false, plan, estimate)) ++backfill_reservations_;
+      if (timeline_.Reserve(j, parts, /*forced=*/false, plan, estimate)) ++backfill_reservations_;
     }
   }
   // The main blocker is the same for every job of this shape until reservations change: reuse it.
   const uint32_t p0 = parts[0];
-  const bool own_reservation = reserved_jobs_.size() != reservations_before;
+  const bool own_reservation = timeline_.holders() != reservations_before;
   ShapeState* state = jobs_.InflightFor(pos) || own_reservation ? nullptr : shapes_.StateOf(j, p0);
   if (state != nullptr && state->blocker >= 0 &&
       cached_blockers_[state->blocker].priority == only_priority &&
-      cached_blockers_[state->blocker].reservations == reserved_jobs_.size()) {
+      cached_blockers_[state->blocker].reservations == timeline_.holders()) {
     blockers->push_back(cached_blockers_[state->blocker].blocker);
   } else {
     blockers->push_back(ResourceBlocker(j, p0, only_priority, jobs_.InflightFor(pos)));
@@ -719,7 +561,7 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
         state->blocker = static_cast<int32_t>(cached_blockers_.size());
         cached_blockers_.emplace_back();
       }
-      cached_blockers_[state->blocker] = {only_priority, reserved_jobs_.size(), blockers->back()};
+      cached_blockers_[state->blocker] = {only_priority, timeline_.holders(), blockers->back()};
     }
   }
   // Reservation windows that keep nodes of its partitions away from it.
@@ -743,7 +585,7 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
 
 Blocker Pass::ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool inflight) {
   const Demand d = DemandFor(j, snap_.partitions[p]);
-  std::vector<JobId> holders = priority ? HoldersIn(p) : std::vector<JobId>();
+  std::vector<JobId> holders = priority ? timeline_.HoldersIn(p) : std::vector<JobId>();
   if (!holders.empty()) {
     return {.code = "Priority",
             .detail = DescribeDemand(j, snap_.partitions[p], d) +

@@ -31,6 +31,7 @@
 #include "sched/internal/node_state.h"
 #include "sched/internal/partition_check.h"
 #include "sched/internal/placement.h"
+#include "sched/internal/preemption.h"
 #include "sched/internal/priority.h"
 #include "sched/internal/shapes.h"
 #include "sched/internal/time_math.h"
@@ -67,6 +68,7 @@ using internal::PickGpus;
 using internal::Placer;
 using internal::PlaceResult;
 using internal::Pool;
+using internal::Preemptor;
 using internal::Prioritizer;
 using internal::RunJob;
 using internal::ShapeKey;
@@ -105,8 +107,6 @@ class Pass {
   void Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Timestamp* estimate);
   PlaceResult TryPlace(const JobInfo& j, uint32_t p, Placement* out);
   Blocker ResourceBlocker(const JobInfo& j, uint32_t p, bool priority, bool inflight);
-  bool TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan* plan,
-                  std::vector<Blocker>* out, Timestamp* estimate);
 
   // Nodes.
 
@@ -133,6 +133,7 @@ class Pass {
   Prioritizer prioritizer_;
   Placer placer_;
   Timeline timeline_;
+  Preemptor preemptor_;
 
   // Pass state.
   struct CachedBlocker {
@@ -141,19 +142,8 @@ class Pass {
     Blocker blocker;
   };
   std::vector<CachedBlocker> cached_blockers_;
-  std::set<std::tuple<uint64_t, int, int, bool>>
-      preempt_failed_;                       // (state index, qos, holder, reclaim)
-  std::vector<uint32_t> preemptible_nodes_;  // nodes with a job that may be preempted (ascending)
-  struct VictimSummary {
-    uint64_t qos_mask = 0;  // QOS of its preemptible jobs (all bits: an index >= 64)
-    bool borrowed = false;  // one of them runs on borrowed GPUs
-  };
-  std::vector<VictimSummary> node_victims_;
-  std::vector<uint32_t> candidates_scratch_;
-  NodeBitset marks_scratch_;
-  bool preemptible_indexed_ = false;
+
   uint32_t backfill_reservations_ = 0;
-  uint32_t preemptors_ = 0;
   std::vector<bool> part_blocked_;  // strict order
   std::vector<uint32_t> parts_scratch_;
   std::vector<Blocker> part_blockers_scratch_;
@@ -175,7 +165,8 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
       partitions_(snapshot, nodes_, jobs_, shapes_),
       prioritizer_(config, options, index, snapshot, cache_, now),
       placer_(snapshot, nodes_, index.topology, now),
-      timeline_(snapshot, nodes_, config.backfill.window, now) {
+      timeline_(snapshot, nodes_, config.backfill.window, now),
+      preemptor_(config, index, snapshot, nodes_, limits_, timeline_, now) {
   part_blocked_.assign(snap_.partitions.size(), false);
 }
 
@@ -198,274 +189,6 @@ PlaceResult Pass::TryPlace(const JobInfo& j, uint32_t p, Placement* out) {
 
 // ---------------------------------------------------------------------------------------------
 // Preemption.
-
-bool Pass::TryPreempt(const JobInfo& j, const std::vector<uint32_t>& parts, Plan* plan,
-                      std::vector<Blocker>* out, Timestamp* estimate) {
-  const ConfigIndex::Qos* my_qos = j.qos >= 0 ? &index_.qos[j.qos] : nullptr;
-  // Reclaim: the job's guarantee holder stays within its guarantee with this job.
-  int holder = index_.Configured(j.account) ? index_.accounts[j.account].guarantee_holder : -1;
-  bool reclaim =
-      config_.preemption.reclaim && holder >= 0 &&
-      limits_.account_gpus(holder) + j.gpus <= index_.accounts[holder].config->guaranteed_gpus;
-  bool by_qos = my_qos != nullptr && std::find(my_qos->preempts.begin(), my_qos->preempts.end(),
-                                               true) != my_qos->preempts.end();
-  if (!reclaim && !by_qos) return false;
-  auto victim_holder = [&](const RunJob& rj) {
-    return index_.Configured(rj.account) ? index_.accounts[rj.account].guarantee_holder : -1;
-  };
-  auto eligible = [&](const RunJob& rj, bool* via_qos) {
-    if (rj.view == nullptr || rj.being_preempted || rj.qos < 0) return false;
-    if (index_.qos[rj.qos].config->preempt_mode == PreemptMode::kOff) return false;
-    *via_qos = by_qos && my_qos->preempts[rj.qos];
-    if (*via_qos) return true;
-    return reclaim && rj.borrowed && victim_holder(rj) != holder;
-  };
-  auto lost_work = [&](const RunJob& rj) {
-    Timestamp since = std::max(rj.view->start_time, rj.view->last_checkpoint);
-    double secs = now_ > since ? ToSecondsF(now_ - since) : 0.0;
-    return std::max<uint32_t>(1, rj.gpus) * secs;
-  };
-
-  struct Option {
-    uint32_t node;
-    double cost;
-    uint32_t victim_gpus;
-    std::vector<uint32_t> victims;  // job refs
-  };
-  const ResourceRequest& r = j.view->resources;
-  if (!r.nodelist.empty()) return false;
-  bool searched = false;
-  for (uint32_t p : parts) {
-    const Demand d = DemandFor(j, snap_.partitions[p]);
-    const uint32_t need = j.nodes;
-    // Victims only go away during a pass: a search that failed for this shape fails again.
-    const bool cacheable = j.shape >= 0;
-    const auto key = std::make_tuple(static_cast<uint64_t>(j.shape) * snap_.partitions.size() + p,
-                                     j.qos, holder, reclaim);
-    if (cacheable && preempt_failed_.count(key)) continue;
-    searched = true;
-    const Constraint c = ParseConstraint(r.constraint);
-    std::vector<Option> options;
-    struct V {
-      uint32_t ref;
-      double lost;
-      const NodeUse* use;
-    };
-    std::vector<V> vs;
-    // Candidates: nodes running a job that may ever be preempted, and (for several nodes) nodes
-    // where the job fits already.
-    if (!preemptible_indexed_) {
-      preemptible_indexed_ = true;
-      node_victims_.assign(nodes_.size(), VictimSummary());
-      for (size_t n = 0; n < nodes_.size(); ++n) {
-        VictimSummary& vsum = node_victims_[n];
-        for (const NodeUse& u : nodes_.uses(n)) {
-          const RunJob& rj = nodes_.job(u.job);
-          if (rj.view == nullptr || rj.being_preempted || rj.qos < 0 ||
-              index_.qos[rj.qos].config->preempt_mode == PreemptMode::kOff) {
-            continue;
-          }
-          vsum.qos_mask |= rj.qos < 64 ? uint64_t{1} << rj.qos : ~uint64_t{0};
-          vsum.borrowed |= rj.borrowed;
-        }
-        if (vsum.qos_mask != 0) preemptible_nodes_.push_back(static_cast<uint32_t>(n));
-      }
-    }
-    // The QOS this job may preempt, as a mask over QOS indices.
-    uint64_t my_mask = 0;
-    if (by_qos) {
-      for (size_t q = 0; q < my_qos->preempts.size(); ++q) {
-        if (my_qos->preempts[q]) my_mask |= q < 64 ? uint64_t{1} << q : ~uint64_t{0};
-      }
-    }
-    auto may_hold_victims = [&](uint32_t n) {
-      const VictimSummary& vsum = node_victims_[n];
-      return (vsum.qos_mask & my_mask) != 0 || (reclaim && vsum.borrowed);
-    };
-    std::vector<uint32_t>& candidates = candidates_scratch_;
-    candidates.clear();
-    if (need == 1) {
-      for (uint32_t n : preemptible_nodes_) {
-        if (nodes_.InPartition(p, n) && may_hold_victims(n)) candidates.push_back(n);
-      }
-    } else {
-      NodeBitset& marks = marks_scratch_;
-      marks.Resize(nodes_.size());
-      for (uint32_t n : preemptible_nodes_) {
-        if (nodes_.InPartition(p, n) && may_hold_victims(n)) marks.Set(n);
-      }
-      if (const Pool* pool = nodes_.PoolFor(p, d.type); pool != nullptr) {
-        const Pool& pl = *pool;
-        for (uint32_t k = d.gpus; k <= pl.capacity; ++k) {
-          for (int64_t n = pl.buckets[k].Next(0); n != NodeBitset::kNone;
-               n = pl.buckets[k].Next(n + 1)) {
-            marks.Set(static_cast<uint32_t>(n));
-          }
-        }
-      }
-      for (int64_t n = marks.Next(0); n != NodeBitset::kNone; n = marks.Next(n + 1)) {
-        candidates.push_back(static_cast<uint32_t>(n));
-      }
-    }
-    for (uint32_t n : candidates) {
-      const WorkNode& w = nodes_.node(n);
-      if (!w.view->schedulable) continue;
-      // Cheap filter first: a node without an eligible victim helps only if the job fits already.
-      bool any = false, all_eligible = true;
-      for (const NodeUse& u : nodes_.uses(n)) {
-        bool via_qos = false;
-        if (eligible(nodes_.job(u.job), &via_qos)) {
-          any = true;
-        } else {
-          all_eligible = false;
-        }
-      }
-      if (!any) {
-        if (need > 1 && nodes_.StaticOk(j, n, c) && nodes_.WindowsOk(j, n, now_, j.end) &&
-            nodes_.Fits(n, d, false)) {
-          options.push_back({n, 0, 0, {}});
-        }
-        continue;
-      }
-      if (d.exclusive && !all_eligible) continue;
-      if (!nodes_.StaticOk(j, n, c) || !nodes_.WindowsOk(j, n, now_, j.end)) continue;
-      GpuSet mask = nodes_.TypeMask(n, d.type);
-      if (mask.size() < d.gpus || w.view->cpus < d.cpus || w.view->mem_mb < nodes_.MemOn(d, n))
-        continue;
-      if (d.exclusive && w.resv_start != kNever) continue;
-      vs.clear();
-      GpuSet most = w.free;  // what the node would have with every eligible victim gone
-      uint64_t most_cpus = w.cpus_free, most_mem = w.mem_free;
-      for (const NodeUse& u : nodes_.uses(n)) {
-        bool via_qos = false;
-        if (eligible(nodes_.job(u.job), &via_qos)) {
-          vs.push_back({u.job, 0.0, &u});
-          most = most | u.gpus;
-          most_cpus += u.cpus;
-          most_mem += u.mem;
-        }
-      }
-      if (!d.exclusive && (((most & mask) - w.resv_gpus).size() < d.gpus ||
-                           most_cpus < static_cast<uint64_t>(d.cpus) + w.resv_cpus ||
-                           most_mem < nodes_.MemOn(d, n) + w.resv_mem)) {
-        continue;
-      }
-      for (V& v : vs) v.lost = lost_work(nodes_.job(v.ref));
-      std::sort(vs.begin(), vs.end(), [&](const V& a, const V& b) {
-        if (a.lost != b.lost) return a.lost < b.lost;
-        if (nodes_.job(a.ref).gpus != nodes_.job(b.ref).gpus)
-          return nodes_.job(a.ref).gpus < nodes_.job(b.ref).gpus;
-        return nodes_.job(a.ref).view->id < nodes_.job(b.ref).view->id;
-      });
-      auto fits_with = [&](const std::vector<uint8_t>& take) {
-        if (d.exclusive)
-          return std::all_of(take.begin(), take.end(), [](uint8_t t) { return t != 0; });
-        GpuSet g = w.free;
-        uint64_t cpus = w.cpus_free, mem = w.mem_free;
-        for (size_t i = 0; i < vs.size(); ++i) {
-          if (!take[i]) continue;
-          g = g | vs[i].use->gpus;
-          cpus += vs[i].use->cpus;
-          mem += vs[i].use->mem;
-        }
-        g = (g & mask) - w.resv_gpus;
-        return g.size() >= d.gpus && cpus >= static_cast<uint64_t>(d.cpus) + w.resv_cpus &&
-               mem >= nodes_.MemOn(d, n) + w.resv_mem;
-      };
-      std::vector<uint8_t> take(vs.size(), 0);
-      size_t k = 0;
-      while (!fits_with(take) && k < vs.size()) take[k++] = 1;
-      if (!fits_with(take)) continue;
-      for (size_t i = k; i-- > 0;) {  // drop victims that turn out not to be needed
-        take[i] = 0;
-        if (!fits_with(take)) take[i] = 1;
-      }
-      Option o{n, 0, 0, {}};
-      for (size_t i = 0; i < vs.size(); ++i) {
-        if (!take[i]) continue;
-        o.cost += vs[i].lost;
-        o.victim_gpus += vs[i].use->gpus.size();
-        o.victims.push_back(vs[i].ref);
-      }
-      options.push_back(std::move(o));
-    }
-    if (options.size() < need) {
-      if (cacheable) preempt_failed_.insert(key);
-      continue;
-    }
-    std::sort(options.begin(), options.end(), [](const Option& a, const Option& b) {
-      if (a.cost != b.cost) return a.cost < b.cost;
-      if (a.victim_gpus != b.victim_gpus) return a.victim_gpus < b.victim_gpus;
-      return a.node < b.node;
-    });
-    options.resize(need);
-    std::sort(options.begin(), options.end(),
-              [](const Option& a, const Option& b) { return a.node < b.node; });
-
-    // Order the victims; the job starts when the slowest grace ends.
-    std::vector<uint32_t> victims;
-    for (const Option& o : options)
-      victims.insert(victims.end(), o.victims.begin(), o.victims.end());
-    std::sort(victims.begin(), victims.end(), [&](uint32_t a, uint32_t b) {
-      return nodes_.job(a).view->id < nodes_.job(b).view->id;
-    });
-    victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
-    Duration grace{0};
-    std::vector<JobId> victim_ids;
-    for (uint32_t ref : victims) {
-      RunJob& rj = nodes_.job(ref);
-      const ConfigIndex::Qos& vq = index_.qos[rj.qos];
-      bool via_qos = false;
-      eligible(rj, &via_qos);
-      PreemptMode mode = vq.config->preempt_mode;
-      if (mode == PreemptMode::kRequeue && !rj.view->requeue_allowed) mode = PreemptMode::kCancel;
-      std::string reason =
-          via_qos
-              ? "qos " + (my_qos ? my_qos->config->name : "") + " preempts qos " + vq.config->name
-              : "account " + index_.accounts[holder].config->name +
-                    " reclaims its guaranteed GPUs from account " + rj.view->account;
-      rj.being_preempted = true;
-      nodes_.EndBy(ref, AddSat(now_, vq.grace));
-      grace = std::max(grace, vq.grace);
-      victim_ids.push_back(rj.view->id);
-      plan->preemptions.push_back(rj.view->id);
-      plan->preemption_orders.push_back({.job = rj.view->id,
-                                         .preemptor = j.view->id,
-                                         .mode = mode,
-                                         .grace_time = vq.grace,
-                                         .reason = reason});
-    }
-    const Timestamp start = AddSat(now_, grace);
-    std::vector<std::pair<uint32_t, GpuSet>> free_then;
-    for (const Option& o : options) {
-      // Its GPUs of the type free once the victims are gone.
-      const WorkNode& w = nodes_.node(o.node);
-      GpuSet g = w.free;
-      for (const NodeUse& u : nodes_.uses(o.node)) {
-        if (std::find(o.victims.begin(), o.victims.end(), u.job) != o.victims.end()) g = g | u.gpus;
-      }
-      free_then.push_back({o.node, (g & nodes_.TypeMask(o.node, d.type)) - w.resv_gpus});
-    }
-    timeline_.Hold(j, p, d, start, free_then, plan);
-    ++preemptors_;
-    out->push_back({.code = "Resources",
-                    .detail = DescribeDemand(j, snap_.partitions[p], d) + ": preempting job " +
-                              JoinJobIds(victim_ids) + " (grace " + FormatSlurmDuration(grace) +
-                              ")",
-                    .scope = "partition",
-                    .entity = snap_.partitions[p].name,
-                    .resource = "gpu",
-                    .requested = j.gpus,
-                    .jobs = victim_ids});
-    *estimate = start;
-    return true;
-  }
-  if (searched) ++preemptors_;  // a fruitless search costs as much; a remembered failure nothing
-  return false;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Reservations (backfill).
 
 // ---------------------------------------------------------------------------------------------
 // The pass.
@@ -536,8 +259,8 @@ void Pass::Schedule(JobInfo& j, Plan* plan, std::vector<Blocker>* blockers, Time
     for (uint32_t p : parts) part_blocked_[p] = true;
   } else {
     if (config_.preemption.enabled && !jobs_.InflightFor(pos) &&
-        preemptors_ < config_.preemption.max_preemptors_per_pass &&
-        TryPreempt(j, parts, plan, blockers, estimate)) {
+        preemptor_.searches() < config_.preemption.max_preemptors_per_pass &&
+        preemptor_.TryPreempt(j, parts, plan, blockers, estimate)) {
       return;
     }
     if (jobs_.InflightFor(pos)) {

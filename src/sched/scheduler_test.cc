@@ -8,8 +8,8 @@
 namespace corral::sched {
 namespace {
 
-using testing::MakeJob;
 using testing::Gpus;
+using testing::MakeJob;
 using testing::MakeNode;
 using testing::Occupy;
 

@@ -9,7 +9,6 @@
 // Value types; not thread-safe.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstdint>
 

@@ -218,7 +218,7 @@ void JobTable::Prepare(JobInfo* j) {
     assoc_member_.push_back(in);
     assoc_names_.push_back({v.account, v.user});
   }
-  // Whether `CheckEligibility` has anything to look at.
+  // Whether `Eligibility::Check` has anything to look at.
   const bool member = assoc_member_[j->assoc];
   bool qos_allowed = true;
   if (j->qos >= 0 && index_.Configured(j->account) &&

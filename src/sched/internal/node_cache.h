@@ -123,13 +123,13 @@ struct NodeCache {
   uint32_t max_tier = 1;
   uint64_t total_gpus = 0;
   uint64_t total_cpus = 0;
-  // `Pass::CapableNodes` of demands without a node filter, which depends on the key alone:
+  // `PartitionCheck::CapableNodes` of demands without a node filter, which depend on the key alone:
   // (partition, cpus, memory, GPUs, type, exclusive) -> (capable nodes, type missing).
   std::map<std::tuple<uint32_t, uint32_t, uint64_t, uint32_t, int, bool>, std::pair<uint32_t, bool>>
       capable;
 
   // Buffers of a pass (reset by each). `work`, `memberships` and `pools` are kept up to date
-  // between passes instead when `work_valid` (see `Pass::IndexNodes`).
+  // between passes instead when `work_valid` (see `NodeState`).
   struct Use {  // what a node's work node and pools are computed from, besides the key
     uint32_t cpus = 0;
     uint64_t mem = 0;

@@ -10,6 +10,10 @@
 // in this pass), each by its index in the job table; a reservation's hold on a node only grows
 // during a pass, and `resv_start` is the earliest start of the reservations holding it.
 //
+// Without reservation windows, the work nodes and pools a `Scheduler` kept from its last pass
+// are brought up to date instead of rebuilt: only nodes whose use in the snapshot differs from
+// what they were computed from, or that the last pass changed, are computed again.
+//
 // Tie-breaks: none here (the mechanisms that choose break their ties); every index is by node
 // order (NodeId order, as the snapshot's nodes are sorted by id).
 //

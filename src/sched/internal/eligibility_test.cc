@@ -16,8 +16,6 @@ using testing::MakeJob;
 using testing::MakeNode;
 using testing::Occupy;
 
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
-
 struct Reasons {
   std::vector<std::string> codes;
   std::vector<Blocker> blockers;

@@ -14,8 +14,6 @@ using testing::MakeJob;
 using testing::MakeNode;
 using testing::Occupy;
 
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
-
 TEST(JobTableTest, AGuaranteeHoldersNewestJobsBeyondItBorrow) {
   SchedulerConfig c = DefaultSchedulerConfig();
   c.accounts = {AccountConfig{.name = "prod", .guaranteed_gpus = 4},

@@ -12,20 +12,14 @@ namespace corral::sched::internal {
 namespace {
 
 using testing::MakeJob;
-using testing::MakeNode;
 using testing::Occupy;
 
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
-
 // Accounts "org" > "team"; four 8-GPU nodes; a running 4-GPU job of bob in "team".
-struct World {
-  SchedulerConfig config = DefaultSchedulerConfig();
-  ClusterSnapshot snapshot;
+struct World : TestWorld {
   World() {
     config.accounts = {AccountConfig{.name = "org"},
                        AccountConfig{.name = "team", .parent = "org"}};
-    for (uint32_t i = 1; i <= 4; ++i)
-      snapshot.nodes.push_back(MakeNode(i, "n" + std::to_string(i), 8));
+    snapshot.nodes = testing::MakeNodes(4, 8);
     RunningJobView r =
         Occupy(&snapshot.nodes[0], 100, GpuSet::FirstN(4), kNow - Minutes(5), kNow + Minutes(55));
     r.account = "team";

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "sched/internal/test_pass.h"
 #include "sched/testing/cluster_builder.h"
 
 namespace corral::sched::internal {
@@ -11,13 +12,9 @@ using testing::Gpus;
 using testing::MakeNode;
 using testing::Occupy;
 
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
-
 // Nodes n1 (8 x h100), n2 (8 x h100, 6 busy), n3 (4 x a100 + 4 x h100); partition "main" over
 // all, "small" over n3.
-struct World {
-  SchedulerConfig config = DefaultSchedulerConfig();
-  ClusterSnapshot snapshot;
+struct World : TestWorld {
   World() {
     config.partitions.push_back(Partition{.name = "small", .nodes = {"n3"}});
     NodeView mixed = MakeNode(3, "n3", 8);

@@ -14,13 +14,9 @@ namespace {
 using testing::MakeJob;
 using testing::MakeNode;
 
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
-
 // Partitions "main" (every node), "ib" (n2, n3); n1 8 x h100, n2 8 x a100 with feature "ib" and
 // two GPUs out of service, n3 4 x a100 with "ib".
-struct World {
-  SchedulerConfig config = DefaultSchedulerConfig();
-  ClusterSnapshot snapshot;
+struct World : TestWorld {
   World() {
     config.partitions.push_back(Partition{.name = "ib", .nodes = {"n2", "n3"}});
     NodeView n2 = MakeNode(2, "n2", 8, "a100");
@@ -32,14 +28,26 @@ struct World {
     snapshot.nodes = {MakeNode(1, "n1", 8), n2, n3};
   }
   void Add(PendingJobView j) { snapshot.pending.push_back(std::move(j)); }
+  // The snapshot, with the config's partitions.
+  ClusterSnapshot Snapshot() const {
+    ClusterSnapshot s = snapshot;
+    s.partitions = config.partitions;
+    return s;
+  }
 };
 
-// The verdict of partition `p` on job `id`: "ok" or the blocker's code and detail.
-std::string Verdict(TestPass& pass, PartitionCheck& check, uint64_t id, uint32_t p) {
-  std::vector<Blocker> out;
-  if (check.Check(pass.Job(id), p, &out)) return out.empty() ? "ok" : "ok with blockers";
-  return out.size() == 1 ? out[0].code + ": " + out[0].detail : "several blockers";
-}
+// A pass over a world and its partition check.
+struct Checked {
+  explicit Checked(const World& w) : pass(w.config, w.Snapshot(), kNow) {}
+  // The verdict of partition `p` on job `id`: "ok" or the blocker's code and detail.
+  std::string Verdict(uint64_t id, uint32_t p) {
+    std::vector<Blocker> out;
+    if (check.Check(pass.Job(id), p, &out)) return out.empty() ? "ok" : "ok with blockers";
+    return out.size() == 1 ? out[0].code + ": " + out[0].detail : "several blockers";
+  }
+  TestPass pass;
+  PartitionCheck check{pass.snapshot, pass.nodes, pass.jobs, pass.shapes};
+};
 
 TEST(PartitionCheckTest, LimitsOfThePartitionInOrder) {
   World w;
@@ -51,16 +59,12 @@ TEST(PartitionCheckTest, LimitsOfThePartitionInOrder) {
   w.Add(MakeJob(2, 3, 1, Minutes(10)));
   w.Add(MakeJob(3, 2, 8, Minutes(10)));
   w.Add(MakeJob(4, 2, 4, Minutes(10)));
-  w.snapshot.partitions = w.config.partitions;
-  TestPass pass(w.config, w.snapshot, kNow);
-  PartitionCheck check(pass.snapshot, pass.nodes, pass.jobs, pass.shapes);
-  EXPECT_EQ(Verdict(pass, check, 1, 0),
+  Checked c(w);
+  EXPECT_EQ(c.Verdict(1, 0),
             "PartitionTimeLimit: time limit 1:00:00 exceeds partition main max_time 30:00");
-  EXPECT_EQ(Verdict(pass, check, 2, 0),
-            "PartitionNodeLimit: job asks 3 nodes, partition main allows 2");
-  EXPECT_EQ(Verdict(pass, check, 3, 0),
-            "PartitionConfig: job asks 16 GPUs, partition main allows 8 per job");
-  EXPECT_EQ(Verdict(pass, check, 4, 0), "ok");
+  EXPECT_EQ(c.Verdict(2, 0), "PartitionNodeLimit: job asks 3 nodes, partition main allows 2");
+  EXPECT_EQ(c.Verdict(3, 0), "PartitionConfig: job asks 16 GPUs, partition main allows 8 per job");
+  EXPECT_EQ(c.Verdict(4, 0), "ok");
 }
 
 TEST(PartitionCheckTest, DownAndAllowList) {
@@ -68,11 +72,9 @@ TEST(PartitionCheckTest, DownAndAllowList) {
   w.config.partitions[0].up = false;
   w.config.partitions[1].allowed_accounts = {"vip"};
   w.Add(MakeJob(1, 1, 1));
-  w.snapshot.partitions = w.config.partitions;
-  TestPass pass(w.config, w.snapshot, kNow);
-  PartitionCheck check(pass.snapshot, pass.nodes, pass.jobs, pass.shapes);
-  EXPECT_EQ(Verdict(pass, check, 1, 0), "PartitionDown: partition main is down");
-  EXPECT_EQ(Verdict(pass, check, 1, 1), "InvalidAccount: account acct may not use partition ib");
+  Checked c(w);
+  EXPECT_EQ(c.Verdict(1, 0), "PartitionDown: partition main is down");
+  EXPECT_EQ(c.Verdict(1, 1), "InvalidAccount: account acct may not use partition ib");
 }
 
 TEST(PartitionCheckTest, CapableNodesCountGpusOutOfService) {
@@ -90,23 +92,18 @@ TEST(PartitionCheckTest, CapableNodesCountGpusOutOfService) {
   PendingJobView pinned = MakeJob(5, 1, 1);
   pinned.resources.nodelist = {"n1"};
   w.Add(pinned);
-  w.snapshot.partitions = w.config.partitions;
-  TestPass pass(w.config, w.snapshot, kNow);
-  PartitionCheck check(pass.snapshot, pass.nodes, pass.jobs, pass.shapes);
+  Checked c(w);
   bool missing = true;
-  EXPECT_EQ(check.CapableNodes(pass.Job(1), 0, pass.Job(1).base, &missing), 2u);
+  EXPECT_EQ(c.check.CapableNodes(c.pass.Job(1), 0, c.pass.Job(1).base, &missing), 2u);
   EXPECT_FALSE(missing);
-  EXPECT_EQ(check.CapableNodes(pass.Job(1), 1, pass.Job(1).base, &missing), 1u);
-  EXPECT_EQ(Verdict(pass, check, 2, 0),
+  EXPECT_EQ(c.check.CapableNodes(c.pass.Job(1), 1, c.pass.Job(1).base, &missing), 1u);
+  EXPECT_EQ(c.Verdict(2, 0),
             "PartitionConfig: only 1 nodes of partition main can hold 5 GPUs of type a100, job "
             "needs 2");
-  EXPECT_EQ(Verdict(pass, check, 3, 0),
-            "BadConstraints: no node of partition main has GPUs of type b200");
-  EXPECT_EQ(Verdict(pass, check, 4, 1),
-            "BadConstraints: no node of partition ib has features nvme");
-  EXPECT_EQ(Verdict(pass, check, 5, 1),
-            "ReqNodeNotAvail: requested node n1 is not in partition ib");
-  EXPECT_EQ(Verdict(pass, check, 5, 0), "ok");
+  EXPECT_EQ(c.Verdict(3, 0), "BadConstraints: no node of partition main has GPUs of type b200");
+  EXPECT_EQ(c.Verdict(4, 1), "BadConstraints: no node of partition ib has features nvme");
+  EXPECT_EQ(c.Verdict(5, 1), "ReqNodeNotAvail: requested node n1 is not in partition ib");
+  EXPECT_EQ(c.Verdict(5, 0), "ok");
 }
 
 TEST(PartitionCheckTest, CountsWithoutNodeFiltersAreKeptBetweenPasses) {
@@ -115,14 +112,12 @@ TEST(PartitionCheckTest, CountsWithoutNodeFiltersAreKeptBetweenPasses) {
   PendingJobView filtered = MakeJob(2, 1, 4);
   filtered.resources.constraint = "ib";
   w.Add(filtered);
-  w.snapshot.partitions = w.config.partitions;
-  TestPass pass(w.config, w.snapshot, kNow);
-  PartitionCheck check(pass.snapshot, pass.nodes, pass.jobs, pass.shapes);
+  Checked c(w);
   bool missing = false;
-  EXPECT_EQ(check.CapableNodes(pass.Job(1), 0, pass.Job(1).base, &missing), 3u);
-  EXPECT_EQ(check.CapableNodes(pass.Job(2), 0, pass.Job(2).base, &missing), 2u);
+  EXPECT_EQ(c.check.CapableNodes(c.pass.Job(1), 0, c.pass.Job(1).base, &missing), 3u);
+  EXPECT_EQ(c.check.CapableNodes(c.pass.Job(2), 0, c.pass.Job(2).base, &missing), 2u);
   // Only the unfiltered count is kept in the node cache.
-  EXPECT_EQ(pass.cache.capable.size(), 1u);
+  EXPECT_EQ(c.pass.cache.capable.size(), 1u);
 }
 
 }  // namespace

@@ -13,15 +13,12 @@ namespace {
 
 using testing::Gpus;
 using testing::MakeJob;
-using testing::MakeNode;
 using testing::Occupy;
-
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
 
 // `n` 8-GPU nodes n1..n<n>; the config's partitions.
 ClusterSnapshot Nodes(const SchedulerConfig& c, uint32_t n) {
   ClusterSnapshot s;
-  for (uint32_t i = 1; i <= n; ++i) s.nodes.push_back(MakeNode(i, "n" + std::to_string(i), 8));
+  s.nodes = testing::MakeNodes(n, 8);
   s.partitions = c.partitions;
   return s;
 }

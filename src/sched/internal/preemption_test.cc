@@ -16,8 +16,6 @@ using testing::MakeJob;
 using testing::MakeNode;
 using testing::Occupy;
 
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
-
 // QOS "high" preempts "scavenger" (grace 3 minutes); "keep" is never preempted.
 SchedulerConfig Config() {
   SchedulerConfig c = DefaultSchedulerConfig();

@@ -16,7 +16,6 @@ namespace {
 using testing::MakeJob;
 using testing::MakeNode;
 
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
 const SchedulerOptions kMultifactor;  // Prioritizer keeps a reference: it must outlive it
 
 // Two 8-GPU nodes (16 GPUs, 128 CPUs); partitions "main" (tier 1) and "fast" (tier 4); QOS

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/time.h"
 #include "sched/config.h"
 #include "sched/internal/config_index.h"
 #include "sched/internal/job_table.h"
@@ -18,6 +19,15 @@
 #include "sched/snapshot.h"
 
 namespace corral::sched::internal {
+
+// The `now` of the tests' passes.
+inline const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
+
+// What a test builds before its pass: a config (the default one to start with) and a snapshot.
+struct TestWorld {
+  SchedulerConfig config = DefaultSchedulerConfig();
+  ClusterSnapshot snapshot;
+};
 
 struct TestPass {
   TestPass(SchedulerConfig c, ClusterSnapshot s, Timestamp t)

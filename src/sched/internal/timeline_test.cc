@@ -13,19 +13,13 @@ namespace {
 
 using testing::Gpus;
 using testing::MakeJob;
-using testing::MakeNode;
 using testing::Occupy;
-
-const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
 
 // Three 8-GPU nodes: n1 runs jobs ending in 10 (GPUs 0-3) and 40 minutes (4-7); n2 one ending
 // in 20 minutes (0-5); n3 one without a time limit (0-7).
-struct World {
-  SchedulerConfig config = DefaultSchedulerConfig();
-  ClusterSnapshot snapshot;
+struct World : TestWorld {
   World() {
-    for (uint32_t i = 1; i <= 3; ++i)
-      snapshot.nodes.push_back(MakeNode(i, "n" + std::to_string(i), 8));
+    snapshot.nodes = testing::MakeNodes(3, 8);
     snapshot.running = {
         Occupy(&snapshot.nodes[0], 100, Gpus({0, 1, 2, 3}), kNow, kNow + Minutes(10)),
         Occupy(&snapshot.nodes[0], 101, Gpus({4, 5, 6, 7}), kNow, kNow + Minutes(40)),

@@ -47,6 +47,13 @@ inline NodeView MakeNode(uint32_t id, std::string name, uint32_t gpus, std::stri
   return n;
 }
 
+// `count` nodes n1, n2, ... (ids 1, 2, ...) with `gpus` GPUs each, as `MakeNode` makes them.
+inline std::vector<NodeView> MakeNodes(uint32_t count, uint32_t gpus) {
+  std::vector<NodeView> nodes;
+  for (uint32_t i = 1; i <= count; ++i) nodes.push_back(MakeNode(i, "n" + std::to_string(i), gpus));
+  return nodes;
+}
+
 // A pending job asking for `nodes` nodes with `gpus_per_node` GPUs each, one task per node.
 inline PendingJobView MakeJob(uint64_t id, uint32_t nodes, uint32_t gpus_per_node,
                               Duration limit = Minutes(60), std::string partition = "main") {

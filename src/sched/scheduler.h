@@ -3,27 +3,32 @@
 // with reservations for the top blocked jobs, topology- and NVLink-aware best-fit placement,
 // arrays, dependencies, reservations, and a structured explanation for every pending job.
 //
-// One pass (`Decide`):
-//   1. Index the snapshot: nodes by partition, GPU type and free GPU count (a bitset per
-//      count, so "the best-fitting node with at least g free GPUs of type t in partition p" is a
-//      few word scans); running jobs per node; use per account (with its subtree), user, QOS,
-//      QOS+user and array; the fair-tree factors (fair_share.h).
-//   2. Compute each pending job's priority: the `SchedulerOptions::priority` function if set,
-//      else sum(weight * factor) - nice over the age, fair-share, job-size, partition and QOS
-//      factors (`Priorities` shows them). Order jobs by (highest partition priority tier
-//      desc, priority desc, submit time, JobId).
-//   3. For each job in that order collect its blockers, all of them: holds (JobHeldUser,
-//      JobHeldAdmin), BeginTime, dependencies (Dependency, DependencyNeverSatisfied), the array
-//      throttle (JobArrayTaskLimit), its reservation (Reservation), its account/QOS validity
-//      (InvalidAccount, InvalidQOS), every limit of its account chain, user and QOS against use
-//      including jobs started earlier in this pass (AssocGrpGRES, QOSMaxGRESPerUser, ...), and
-//      its partitions (PartitionDown, PartitionTimeLimit, PartitionNodeLimit, PartitionConfig,
-//      BadConstraints; a partition with such a blocker is skipped, and they are reported only
-//      when no partition is left). A job with any blocker does not start and holds nothing.
+// One pass (`Decide`; internal/pass.h runs it, each step naming the call that does it):
+//   1. Index the snapshot (the `Pass` constructor): nodes by partition, GPU type and free GPU
+//      count (a bitset per count, so "the best-fitting node with at least g free GPUs of type t
+//      in partition p" is a few word scans), reservation windows (`NodeState`); running jobs
+//      per node and pending jobs (`JobTable`); use per account (with its subtree), user, QOS,
+//      QOS+user and array (`UseLimits`).
+//   2. Compute each pending job's priority (`Prioritizer::Compute`): the
+//      `SchedulerOptions::priority` function if set, else sum(weight * factor) - nice over the
+//      age, fair-share (the fair-tree factors, fair_share.h), job-size, partition and QOS
+//      factors (`Priorities` shows them). Order jobs by (highest partition priority tier desc,
+//      priority desc, submit time, JobId) (`Prioritizer::Order`).
+//   3. For each job in that order (`Pass::Run`) collect its blockers, all of them
+//      (`Pass::Schedule`): holds (JobHeldUser, JobHeldAdmin), BeginTime, dependencies
+//      (Dependency, DependencyNeverSatisfied), the array throttle (JobArrayTaskLimit), its
+//      reservation (Reservation), its account/QOS validity (InvalidAccount, InvalidQOS)
+//      (`Eligibility::Check`); every limit of its account chain, user and QOS against use
+//      including jobs started earlier in this pass (AssocGrpGRES, QOSMaxGRESPerUser, ...)
+//      (`UseLimits::Check`); and its partitions (PartitionDown, PartitionTimeLimit,
+//      PartitionNodeLimit, PartitionConfig, BadConstraints; a partition with such a blocker is
+//      skipped, and they are reported only when no partition is left) (`Pass::UsablePartitions`,
+//      `PartitionCheck::Check`). A job with any blocker does not start and holds nothing.
 //      Beyond the first `max_jobs_per_pass` jobs, jobs are not examined: reason Priority with
 //      `PendingReason::examined` false (Slurm's default_queue_depth).
-//   4. Try its partitions in its order; the first where it fits now starts it. Placement in a
-//      partition, on resources no reservation of this pass holds:
+//   4. Try its partitions in its order; the first where it fits now starts it (`Pass::StartNow`,
+//      `Placer::Place`). Placement in a partition, on resources no reservation of this pass
+//      holds:
 //        a. single node: the node with the fewest free GPUs of the type that still fits
 //           (best fit, ties by NodeId), skipping nodes that are down, exclusive, lack CPUs or
 //           memory, miss a constraint, are excluded, or are held by a reservation window the
@@ -32,33 +37,36 @@
 //        b. several nodes (gang, all or nothing): the same candidates; with a topology, on the
 //           single leaf switch with the fewest candidates that suffices, else under the lowest
 //           switch that suffices, taking its leaves with the most candidates first (at most
-//           max(4N, N + 256) candidates are looked at); without one, best fit by free GPUs;
+//           max(4N, N + 256) candidates are looked at); without one, best fit by free GPUs
+//           (`Topology::Choose`);
 //        c. inside a node, GPUs of one NVLink domain and NUMA node when one group fits, the
 //           group with the fewest free GPUs first (lowest index ties); `--exclusive` takes the
-//           whole node; `-w` nodes are taken first.
+//           whole node; `-w` nodes are taken first (`PickGpus`).
 //      A job that fits in none gets Resources (or Priority when only reservations of
 //      higher-priority jobs stop it, naming them), plus ReqNodeNotAvail when reservation windows
-//      cover nodes of its partition. A (partition, shape) that failed is not searched again in
-//      the pass: resources only shrink during a pass.
+//      cover nodes of its partition (`Pass::ExplainBlocked`). A (partition, shape) that failed is
+//      not searched again in the pass: resources only shrink during a pass (`Pass::TryPlace`).
 //   5. A blocked job whose QOS may preempt, or whose account is under its guarantee while others
-//      borrow, searches for victims (at most `max_preemptors_per_pass` searches per pass; a
-//      shape whose search failed is remembered and not searched again): on each candidate node
-//      the cheapest set of eligible running jobs whose release makes it fit, cheapest meaning
-//      least lost work (GPUs x time since the last checkpoint or start), then fewest GPUs; the
-//      job's nodes are the cheapest such nodes (ties by NodeId). Victims (in JobId order) get a
-//      `PreemptionOrder` (their QOS's mode; cancel when requeue is not allowed; its grace time)
-//      and the job a reservation at now + grace on those resources. A job for which victims are
-//      already being preempted (`preempted_for`) searches no more and keeps its reservation.
+//      borrow, searches for victims (`Preemptor::TryPreempt`; at most
+//      `max_preemptors_per_pass` searches per pass; a shape whose search failed is remembered and
+//      not searched again): on each candidate node the cheapest set of eligible running jobs
+//      whose release makes it fit, cheapest meaning least lost work (GPUs x time since the last
+//      checkpoint or start), then fewest GPUs; the job's nodes are the cheapest such nodes (ties
+//      by NodeId). Victims (in JobId order) get a `PreemptionOrder` (their QOS's mode; cancel
+//      when requeue is not allowed; its grace time) and the job a reservation at now + grace on
+//      those resources. A job for which victims are already being preempted (`preempted_for`)
+//      searches no more and keeps its reservation (`Pass::PreemptOrReserve`).
 //   6. Otherwise, while fewer than `backfill.reservations` jobs hold one, the job gets a
-//      reservation at its earliest start: per node, the first release time (running jobs' and
-//      this pass's starts' expected ends, in time order) at which its demand fits next to
-//      earlier reservations, moved past reservation windows; several nodes start at the N-th
-//      earliest. A start beyond `backfill.window` (or never: unlimited jobs) gives no
-//      reservation. Later jobs may not use reserved GPUs, nor CPUs/memory beyond what the
-//      reservations leave, unless they end before the reservation starts: a backfilled job never
-//      delays a reserved one.
+//      reservation at its earliest start (`Timeline::Reserve`): per node, the first release time
+//      (running jobs' and this pass's starts' expected ends, in time order) at which its demand
+//      fits next to earlier reservations, moved past reservation windows
+//      (`Timeline::EarliestStart`); several nodes start at the N-th earliest. A start beyond
+//      `backfill.window` (or never: unlimited jobs) gives no reservation. Later jobs may not use
+//      reserved GPUs, nor CPUs/memory beyond what the reservations leave, unless they end before
+//      the reservation starts (`NodeState::Fits`): a backfilled job never delays a reserved one.
 //   7. Strict order (`SchedulerOptions::strict_order`, the `fifo` policy): once a job is blocked
-//      on resources in a partition, later jobs get Priority in it; no reservations, no backfill.
+//      on resources in a partition, later jobs get Priority in it; no reservations, no backfill
+//      (`Pass::OpenPartitions`).
 //
 // Plan: `starts` in priority order; `pending` in priority order, one per job not started;
 // `preemptions`/`preemption_orders` in the order chosen; `reservations` in priority order.
@@ -83,8 +91,8 @@
 namespace corral::sched {
 
 namespace internal {
-struct ConfigIndex;  // lookups derived from the config once (scheduler.cc)
-struct NodeCache;    // what a pass derives from the nodes' static fields (scheduler.cc)
+struct ConfigIndex;  // lookups derived from the config once (internal/config_index.h)
+struct NodeCache;    // what a pass derives from the nodes' static fields (internal/node_cache.h)
 }  // namespace internal
 
 // A job's priority and its factors, as `corral priority` shows them.

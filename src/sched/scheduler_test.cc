@@ -8,17 +8,12 @@
 namespace corral::sched {
 namespace {
 
+using testing::Gpus;
 using testing::MakeJob;
 using testing::MakeNode;
 using testing::Occupy;
 
 const Timestamp kNow = FromMicros(int64_t{1'700'000'000} * 1'000'000);
-
-GpuSet Gpus(std::initializer_list<uint32_t> idx) {
-  GpuSet s;
-  for (uint32_t i : idx) s.insert(i);
-  return s;
-}
 
 ClusterSnapshot Snapshot(const SchedulerConfig& c, std::vector<NodeView> nodes) {
   ClusterSnapshot s;

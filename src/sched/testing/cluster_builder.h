@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,13 @@
 #include "sched/snapshot.h"
 
 namespace corral::sched::testing {
+
+// The GPU indices `idx` as a set: Gpus({0, 3}).
+inline GpuSet Gpus(std::initializer_list<uint32_t> idx) {
+  GpuSet s;
+  for (uint32_t i : idx) s.insert(i);
+  return s;
+}
 
 // A node with `gpus` GPUs of `model`, all usable. GPUs form one NVLink domain (NVSwitch) when
 // `nvlink` is set, and are split evenly over `numa` NUMA nodes.
@@ -37,6 +45,13 @@ inline NodeView MakeNode(uint32_t id, std::string name, uint32_t gpus, std::stri
   n.usable_gpus = GpuSet::FirstN(gpus);
   n.schedulable = true;
   return n;
+}
+
+// `count` nodes n1, n2, ... (ids 1, 2, ...) with `gpus` GPUs each, as `MakeNode` makes them.
+inline std::vector<NodeView> MakeNodes(uint32_t count, uint32_t gpus) {
+  std::vector<NodeView> nodes;
+  for (uint32_t i = 1; i <= count; ++i) nodes.push_back(MakeNode(i, "n" + std::to_string(i), gpus));
+  return nodes;
 }
 
 // A pending job asking for `nodes` nodes with `gpus_per_node` GPUs each, one task per node.

@@ -1,0 +1,164 @@
+#include "sched/internal/limits.h"
+
+#include <chrono>
+#include <string>
+
+#include "core/duration.h"
+
+namespace corral::sched::internal {
+
+UseLimits::UseLimits(const ConfigIndex& index, const JobTable& jobs,
+                     const std::vector<RunJob>& running, const ClusterSnapshot& snapshot)
+    : index_(index), jobs_(jobs) {
+  const size_t na = jobs_.accounts(), nu = jobs_.users();
+  acct_gpus_.assign(na, 0);
+  acct_jobs_.assign(na, 0);
+  acct_gpu_seconds_.assign(na, 0);
+  user_gpus_.assign(nu, 0);
+  user_jobs_.assign(nu, 0);
+  user_gpu_seconds_.assign(nu, 0);
+  qos_gpus_.assign(index_.qos.size(), 0);
+  qos_jobs_.assign(index_.qos.size(), 0);
+  qos_user_.assign(index_.qos.size() * nu, {0, 0});
+  for (const RunJob& rj : running) {
+    Count(rj.account, rj.user, rj.qos, rj.gpus, rj.view->array_job_id);
+  }
+  for (const AssociationUsage& u : snapshot.usage) {
+    for (int x = jobs_.FindAccount(u.account); x >= 0; x = jobs_.AccountParent(x))
+      acct_gpu_seconds_[x] += u.period_gpu_seconds;
+    if (int us = jobs_.FindUser(u.user); us >= 0) user_gpu_seconds_[us] += u.period_gpu_seconds;
+  }
+}
+
+uint32_t UseLimits::array_running(JobId array) const {
+  auto it = array_running_.find(array.value);
+  return it == array_running_.end() ? 0 : it->second;
+}
+
+void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
+  const PendingJobView& v = *j.view;
+  const int64_t limit_minutes =
+      j.limit == kUnlimited ? 0 : std::chrono::ceil<std::chrono::minutes>(j.limit).count();
+  const int64_t asked_minutes = static_cast<int64_t>(j.gpus) * limit_minutes;
+  // Strings are built only for a limit that is reached (this runs for every pending job), and a
+  // blocker with the same numbers is copied rather than built again.
+  auto check = [&](const Limits& l, std::string_view scope, std::string_view entity,
+                   std::string_view suffix, int64_t entity_key, uint32_t gpus_used,
+                   uint32_t jobs_used, double gpu_seconds, const char* gres_code,
+                   const char* jobs_code, const char* minutes_code, const char* per_job_code) {
+    auto who = [&] {
+      return std::string(scope) + " " + std::string(entity) +
+             (suffix.empty() ? "" : " for user " + std::string(suffix));
+    };
+    auto add = [&](const char* code, auto detail, const char* resource, int64_t used, int64_t limit,
+                   int64_t requested) {
+      LimitKey key{code, scope.data(), entity_key, used, limit, requested};
+      auto [it, fresh] = limit_blockers_.try_emplace(key);
+      if (fresh) {
+        it->second = Blocker{.code = code,
+                             .detail = detail(),
+                             .scope = std::string(scope),
+                             .entity = std::string(entity),
+                             .resource = resource,
+                             .used = used,
+                             .limit = limit,
+                             .requested = requested};
+      }
+      out->push_back(it->second);
+    };
+    if (l.max_gpus_per_job && j.gpus > *l.max_gpus_per_job && per_job_code != nullptr) {
+      add(
+          per_job_code,
+          [&] {
+            return who() + " allows at most " + std::to_string(*l.max_gpus_per_job) +
+                   " GPUs per job, job asks " + std::to_string(j.gpus);
+          },
+          "gpu", 0, *l.max_gpus_per_job, j.gpus);
+    }
+    if (l.max_gpus && j.gpus > 0 && gpus_used + j.gpus > *l.max_gpus) {
+      add(
+          gres_code,
+          [&] {
+            return who() + " at its GPU limit " + std::to_string(gpus_used) + "/" +
+                   std::to_string(*l.max_gpus) + " (job asks " + std::to_string(j.gpus) + ")";
+          },
+          "gpu", gpus_used, *l.max_gpus, j.gpus);
+    }
+    if (l.max_running_jobs && jobs_used + 1 > *l.max_running_jobs) {
+      add(
+          jobs_code,
+          [&] {
+            return who() + " at its running-job limit " + std::to_string(jobs_used) + "/" +
+                   std::to_string(*l.max_running_jobs);
+          },
+          "jobs", jobs_used, *l.max_running_jobs, 1);
+    }
+    if (l.max_gpu_minutes && minutes_code != nullptr) {
+      int64_t used = static_cast<int64_t>(gpu_seconds / 60.0);
+      int64_t lim = static_cast<int64_t>(*l.max_gpu_minutes);
+      if (used >= lim || (limit_minutes > 0 && used + asked_minutes > lim)) {
+        add(
+            minutes_code,
+            [&] {
+              return who() + " has used " + std::to_string(used) + " of " + std::to_string(lim) +
+                     " GPU-minutes this period (job may use " + std::to_string(asked_minutes) + ")";
+            },
+            "gpu_minutes", used, lim, asked_minutes);
+      }
+    }
+  };
+  for (int a = j.account; index_.Configured(a); a = index_.accounts[a].parent) {
+    check(index_.accounts[a].config->limits, "account", index_.accounts[a].config->name, "", a,
+          acct_gpus_[a], acct_jobs_[a], acct_gpu_seconds_[a], "AssocGrpGRES", "AssocGrpJobsLimit",
+          "AssocGrpGRESMinutes", "AssocMaxGRESPerJob");
+  }
+  if (const UserConfig* u = jobs_.UserConfigOf(j.user)) {
+    check(u->limits, "user", v.user, "", j.user, user_gpus_[j.user], user_jobs_[j.user],
+          user_gpu_seconds_[j.user], "AssocGrpGRES", "AssocGrpJobsLimit", "AssocGrpGRESMinutes",
+          "AssocMaxGRESPerJob");
+  }
+  if (j.qos >= 0) {
+    const QosConfig& q = *index_.qos[j.qos].config;
+    check(q.limits, "qos", q.name, "", j.qos, qos_gpus_[j.qos], qos_jobs_[j.qos], 0, "QOSGrpGRES",
+          "QOSGrpJobsLimit", nullptr, "QOSMaxGRESPerJob");
+    const auto& qu = qos_user_[static_cast<size_t>(j.qos) * jobs_.users() + j.user];
+    uint32_t g = qu.first;
+    uint32_t n = qu.second;
+    if (q.per_user.max_gpus || q.per_user.max_running_jobs) {
+      check(q.per_user, "qos", q.name, v.user,
+            (static_cast<int64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user), g, n, 0,
+            "QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit", nullptr, nullptr);
+    }
+    if (q.max_time && j.limit > *q.max_time) {
+      out->push_back({.code = "QOSMaxWallDurationPerJobLimit",
+                      .detail = "time limit " + FormatSlurmDuration(j.limit) + " exceeds qos " +
+                                q.name + " max_time " + FormatSlurmDuration(*q.max_time),
+                      .scope = "qos",
+                      .entity = q.name,
+                      .resource = "time"});
+    }
+  }
+}
+
+void UseLimits::Add(const JobInfo& j) {
+  Count(j.account, j.user, j.qos, j.gpus, j.view->array_job_id);
+}
+
+void UseLimits::Count(int account, int user, int qos, uint32_t gpus, JobId array) {
+  for (int a = account; a >= 0; a = jobs_.AccountParent(a)) {
+    acct_gpus_[a] += gpus;
+    acct_jobs_[a] += 1;
+  }
+  user_gpus_[user] += gpus;
+  user_jobs_[user] += 1;
+  if (qos >= 0) {
+    qos_gpus_[qos] += gpus;
+    qos_jobs_[qos] += 1;
+    auto& qu = qos_user_[static_cast<size_t>(qos) * jobs_.users() + user];
+    qu.first += gpus;
+    qu.second += 1;
+  }
+  if (array.value != 0) ++array_running_[array.value];
+}
+
+}  // namespace corral::sched::internal

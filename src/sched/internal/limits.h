@@ -1,0 +1,87 @@
+// UseLimits: the use accounting of a scheduling pass and the limits checked against it. It
+// counts GPUs and jobs per account (with its whole subtree: a job counts for every ancestor of
+// its account), per user, per QOS and per (QOS, user), GPU-seconds of the usage period per
+// account chain and user, and running tasks per job array; from the running jobs of the
+// snapshot, then every job the pass starts (`Add`), so that jobs started earlier in the pass
+// count against later ones.
+//
+// `Check` reports, in this order, every limit a job would break now: each account of its chain
+// from its own up (AssocMaxGRESPerJob, AssocGrpGRES, AssocGrpJobsLimit, AssocGrpGRESMinutes),
+// its user's (the same codes), its QOS's (QOSMaxGRESPerJob, QOSGrpGRES, QOSGrpJobsLimit), its
+// QOS's per-user limits (QOSMaxGRESPerUser, QOSMaxJobsPerUserLimit) and the QOS time limit
+// (QOSMaxWallDurationPerJobLimit). A GPU-minute limit blocks a job whose use so far reaches it,
+// or whose GPUs times its time limit (rounded up to minutes) would pass it; an unlimited job
+// only the former.
+//
+// Not thread-safe; one pass's. Blockers with the same numbers are built once and copied.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "sched/internal/config_index.h"
+#include "sched/internal/job_info.h"
+#include "sched/internal/job_table.h"
+#include "sched/internal/node_cache.h"
+#include "sched/policy.h"
+#include "sched/snapshot.h"
+
+namespace corral::sched::internal {
+
+class UseLimits {
+ public:
+  // Counts the use of `running` (the snapshot's running jobs, in the table's ids) and the
+  // usage-period GPU-seconds of `snapshot.usage`.
+  UseLimits(const ConfigIndex& index, const JobTable& jobs, const std::vector<RunJob>& running,
+            const ClusterSnapshot& snapshot);
+
+  // Appends a blocker to `out` for every limit `j` would break if it started now.
+  void Check(const JobInfo& j, std::vector<Blocker>* out);
+  // Counts `j`, started in this pass.
+  void Add(const JobInfo& j);
+
+  // GPUs held by account `a` with its subtree.
+  uint32_t account_gpus(int a) const { return acct_gpus_[a]; }
+  // Running tasks of job array `array`.
+  uint32_t array_running(JobId array) const;
+
+ private:
+  // Counts one running job of `account`, `user`, `qos` (-1: none) with `gpus`, in `array`.
+  void Count(int account, int user, int qos, uint32_t gpus, JobId array);
+
+  // Identifies a limit blocker by its numbers (code and scope are string literals).
+  struct LimitKey {
+    const char* code;
+    const char* scope;
+    int64_t entity;
+    int64_t used, limit, requested;
+    bool operator==(const LimitKey&) const = default;
+  };
+  struct LimitKeyHash {
+    size_t operator()(const LimitKey& k) const {
+      uint64_t h = reinterpret_cast<uintptr_t>(k.code) * 0x9e3779b97f4a7c15ULL;
+      for (uint64_t v : {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(k.scope)),
+                         static_cast<uint64_t>(k.entity), static_cast<uint64_t>(k.used),
+                         static_cast<uint64_t>(k.limit), static_cast<uint64_t>(k.requested)}) {
+        h = (h ^ v) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+      }
+      return static_cast<size_t>(h);
+    }
+  };
+
+  const ConfigIndex& index_;
+  const JobTable& jobs_;
+  std::vector<uint32_t> acct_gpus_, acct_jobs_;
+  std::vector<double> acct_gpu_seconds_;
+  std::vector<uint32_t> user_gpus_, user_jobs_;
+  std::vector<double> user_gpu_seconds_;
+  std::vector<uint32_t> qos_gpus_, qos_jobs_;
+  std::vector<std::pair<uint32_t, uint32_t>> qos_user_;   // [qos * users + user] -> gpus, jobs
+  std::unordered_map<uint64_t, uint32_t> array_running_;  // lookups only
+  std::unordered_map<LimitKey, Blocker, LimitKeyHash> limit_blockers_;  // lookups only
+};
+
+}  // namespace corral::sched::internal

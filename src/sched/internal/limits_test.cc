@@ -1,0 +1,135 @@
+#include "sched/internal/limits.h"
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sched/internal/test_pass.h"
+#include "sched/testing/cluster_builder.h"
+
+namespace corral::sched::internal {
+namespace {
+
+using testing::MakeJob;
+using testing::Occupy;
+
+// Accounts "org" > "team"; four 8-GPU nodes; a running 4-GPU job of bob in "team".
+struct World : TestWorld {
+  World() {
+    config.accounts = {AccountConfig{.name = "org"},
+                       AccountConfig{.name = "team", .parent = "org"}};
+    snapshot.nodes = testing::MakeNodes(4, 8);
+    RunningJobView r =
+        Occupy(&snapshot.nodes[0], 100, GpuSet::FirstN(4), kNow - Minutes(5), kNow + Minutes(55));
+    r.account = "team";
+    r.qos = "normal";
+    snapshot.running = {r};
+    snapshot.partitions = config.partitions;
+  }
+  PendingJobView Job(uint64_t id, uint32_t gpus, std::string user = "alice") {
+    PendingJobView j = MakeJob(id, 1, gpus);
+    j.account = "team";
+    j.user = std::move(user);
+    return j;
+  }
+};
+
+std::vector<std::string> Codes(const std::vector<Blocker>& bs) {
+  std::vector<std::string> out;
+  for (const Blocker& b : bs) out.push_back(b.code + "/" + b.scope + "/" + b.entity);
+  return out;
+}
+
+TEST(UseLimitsTest, AnAccountCountsItsWholeSubtree) {
+  World w;
+  w.config.accounts[0].limits.max_gpus = 8;  // org
+  w.snapshot.pending = {w.Job(1, 4), w.Job(2, 5)};
+  TestPass pass(w.config, w.snapshot, kNow);
+  EXPECT_EQ(pass.limits.account_gpus(pass.jobs.FindAccount("org")), 4u);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(1), &out);
+  EXPECT_TRUE(out.empty());
+  pass.limits.Check(pass.Job(2), &out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].code, "AssocGrpGRES");
+  EXPECT_EQ(out[0].entity, "org");
+  EXPECT_EQ(out[0].used, 4);
+  EXPECT_EQ(out[0].limit, 8);
+  EXPECT_EQ(out[0].requested, 5);
+  EXPECT_EQ(out[0].detail, "account org at its GPU limit 4/8 (job asks 5)");
+}
+
+TEST(UseLimitsTest, JobsStartedInThePassCountAgainstLaterOnes) {
+  World w;
+  w.config.qos[0].per_user.max_running_jobs = 1;
+  w.snapshot.pending = {w.Job(1, 1), w.Job(2, 1), w.Job(3, 1, "carol")};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(2), &out);
+  EXPECT_TRUE(out.empty());  // bob's running job is bob's
+  pass.limits.Add(pass.Job(1));
+  pass.limits.Check(pass.Job(2), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"QOSMaxJobsPerUserLimit/qos/normal"}));
+  EXPECT_EQ(out[0].detail, "qos normal for user alice at its running-job limit 1/1");
+  out.clear();
+  pass.limits.Check(pass.Job(3), &out);  // another user
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(UseLimitsTest, EveryLimitReachedInChainOrder) {
+  World w;
+  w.config.accounts[1].limits.max_running_jobs = 1;  // team: bob's job fills it
+  w.config.accounts[0].limits.max_gpus_per_job = 1;  // org
+  w.config.users = {UserConfig{.name = "alice"}};
+  w.config.users[0].limits.max_gpus = 1;
+  w.config.qos[0].limits.max_gpus = 5;
+  w.config.qos[0].max_time = Minutes(30);
+  w.snapshot.pending = {w.Job(1, 2)};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(1), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{
+                            "AssocGrpJobsLimit/account/team", "AssocMaxGRESPerJob/account/org",
+                            "AssocGrpGRES/user/alice", "QOSGrpGRES/qos/normal",
+                            "QOSMaxWallDurationPerJobLimit/qos/normal"}));
+}
+
+TEST(UseLimitsTest, GpuMinutesOfTheUsagePeriod) {
+  World w;
+  w.config.accounts[1].limits.max_gpu_minutes = 600;
+  w.snapshot.usage = {
+      AssociationUsage{.account = "team", .user = "bob", .period_gpu_seconds = 500 * 60}};
+  PendingJobView fits = w.Job(1, 1);  // 60 GPU-minutes: 560 of 600
+  PendingJobView over = w.Job(2, 2);  // 120: 620
+  PendingJobView unlimited = w.Job(3, 8);
+  unlimited.time_limit = kUnlimited;  // blocked only once the use reaches the limit
+  w.snapshot.pending = {fits, over, unlimited};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(1), &out);
+  pass.limits.Check(pass.Job(3), &out);
+  EXPECT_TRUE(out.empty());
+  pass.limits.Check(pass.Job(2), &out);
+  ASSERT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpGRESMinutes/account/team"}));
+  EXPECT_EQ(out[0].used, 500);
+  EXPECT_EQ(out[0].requested, 120);
+  EXPECT_EQ(out[0].detail,
+            "account team has used 500 of 600 GPU-minutes this period (job may use 120)");
+}
+
+TEST(UseLimitsTest, ArrayTasksRunningCountFromTheSnapshotAndThePass) {
+  World w;
+  w.snapshot.running[0].array_job_id = JobId(50);
+  PendingJobView task = w.Job(51, 1);
+  task.array_job_id = JobId(50);
+  w.snapshot.pending = {task};
+  TestPass pass(w.config, w.snapshot, kNow);
+  EXPECT_EQ(pass.limits.array_running(JobId(50)), 1u);
+  EXPECT_EQ(pass.limits.array_running(JobId(60)), 0u);
+  pass.limits.Add(pass.Job(51));
+  EXPECT_EQ(pass.limits.array_running(JobId(50)), 2u);
+}
+
+}  // namespace
+}  // namespace corral::sched::internal

@@ -88,5 +88,37 @@ TEST(AgentConfigTest, LaunchSection) {
       "agent.toml: [launch] checkpoint_root: \"ckpt\" is not an absolute path");
 }
 
+TEST(AgentConfigTest, ContainerSectionKeepsTheLockedDownOptions) {
+  auto d = ParseAgentConfig("[container]\nruntime = \"podman\"\n", "agent.toml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->container.rootless, "off");
+  EXPECT_TRUE(d->container.allow_mounts.empty());  // no requested mount by default
+  auto c = ParseAgentConfig(
+      "[container]\nruntime = \"podman\"\nrootless = \"auto\"\n"
+      "allow_mounts = [\"/datasets\", \"/scratch\"]\nallow_rw_mounts = [\"/scratch\"]\n"
+      "extra_args = [\"--network=host\"]\n",
+      "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->container.rootless, "auto");
+  EXPECT_EQ(c->container.allow_mounts, (std::vector<std::string>{"/datasets", "/scratch"}));
+  EXPECT_EQ(c->container.allow_rw_mounts, (std::vector<std::string>{"/scratch"}));
+  for (const char* arg : {"--privileged", "--cap-add=SYS_ADMIN", "--user=0", "-u0", "--userns=host",
+                          "--security-opt=no-new-privileges=false", "--group-add=0"}) {
+    auto r = ParseAgentConfig(std::string("[container]\nextra_args = [\"") + arg + "\"]\n",
+                              "agent.toml");
+    ASSERT_FALSE(r.has_value()) << arg;
+    EXPECT_EQ(
+        r.error().message.rfind(
+            "agent.toml: [container] extra_args: \"" + std::string(arg) + "\" may not be given", 0),
+        0u)
+        << r.error().message;
+  }
+  EXPECT_EQ(
+      ParseAgentConfig("[container]\nallow_mounts = [\"data\"]\n", "agent.toml").error().message,
+      "agent.toml: [container] allow_mounts: path \"data\": not an absolute path");
+  EXPECT_EQ(ParseAgentConfig("[container]\nrootless = \"yes\"\n", "agent.toml").error().message,
+            "agent.toml: [container] rootless: \"yes\" is not one of off, auto, always");
+}
+
 }  // namespace
 }  // namespace corral::agent

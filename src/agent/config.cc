@@ -9,6 +9,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/container_spec.h"
+
 namespace corral::agent {
 namespace {
 
@@ -85,6 +87,36 @@ Status SplitHostPort(std::string_view origin, const std::string& text, std::stri
     return InvalidArgument(std::string(origin) + ": [agent] listen: bad port in \"" + text + "\"");
   }
   *port = static_cast<uint16_t>(std::stoi(p));
+  return {};
+}
+
+// What the container section may not say: options that would undo what the agent gives
+// every container (container.h), and mount prefixes that are not clean absolute paths.
+Status CheckContainerConfig(std::string_view origin, const ContainerConfig& c) {
+  if (c.rootless != "off" && c.rootless != "auto" && c.rootless != "always") {
+    return InvalidArgument(Where(origin, "container", "rootless") + ": \"" + c.rootless +
+                           "\" is not one of off, auto, always");
+  }
+  for (const std::string& a : c.extra_args) {
+    for (const char* banned : {"--privileged", "--cap-add", "--user", "-u", "--userns",
+                               "--group-add", "--security-opt"}) {
+      std::string b = banned;
+      if (a == b || a.rfind(b + "=", 0) == 0 || (b.size() == 2 && a.rfind(b, 0) == 0)) {
+        return InvalidArgument(Where(origin, "container", "extra_args") + ": \"" + a +
+                               "\" may not be given: the agent sets the user, groups, capabilities "
+                               "and security options of every container");
+      }
+    }
+  }
+  for (const auto* list : {&c.allow_mounts, &c.allow_rw_mounts}) {
+    for (const std::string& p : *list) {
+      if (Status s = ValidateContainerPath(p, false); !s) {
+        return InvalidArgument(Where(origin, "container",
+                                     list == &c.allow_mounts ? "allow_mounts" : "allow_rw_mounts") +
+                               ": " + s.error().message);
+      }
+    }
+  }
   return {};
 }
 
@@ -230,13 +262,20 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   }
   if (const toml::table* ct = root["container"].as_table()) {
     CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "container", *ct,
-                                     {"runtime", "runtime_path", "gpus", "extra_args", "env"}));
+                                     {"runtime", "runtime_path", "gpus", "extra_args", "env",
+                                      "rootless", "allow_mounts", "allow_rw_mounts"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "env", &c.container.env));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "runtime", &c.container.runtime));
     CORRAL_RETURN_IF_ERROR(
         Get(origin, "container", *ct, "runtime_path", &c.container.runtime_path));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "gpus", &c.container.gpus));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "extra_args", &c.container.extra_args));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "rootless", &c.container.rootless));
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "container", *ct, "allow_mounts", &c.container.allow_mounts));
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "container", *ct, "allow_rw_mounts", &c.container.allow_rw_mounts));
+    CORRAL_RETURN_IF_ERROR(CheckContainerConfig(origin, c.container));
     static const std::set<std::string> kRuntimes = {"",          "podman",      "docker",
                                                     "apptainer", "singularity", "enroot"};
     if (!kRuntimes.contains(c.container.runtime)) {

@@ -88,8 +88,10 @@ struct Agent::Impl {
         key(std::move(k)),
         clock(cl),
         journal(config.state_dir + "/running"),
-        core({.node_name = config.name, .controller_url = config.controller_url}, journal, clock,
-             [this](Timestamp now, Duration lifetime) {
+        core({.node_name = config.name,
+              .controller_url = config.controller_url,
+              .allow_root_jobs = config.allow_root_jobs},
+             journal, clock, [this](Timestamp now, Duration lifetime) {
                api::Identity self{
                    .user = "agent:" + config.name, .uid = 0, .gid = 0, .role = api::Role::kAgent};
                return api::BearerHeader(key, self, now, lifetime);

@@ -74,10 +74,13 @@ TEST(AgentConfigTest, LaunchSection) {
   EXPECT_EQ(d->master_port_min, 29500u);
   EXPECT_EQ(d->master_port_max, 30499u);
   EXPECT_EQ(d->checkpoint_root, "");
+  EXPECT_FALSE(d->allow_root_jobs);  // no job runs as root unless the node says so
   auto c = ParseAgentConfig(
-      "[launch]\nmaster_ports = \"40000-40009\"\ncheckpoint_root = \"/shared/ckpt\"\n",
+      "[launch]\nmaster_ports = \"40000-40009\"\ncheckpoint_root = \"/shared/ckpt\"\n"
+      "allow_root_jobs = true\n",
       "agent.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_TRUE(c->allow_root_jobs);
   EXPECT_EQ(c->master_port_min, 40000u);
   EXPECT_EQ(c->master_port_max, 40009u);
   EXPECT_EQ(c->checkpoint_root, "/shared/ckpt");

@@ -294,7 +294,8 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     CORRAL_RETURN_IF_ERROR(Get(origin, "auth", *au, "jwt_key_file", &c.jwt_key_file));
   }
   if (const toml::table* l = root["launch"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "launch", *l, {"master_ports", "checkpoint_root"}));
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "launch", *l, {"master_ports", "checkpoint_root", "allow_root_jobs"}));
     std::string ports;
     CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "master_ports", &ports));
     if (!ports.empty()) {
@@ -309,6 +310,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
       c.master_port_max = hi;
     }
     CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "checkpoint_root", &c.checkpoint_root));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "allow_root_jobs", &c.allow_root_jobs));
     if (!c.checkpoint_root.empty() && c.checkpoint_root.front() != '/') {
       return InvalidArgument(Where(origin, "launch", "checkpoint_root") + ": \"" +
                              c.checkpoint_root + "\" is not an absolute path");

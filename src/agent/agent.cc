@@ -417,6 +417,9 @@ Status Agent::Start() {
                     if (!r) return api::ErrorResponse(r.error());
                     return Answer(impl->node->Inject(*r));
                   }));
+  // The node's size as it registers (the default memory of a job is its share of it).
+  im.config.cpus = inv.cpus;
+  im.config.memory_mb = inv.memory_mb;
   im.node = std::make_unique<NodeMonitor>(im.config, *im.gpus, inv.gpus, im.clock, [impl] {
     std::lock_guard<std::mutex> lock(impl->mu);
     impl->core.HealthChanged();

@@ -123,5 +123,17 @@ TEST(AgentConfigTest, ContainerSectionKeepsTheLockedDownOptions) {
             "agent.toml: [container] rootless: \"yes\" is not one of off, auto, always");
 }
 
+TEST(AgentConfigTest, CgroupLimits) {
+  auto d = ParseAgentConfig("[agent]\nname = \"n\"\n", "agent.toml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->cgroup.pids_max, 16384u);               // a fork bomb stays in its job
+  EXPECT_EQ(d->cgroup.default_memory_per_job_mb, 0u);  // the run's share of the node
+  auto c =
+      ParseAgentConfig("[cgroup]\npids_max = 0\ndefault_memory_per_job_mb = 8192\n", "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->cgroup.pids_max, 0u);
+  EXPECT_EQ(c->cgroup.default_memory_per_job_mb, 8192u);
+}
+
 }  // namespace
 }  // namespace corral::agent

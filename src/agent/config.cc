@@ -242,7 +242,8 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   if (const toml::table* cg = root["cgroup"].as_table()) {
     CORRAL_RETURN_IF_ERROR(
         CheckKeys(origin, "cgroup", *cg,
-                  {"mode", "parent", "constrain_cpus", "constrain_memory", "constrain_devices"}));
+                  {"mode", "parent", "constrain_cpus", "constrain_memory", "constrain_devices",
+                   "pids_max", "default_memory_per_job_mb"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "mode", &c.cgroup.mode));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "parent", &c.cgroup.parent));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_cpus", &c.cgroup.constrain_cpus));
@@ -250,6 +251,9 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
         Get(origin, "cgroup", *cg, "constrain_memory", &c.cgroup.constrain_memory));
     CORRAL_RETURN_IF_ERROR(
         Get(origin, "cgroup", *cg, "constrain_devices", &c.cgroup.constrain_devices));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "pids_max", &c.cgroup.pids_max));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "default_memory_per_job_mb",
+                               &c.cgroup.default_memory_per_job_mb));
     if (c.cgroup.mode != "auto" && c.cgroup.mode != "v1" && c.cgroup.mode != "v2" &&
         c.cgroup.mode != "off") {
       return InvalidArgument(Where(origin, "cgroup", "mode") + ": \"" + c.cgroup.mode +

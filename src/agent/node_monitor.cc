@@ -64,12 +64,21 @@ struct NodeMonitor::Impl {
   struct RunEntry {
     GpuSet gpus;
     std::vector<uint32_t> cpus;
+    uint64_t memory_mb = 0;  // its limit here (what podman and docker get too), 0 = none
+    uint64_t pids_max = 0;
     std::unique_ptr<JobCgroup> cgroup;
     std::optional<ContainerCleanup> container;  // the batch script's container
     // Step tasks run in containers: their removal, by (step, task).
     std::map<std::pair<uint32_t, uint32_t>, ContainerCleanup> task_containers;
     bool batch = false;  // its batch step runs here: FinishJob ends it
   };
+  // What a run's containers are held to.
+  struct RunLimits {
+    std::vector<uint32_t> cpus;
+    uint64_t memory_mb = 0;
+    uint64_t pids_max = 0;
+  };
+  static RunLimits LimitsOf(const RunEntry& e) { return {e.cpus, e.memory_mb, e.pids_max}; }
 
   Impl(const AgentConfig& c, GpuBackend& b, std::vector<GpuInfo> g, const Clock& cl,
        std::function<void()> cb)
@@ -125,6 +134,7 @@ struct NodeMonitor::Impl {
     GpuSet mine = here != nullptr ? here->gpus : GpuSet();
     RunEntry entry;
     entry.gpus = mine;
+    entry.memory_mb = here != nullptr ? here->mem_mb : 0;
     uint32_t cpu_count = here != nullptr ? here->cpus : 0;
     size_t total_cpus = 0;
     for (const auto& [node, cpus] : topology.cpus_by_node) total_cpus += cpus.size();
@@ -147,7 +157,17 @@ struct NodeMonitor::Impl {
     cs.cpus = entry.cpus;
     cs.mems = NodesOf(topology, entry.cpus);
     cs.cpu_count = cpu_count;
-    cs.memory_mb = here != nullptr ? here->mem_mb : 0;
+    // A run given no memory gets the node's default (cgroup.h); a fork bomb stays in its run.
+    cs.memory_mb =
+        JobMemoryLimitMb(config.cgroup, {.given_memory_mb = entry.memory_mb,
+                                         .cpus = cpu_count,
+                                         .gpus = mine.size(),
+                                         .node_memory_mb = config.memory_mb,
+                                         .node_cpus = config.cpus,
+                                         .node_gpus = static_cast<uint32_t>(gpus.size())});
+    cs.pids_max = config.cgroup.pids_max;
+    if (config.cgroup.constrain_memory) entry.memory_mb = cs.memory_mb;
+    entry.pids_max = cs.pids_max;
     if (config.cgroup.constrain_devices) {
       std::set<std::string> allowed;
       for (uint32_t g : mine.ToVector()) {
@@ -171,12 +191,11 @@ struct NodeMonitor::Impl {
   // empty: the batch script `spec->argv[0]`) in `container`'s image with the GPUs `gpus` of
   // this node and the run's CPUs `cpus`; `step_task` names a step's task. Returns how the
   // container goes (container.h and container_host.h say what is checked and why).
-  Result<ContainerCleanup> Containerize(const Job& job, const std::vector<uint32_t>& cpus,
+  Result<ContainerCleanup> Containerize(const Job& job, const RunLimits& limits,
                                         const ContainerSpec& container, const GpuSet& gpus_here,
                                         std::vector<std::string> command,
                                         std::optional<std::pair<uint32_t, uint32_t>> step_task,
                                         ProcessSpec* spec) {
-    const NodeAllocation* here = Here(job);
     ContainerLaunch l;
     l.job = job.id;
     l.node = config.name;
@@ -205,8 +224,9 @@ struct NodeMonitor::Impl {
       }
     }
     l.spec = container;
-    l.memory_mb = here != nullptr ? here->mem_mb : 0;
-    l.cpus = cpus;
+    l.memory_mb = limits.memory_mb;
+    l.pids_max = limits.pids_max;
+    l.cpus = limits.cpus;
     const std::string& rt = config.container.runtime;
     const bool docker_like = rt == "podman" || rt == "docker";
     const bool as_user = l.rootless || (!docker_like && !rt.empty());
@@ -396,8 +416,8 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
   spec->cpus = entry.cpus;
 
   if (!job.spec.container.image.empty()) {
-    auto cleanup =
-        im.Containerize(job, entry.cpus, job.spec.container, entry.gpus, {}, std::nullopt, spec);
+    auto cleanup = im.Containerize(job, Impl::LimitsOf(entry), job.spec.container, entry.gpus, {},
+                                   std::nullopt, spec);
     if (!cleanup) {
       if (existing) {
         std::lock_guard<std::mutex> lock(im.mu);
@@ -421,11 +441,13 @@ Status NodeMonitor::PrepareTask(const Job& job, const TaskContainer& container, 
   const JobRun run{job.id, job.allocation.generation};
   std::lock_guard<std::mutex> prepare(im.prepare_mu);
   bool known = false;
+  Impl::RunLimits limits;
   {
     std::lock_guard<std::mutex> lock(im.mu);
     if (auto it = im.runs.find(run); it != im.runs.end()) {
       if (it->second.cgroup != nullptr) spec->cgroup_procs = it->second.cgroup->procs_files();
       spec->cpus = it->second.cpus;
+      limits = Impl::LimitsOf(it->second);
       known = true;
     }
   }
@@ -433,15 +455,15 @@ Status NodeMonitor::PrepareTask(const Job& job, const TaskContainer& container, 
     CORRAL_ASSIGN_OR_RETURN(Impl::RunEntry entry, im.MakeEntry(job));
     if (entry.cgroup != nullptr) spec->cgroup_procs = entry.cgroup->procs_files();
     spec->cpus = entry.cpus;
+    limits = Impl::LimitsOf(entry);
     std::lock_guard<std::mutex> lock(im.mu);
     im.runs[run] = std::move(entry);
   }
   if (container.spec.image.empty()) return {};
   // One container per task, named after its run, step and task.
-  CORRAL_ASSIGN_OR_RETURN(
-      ContainerCleanup cleanup,
-      im.Containerize(job, spec->cpus, container.spec, container.gpus, spec->argv,
-                      std::make_pair(spec->step, spec->task), spec));
+  CORRAL_ASSIGN_OR_RETURN(ContainerCleanup cleanup,
+                          im.Containerize(job, limits, container.spec, container.gpus, spec->argv,
+                                          std::make_pair(spec->step, spec->task), spec));
   std::lock_guard<std::mutex> lock(im.mu);
   if (auto it = im.runs.find(run); it != im.runs.end()) {
     it->second.task_containers[{spec->step, spec->task}] = std::move(cleanup);

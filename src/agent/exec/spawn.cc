@@ -145,6 +145,16 @@ std::string JobPrefix(JobId job) { return "job " + job.ToString(); }
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+int OpenAs(const std::string& path, int flags, const Credentials& creds) {
+  std::optional<FsIdentity> identity;
+  if (creds.uid || creds.gid) {
+    identity.emplace(creds.uid, creds.gid, creds.groups);
+    if (!identity->ok()) return -EPERM;
+  }
+  int fd = open(path.c_str(), flags);
+  return fd >= 0 ? fd : -errno;
+}
+
 Status KeepAbove2(Fd& fd) {
   if (fd.get() > 2) return {};
   Fd moved(fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));

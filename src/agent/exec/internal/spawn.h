@@ -95,6 +95,10 @@ Result<Credentials> ResolveCredentials(JobId job, std::optional<uid_t> uid,
                                        std::optional<gid_t> gid);
 Result<Credentials> ResolveCredentials(const ProcessSpec& spec);
 
+// open(path, flags) with `creds`' file-system identity (the agent's own when they are empty).
+// Returns the descriptor, or -errno.
+int OpenAs(const std::string& path, int flags, const Credentials& creds);
+
 // Moves `fd` above 2, so that dup2 onto 0, 1 and 2 in the child never meets itself or an
 // already replaced descriptor (the agent may run with 0-2 closed). Returns kInternal.
 Status KeepAbove2(Fd& fd);

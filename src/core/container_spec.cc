@@ -78,6 +78,13 @@ bool PathComponent(std::string_view s) {
   return true;
 }
 
+// Whether the first component of an OCI name is a registry rather than part of the
+// repository (docker's rule: a '.' or ':', "localhost", or an upper-case letter).
+bool NamesARegistry(std::string_view head) {
+  return head.find_first_of(".:") != std::string_view::npos || head == "localhost" ||
+         std::any_of(head.begin(), head.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+}
+
 bool Repository(std::string_view s) {
   for (const std::string& c : Split(s, '/')) {
     if (!PathComponent(c)) return false;
@@ -137,8 +144,7 @@ std::string ParseNameTagDigest(std::string_view s, bool registry_allowed, ImageR
     size_t first = s.find('/');
     if (first != std::string_view::npos) {
       std::string_view head = s.substr(0, first);
-      if (head.find('.') != std::string_view::npos || head.find(':') != std::string_view::npos ||
-          head == "localhost") {
+      if (NamesARegistry(head)) {
         ref->registry = std::string(head);
         if (!Registry(ref->registry)) return "bad registry host[:port]";
         s = s.substr(first + 1);
@@ -203,6 +209,10 @@ Result<ImageReference> ParseImageReference(std::string_view image) {
     }
     ref.registry = std::string(left);
     if (!Registry(ref.registry)) return Bad(what, image, "bad registry host[:port] before '#'");
+    // Written REGISTRY/IMAGE for podman and docker, it must still name a registry there
+    // (else "myhost#x" would become docker.io's "myhost/x").
+    if (!NamesARegistry(ref.registry))
+      return Bad(what, image, "a registry holds a '.' or ':' or is localhost");
     why = ParseNameTagDigest(rest.substr(hash + 1), /*registry_allowed=*/false, &ref);
   } else {
     why = ParseNameTagDigest(rest, /*registry_allowed=*/true, &ref);

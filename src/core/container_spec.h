@@ -11,7 +11,8 @@
 //   scheme   docker://, oras://, library:// before either form (apptainer, enroot)
 //   file     an absolute path or one starting with "./" (a squashfs or SIF image)
 // following the OCI distribution grammar: REGISTRY is host[:port] (DNS labels; the first
-// component of an OCI name is the registry when it holds a '.' or ':' or is "localhost");
+// component of an OCI name is the registry when it holds a '.', ':' or an upper-case letter
+// or is "localhost", and a pyxis REGISTRY must be one by that rule);
 // REPOSITORY components are [a-z0-9]+ joined by '.', '_', "__" or dashes; TAG is
 // [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}; DIGEST is ALGORITHM:HEX (sha256: 64, sha512: 128 lower-case
 // hex digits); registry plus repository at most 255 characters. Nothing may start with '-',

@@ -34,7 +34,9 @@ TEST(ContainerSpecTest, ParsesOciPyxisSchemeAndFileImages) {
   ImageReference bare = Parsed("ubuntu");  // no registry: the runtime's default
   EXPECT_EQ(bare.registry, "");
   EXPECT_EQ(bare.Reference(), "ubuntu");
-  EXPECT_EQ(Parsed("library/ubuntu").registry, "");  // "library" is no host
+  EXPECT_EQ(Parsed("library/ubuntu").registry, "");           // "library" is no host
+  EXPECT_EQ(Parsed("Registry/team/x").registry, "Registry");  // upper case: a host (docker)
+  EXPECT_EQ(Parsed("localhost#x").Reference(), "localhost/x");
 
   ImageReference pyxis = Parsed("$oauthtoken@nvcr.io#nvidia/pytorch:24.01-py3");
   EXPECT_TRUE(pyxis.pyxis);
@@ -74,6 +76,7 @@ TEST(ContainerSpecTest, RefusesImagesThatAreOptionsOrBreakTheGrammar) {
            std::string("host.io:99999/ubuntu"),  // port out of range
            std::string("nvcr.io#-x"),
            std::string("-u@nvcr.io#x"),
+           std::string("myhost#team/image"),  // podman would read docker.io/myhost/team/image
            std::string("a b@nvcr.io#x"),
            std::string("oci-archive:/etc/shadow"),  // podman transports
            std::string("docker-archive:/root/x.tar"),

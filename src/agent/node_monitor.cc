@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include <sys/stat.h>
+
 #include "agent/exec/cgroup.h"
 #include "agent/exec/container.h"
 #include "agent/exec/container_host.h"
@@ -266,6 +268,11 @@ struct NodeMonitor::Impl {
     std::map<std::string, std::string> env = {
         {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
         {"HOME", home.empty() ? std::string("/") : home}};
+    // Rootless podman keeps its state in the user's runtime directory (logind's, when there).
+    struct stat run_dir {};
+    std::string xdg = l.uid ? "/run/user/" + std::to_string(*l.uid) : "";
+    if (l.rootless && stat(xdg.c_str(), &run_dir) == 0 && run_dir.st_uid == *l.uid)
+      env["XDG_RUNTIME_DIR"] = xdg;
     for (const std::string& kv : cmd->env) {
       size_t eq = kv.find('=');
       env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);

@@ -88,8 +88,10 @@ struct Agent::Impl {
         key(std::move(k)),
         clock(cl),
         journal(config.state_dir + "/running"),
-        core({.node_name = config.name, .controller_url = config.controller_url}, journal, clock,
-             [this](Timestamp now, Duration lifetime) {
+        core({.node_name = config.name,
+              .controller_url = config.controller_url,
+              .allow_root_jobs = config.allow_root_jobs},
+             journal, clock, [this](Timestamp now, Duration lifetime) {
                api::Identity self{
                    .user = "agent:" + config.name, .uid = 0, .gid = 0, .role = api::Role::kAgent};
                return api::BearerHeader(key, self, now, lifetime);
@@ -415,6 +417,9 @@ Status Agent::Start() {
                     if (!r) return api::ErrorResponse(r.error());
                     return Answer(impl->node->Inject(*r));
                   }));
+  // The node's size as it registers (the default memory of a job is its share of it).
+  im.config.cpus = inv.cpus;
+  im.config.memory_mb = inv.memory_mb;
   im.node = std::make_unique<NodeMonitor>(im.config, *im.gpus, inv.gpus, im.clock, [impl] {
     std::lock_guard<std::mutex> lock(impl->mu);
     impl->core.HealthChanged();

@@ -74,10 +74,13 @@ TEST(AgentConfigTest, LaunchSection) {
   EXPECT_EQ(d->master_port_min, 29500u);
   EXPECT_EQ(d->master_port_max, 30499u);
   EXPECT_EQ(d->checkpoint_root, "");
+  EXPECT_FALSE(d->allow_root_jobs);  // no job runs as root unless the node says so
   auto c = ParseAgentConfig(
-      "[launch]\nmaster_ports = \"40000-40009\"\ncheckpoint_root = \"/shared/ckpt\"\n",
+      "[launch]\nmaster_ports = \"40000-40009\"\ncheckpoint_root = \"/shared/ckpt\"\n"
+      "allow_root_jobs = true\n",
       "agent.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_TRUE(c->allow_root_jobs);
   EXPECT_EQ(c->master_port_min, 40000u);
   EXPECT_EQ(c->master_port_max, 40009u);
   EXPECT_EQ(c->checkpoint_root, "/shared/ckpt");
@@ -86,6 +89,50 @@ TEST(AgentConfigTest, LaunchSection) {
   EXPECT_EQ(
       ParseAgentConfig("[launch]\ncheckpoint_root = \"ckpt\"\n", "agent.toml").error().message,
       "agent.toml: [launch] checkpoint_root: \"ckpt\" is not an absolute path");
+}
+
+TEST(AgentConfigTest, ContainerSectionKeepsTheLockedDownOptions) {
+  auto d = ParseAgentConfig("[container]\nruntime = \"podman\"\n", "agent.toml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->container.rootless, "off");
+  EXPECT_TRUE(d->container.allow_mounts.empty());  // no requested mount by default
+  auto c = ParseAgentConfig(
+      "[container]\nruntime = \"podman\"\nrootless = \"auto\"\n"
+      "allow_mounts = [\"/datasets\", \"/scratch\"]\nallow_rw_mounts = [\"/scratch\"]\n"
+      "extra_args = [\"--network=host\"]\n",
+      "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->container.rootless, "auto");
+  EXPECT_EQ(c->container.allow_mounts, (std::vector<std::string>{"/datasets", "/scratch"}));
+  EXPECT_EQ(c->container.allow_rw_mounts, (std::vector<std::string>{"/scratch"}));
+  for (const char* arg : {"--privileged", "--cap-add=SYS_ADMIN", "--user=0", "-u0", "--userns=host",
+                          "--security-opt=no-new-privileges=false", "--group-add=0"}) {
+    auto r = ParseAgentConfig(std::string("[container]\nextra_args = [\"") + arg + "\"]\n",
+                              "agent.toml");
+    ASSERT_FALSE(r.has_value()) << arg;
+    EXPECT_EQ(
+        r.error().message.rfind(
+            "agent.toml: [container] extra_args: \"" + std::string(arg) + "\" may not be given", 0),
+        0u)
+        << r.error().message;
+  }
+  EXPECT_EQ(
+      ParseAgentConfig("[container]\nallow_mounts = [\"data\"]\n", "agent.toml").error().message,
+      "agent.toml: [container] allow_mounts: path \"data\": not an absolute path");
+  EXPECT_EQ(ParseAgentConfig("[container]\nrootless = \"yes\"\n", "agent.toml").error().message,
+            "agent.toml: [container] rootless: \"yes\" is not one of off, auto, always");
+}
+
+TEST(AgentConfigTest, CgroupLimits) {
+  auto d = ParseAgentConfig("[agent]\nname = \"n\"\n", "agent.toml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->cgroup.pids_max, 16384u);               // a fork bomb stays in its job
+  EXPECT_EQ(d->cgroup.default_memory_per_job_mb, 0u);  // the run's share of the node
+  auto c =
+      ParseAgentConfig("[cgroup]\npids_max = 0\ndefault_memory_per_job_mb = 8192\n", "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->cgroup.pids_max, 0u);
+  EXPECT_EQ(c->cgroup.default_memory_per_job_mb, 8192u);
 }
 
 }  // namespace

@@ -114,12 +114,42 @@ bool AgentCore::HasRunning(JobRun run) const {
   return it != runs_.end() && !it->second.running.empty();
 }
 
+Status AgentCore::CheckUser(const Job& job, const std::string& what) const {
+  const uint32_t uid = job.spec.uid, gid = job.spec.gid;
+  if ((uid == 0 || gid == 0) && !options_.allow_root_jobs) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     what + ": would run as uid " + std::to_string(uid) + " gid " +
+                         std::to_string(gid) + "; node " + options_.node_name +
+                         " runs no job as root ([launch] allow_root_jobs)");
+  }
+  auto it = users_.find(job.id);
+  if (it != users_.end() && it->second.generation == job.allocation.generation &&
+      (it->second.uid != uid || it->second.gid != gid)) {
+    return MakeError(ErrorCode::kPermissionDenied,
+                     what + ": would run as uid " + std::to_string(uid) + " gid " +
+                         std::to_string(gid) + ", but the job runs as uid " +
+                         std::to_string(it->second.uid) + " gid " + std::to_string(it->second.gid) +
+                         " on node " + options_.node_name);
+  }
+  return {};
+}
+
+void AgentCore::RecordUser(const Job& job) {
+  auto it = users_.find(job.id);
+  if (it != users_.end() && job.allocation.generation < it->second.generation) return;
+  users_[job.id] = {job.allocation.generation, job.spec.uid, job.spec.gid};
+}
+
 LaunchDecision AgentCore::OnLaunch(const Job& job) {
   LaunchDecision d;
   const std::string what = "job " + job.id.ToString();
   if (job.allocation.nodes.empty() ||
       job.allocation.nodes.front().node_name != options_.node_name) {
     d.answer = InvalidArgument(what + ": node " + options_.node_name + " is not its batch host");
+    return d;
+  }
+  if (Status user = CheckUser(job, what); !user) {
+    d.answer = user;
     return d;
   }
   const Generation gen = job.allocation.generation;
@@ -142,6 +172,7 @@ LaunchDecision AgentCore::OnLaunch(const Job& job) {
   if (seen != seen_.end() && gen == seen->second) return d;  // a repeated launch
   seen_[job.id] = gen;
   known_[job.id] = gen;
+  RecordUser(job);
   BeginStart({job.id, gen}, kBatch);
   d.start = true;
   return d;
@@ -185,6 +216,10 @@ LaunchDecision AgentCore::OnStepLaunch(const api::StepLaunchRequest& request) {
     d.answer = InvalidArgument(what + ": no task to run on node " + options_.node_name);
     return d;
   }
+  if (Status user = CheckUser(job, what); !user) {
+    d.answer = user;
+    return d;
+  }
   // Fencing: refused when a newer run of the job was launched here.
   const Generation newest = Newest(job.id, gen);
   if (gen < newest) {
@@ -192,6 +227,7 @@ LaunchDecision AgentCore::OnStepLaunch(const api::StepLaunchRequest& request) {
     return d;
   }
   step_generation_[job.id] = gen;
+  RecordUser(job);
   auto launched = std::make_tuple(job.id, gen, request.step);
   if (!launched_steps_.insert(launched).second) return d;  // a repeated launch
   launched_order_.push_back(launched);

@@ -150,6 +150,8 @@ class AgentCore {
   struct Options {
     std::string node_name;
     std::string controller_url;  // for log lines only
+    // Whether jobs and steps may run as uid 0 or with gid 0 (`[launch] allow_root_jobs`).
+    bool allow_root_jobs = false;
   };
   // Mints a bearer token for the agent at `now`, valid `lifetime` (api::BearerHeader).
   using TokenMinter = std::function<std::string(Timestamp now, Duration lifetime)>;
@@ -171,7 +173,8 @@ class AgentCore {
   // --- From the controller (HTTP) ---
 
   // A batch step to run. Refused with kInvalidArgument when this node is not the job's batch
-  // host, kUnavailable when an older run of the job still has processes here (which are to be
+  // host, kPermissionDenied when it would run as uid 0 or gid 0 and the node does not allow
+  // that, kUnavailable when an older run of the job still has processes here (which are to be
   // killed: the controller retries once they are gone, so that the two never overlap),
   // kAborted when a newer run of the job was launched here. A repeated launch is answered
   // success with nothing to start.
@@ -186,8 +189,10 @@ class AgentCore {
   Effects OnBatchStarted(JobRun run, const Result<BatchStarted>& started);
 
   // A step's tasks on this node. Refused with kInvalidArgument when none of its tasks is
-  // here or it has no program, kAborted when a newer run of the job was launched here. A
-  // repeated launch (of a recent step) is answered success with nothing to start.
+  // here or it has no program, kPermissionDenied when it would run as root (as OnLaunch) or as
+  // another user than the run's batch step or first step here did (a step always runs as its
+  // job's user), kAborted when a newer run of the job was launched here. A repeated launch
+  // (of a recent step) is answered success with nothing to start.
   LaunchDecision OnStepLaunch(const api::StepLaunchRequest& request);
   // Task `task` of step `step` of `run` was started, or could not be (why): journals it, or
   // reports kTaskLaunchFailed (exit code 127 for kNotFound, else 1).
@@ -261,6 +266,9 @@ class AgentCore {
   };
 
   static std::string JournalName(JobRun run, uint32_t step, uint32_t task);
+  // Refuses root unless allowed, and a user other than the one the run started with here.
+  Status CheckUser(const Job& job, const std::string& what) const;
+  void RecordUser(const Job& job);
   // The newest generation launched here for `job` (batch or step), at least `gen`.
   Generation Newest(JobId job, Generation gen) const;
   void BeginStart(JobRun run, ProcessKey key);
@@ -279,6 +287,13 @@ class AgentCore {
   NodeInventory inventory_;
   std::string cluster_name_;
 
+  // Who each job's newest run here runs as (its first launch or step here says).
+  struct RunUser {
+    Generation generation;
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+  };
+  std::map<JobId, RunUser> users_;
   // Fencing.
   std::map<JobId, Generation> seen_;             // highest generation launched per job
   std::map<JobId, Generation> step_generation_;  // highest generation a step ran under

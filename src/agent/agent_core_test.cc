@@ -38,6 +38,8 @@ class AgentCoreTest : public ::testing::Test {
   static Job MakeJob(uint64_t id, uint64_t gen, std::vector<std::string> nodes = {kNode}) {
     Job job;
     job.id = JobId(id);
+    job.spec.uid = 1000;  // a user's job (root's are refused by default)
+    job.spec.gid = 1000;
     job.allocation.generation = Generation(gen);
     for (const auto& n : nodes) job.allocation.nodes.push_back({.node_name = n});
     return job;
@@ -607,6 +609,65 @@ TEST_F(AgentCoreTest, TheTokenIsRenewedOnceItIsAMinuteOld) {
 }
 
 // --- Effects ---
+
+TEST_F(AgentCoreTest, JobsAndStepsAsRootAreRefusedUnlessTheNodeAllowsThem) {
+  Job root = MakeJob(1, 1);
+  root.spec.uid = 0;
+  root.spec.gid = 0;
+  LaunchDecision d = core_.OnLaunch(root);
+  EXPECT_FALSE(d.start);
+  ASSERT_FALSE(d.answer.has_value());
+  EXPECT_EQ(d.answer.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(d.answer.error().message,
+            "job 1: would run as uid 0 gid 0; node n1 runs no job as root ([launch] "
+            "allow_root_jobs)");
+  Job root_group = MakeJob(2, 1);
+  root_group.spec.gid = 0;  // a user with root's group is as bad
+  EXPECT_EQ(core_.OnLaunch(root_group).answer.error().code, ErrorCode::kPermissionDenied);
+  api::StepLaunchRequest step = StepLaunch(3, 1, 0, 1);
+  step.job.spec.uid = 0;
+  d = core_.OnStepLaunch(step);
+  EXPECT_FALSE(d.start);
+  EXPECT_EQ(d.answer.error().code, ErrorCode::kPermissionDenied);
+  // Nothing was recorded for the refused launch: the same job as a user starts.
+  EXPECT_TRUE(core_.OnLaunch(MakeJob(1, 1)).start);
+
+  MemoryRunJournal journal;
+  AgentCore allowing({.node_name = kNode, .allow_root_jobs = true}, journal, clock_,
+                     [](Timestamp, Duration) { return std::string(); });
+  EXPECT_TRUE(allowing.OnLaunch(root).start);
+  EXPECT_TRUE(allowing.OnStepLaunch(step).start);
+}
+
+TEST_F(AgentCoreTest, StepsRunAsTheirJobsUserWhateverTheRequestSays) {
+  StartBatch(1, 1);  // uid 1000 gid 1000
+  api::StepLaunchRequest step = StepLaunch(1, 1, 0, 1);
+  step.job.allocation.nodes = {{.node_name = kNode}};
+  step.job.spec.uid = 1001;  // another user's step in alice's job
+  LaunchDecision d = core_.OnStepLaunch(step);
+  EXPECT_FALSE(d.start);
+  ASSERT_FALSE(d.answer.has_value());
+  EXPECT_EQ(d.answer.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(d.answer.error().message,
+            "job 1 step 0: would run as uid 1001 gid 1000, but the job runs as uid 1000 gid 1000 "
+            "on node n1");
+  step.job.spec.uid = 1000;
+  step.job.spec.gid = 27;  // another group
+  EXPECT_EQ(core_.OnStepLaunch(step).answer.error().code, ErrorCode::kPermissionDenied);
+  step.job.spec.gid = 1000;
+  EXPECT_TRUE(core_.OnStepLaunch(step).start);
+
+  // On a node without the batch step the first step decides; the next must agree.
+  api::StepLaunchRequest first = StepLaunch(5, 1, 0, 1);
+  EXPECT_TRUE(core_.OnStepLaunch(first).start);
+  api::StepLaunchRequest second = StepLaunch(5, 1, 1, 1);
+  second.job.spec.uid = 2000;
+  EXPECT_EQ(core_.OnStepLaunch(second).answer.error().code, ErrorCode::kPermissionDenied);
+  // A requeued run (a newer generation) may be another user's (an admin resubmitted it).
+  api::StepLaunchRequest requeued = StepLaunch(5, 2, 0, 1);
+  requeued.job.spec.uid = 2000;
+  EXPECT_TRUE(core_.OnStepLaunch(requeued).start);
+}
 
 TEST(EffectsTest, AppendKeepsEachFinishRunOnItsOwnEvent) {
   Effects a;

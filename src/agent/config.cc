@@ -9,6 +9,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/container_spec.h"
+
 namespace corral::agent {
 namespace {
 
@@ -85,6 +87,36 @@ Status SplitHostPort(std::string_view origin, const std::string& text, std::stri
     return InvalidArgument(std::string(origin) + ": [agent] listen: bad port in \"" + text + "\"");
   }
   *port = static_cast<uint16_t>(std::stoi(p));
+  return {};
+}
+
+// What the container section may not say: options that would undo what the agent gives
+// every container (container.h), and mount prefixes that are not clean absolute paths.
+Status CheckContainerConfig(std::string_view origin, const ContainerConfig& c) {
+  if (c.rootless != "off" && c.rootless != "auto" && c.rootless != "always") {
+    return InvalidArgument(Where(origin, "container", "rootless") + ": \"" + c.rootless +
+                           "\" is not one of off, auto, always");
+  }
+  for (const std::string& a : c.extra_args) {
+    for (const char* banned : {"--privileged", "--cap-add", "--user", "-u", "--userns",
+                               "--group-add", "--security-opt"}) {
+      std::string b = banned;
+      if (a == b || a.rfind(b + "=", 0) == 0 || (b.size() == 2 && a.rfind(b, 0) == 0)) {
+        return InvalidArgument(Where(origin, "container", "extra_args") + ": \"" + a +
+                               "\" may not be given: the agent sets the user, groups, capabilities "
+                               "and security options of every container");
+      }
+    }
+  }
+  for (const auto* list : {&c.allow_mounts, &c.allow_rw_mounts}) {
+    for (const std::string& p : *list) {
+      if (Status s = ValidateContainerPath(p, false); !s) {
+        return InvalidArgument(Where(origin, "container",
+                                     list == &c.allow_mounts ? "allow_mounts" : "allow_rw_mounts") +
+                               ": " + s.error().message);
+      }
+    }
+  }
   return {};
 }
 
@@ -210,7 +242,8 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   if (const toml::table* cg = root["cgroup"].as_table()) {
     CORRAL_RETURN_IF_ERROR(
         CheckKeys(origin, "cgroup", *cg,
-                  {"mode", "parent", "constrain_cpus", "constrain_memory", "constrain_devices"}));
+                  {"mode", "parent", "constrain_cpus", "constrain_memory", "constrain_devices",
+                   "pids_max", "default_memory_per_job_mb"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "mode", &c.cgroup.mode));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "parent", &c.cgroup.parent));
     CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "constrain_cpus", &c.cgroup.constrain_cpus));
@@ -218,6 +251,9 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
         Get(origin, "cgroup", *cg, "constrain_memory", &c.cgroup.constrain_memory));
     CORRAL_RETURN_IF_ERROR(
         Get(origin, "cgroup", *cg, "constrain_devices", &c.cgroup.constrain_devices));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "pids_max", &c.cgroup.pids_max));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "cgroup", *cg, "default_memory_per_job_mb",
+                               &c.cgroup.default_memory_per_job_mb));
     if (c.cgroup.mode != "auto" && c.cgroup.mode != "v1" && c.cgroup.mode != "v2" &&
         c.cgroup.mode != "off") {
       return InvalidArgument(Where(origin, "cgroup", "mode") + ": \"" + c.cgroup.mode +
@@ -230,13 +266,20 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   }
   if (const toml::table* ct = root["container"].as_table()) {
     CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "container", *ct,
-                                     {"runtime", "runtime_path", "gpus", "extra_args", "env"}));
+                                     {"runtime", "runtime_path", "gpus", "extra_args", "env",
+                                      "rootless", "allow_mounts", "allow_rw_mounts"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "env", &c.container.env));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "runtime", &c.container.runtime));
     CORRAL_RETURN_IF_ERROR(
         Get(origin, "container", *ct, "runtime_path", &c.container.runtime_path));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "gpus", &c.container.gpus));
     CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "extra_args", &c.container.extra_args));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "container", *ct, "rootless", &c.container.rootless));
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "container", *ct, "allow_mounts", &c.container.allow_mounts));
+    CORRAL_RETURN_IF_ERROR(
+        Get(origin, "container", *ct, "allow_rw_mounts", &c.container.allow_rw_mounts));
+    CORRAL_RETURN_IF_ERROR(CheckContainerConfig(origin, c.container));
     static const std::set<std::string> kRuntimes = {"",          "podman",      "docker",
                                                     "apptainer", "singularity", "enroot"};
     if (!kRuntimes.contains(c.container.runtime)) {
@@ -255,7 +298,8 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     CORRAL_RETURN_IF_ERROR(Get(origin, "auth", *au, "jwt_key_file", &c.jwt_key_file));
   }
   if (const toml::table* l = root["launch"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "launch", *l, {"master_ports", "checkpoint_root"}));
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "launch", *l, {"master_ports", "checkpoint_root", "allow_root_jobs"}));
     std::string ports;
     CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "master_ports", &ports));
     if (!ports.empty()) {
@@ -270,6 +314,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
       c.master_port_max = hi;
     }
     CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "checkpoint_root", &c.checkpoint_root));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "launch", *l, "allow_root_jobs", &c.allow_root_jobs));
     if (!c.checkpoint_root.empty() && c.checkpoint_root.front() != '/') {
       return InvalidArgument(Where(origin, "launch", "checkpoint_root") + ": \"" +
                              c.checkpoint_root + "\" is not an absolute path");

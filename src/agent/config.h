@@ -43,6 +43,7 @@ struct AgentConfig {
   uint32_t master_port_max = 30499;  // free on its first node
   std::string checkpoint_root;       // CORRAL_CHECKPOINT_DIR = <root>/<job id>;
                                      // "" = <working dir>/.corral/checkpoints/<job id>
+  bool allow_root_jobs = false;      // run jobs and steps as uid 0 or gid 0
 };
 
 // Returns kInvalidArgument naming the file, section, key and reason.

@@ -1,13 +1,14 @@
 #include "agent/launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
+#include <tuple>
 #include <utility>
 
 #include <sys/stat.h>
@@ -39,10 +40,50 @@ void SetJobOutputs(const Job& job, const std::string& node_name, ProcessSpec* sp
   }
 }
 
+// The ids the agent switches to for `job`: its user's when the agent is root (a job the node
+// lets run as root runs as the agent), none otherwise.
+std::pair<std::optional<uint32_t>, std::optional<uint32_t>> JobUser(const Job& job) {
+  if (geteuid() != 0 || job.spec.uid == 0) return {};
+  return {job.spec.uid, job.spec.gid};
+}
+
 }  // namespace
 
 std::string RunDirectory(const std::string& state_dir, JobRun run) {
   return state_dir + "/jobs/" + run.ToString();
+}
+
+Result<std::string> WriteRunScript(const std::string& state_dir, JobRun run,
+                                   const std::string& text, std::optional<uint32_t> uid,
+                                   std::optional<uint32_t> gid) {
+  const std::string dir = RunDirectory(state_dir, run);
+  auto fail = [&](const std::string& what) {
+    return Internal("cannot " + what + ": " + std::strerror(errno));
+  };
+  if (mkdir(dir.c_str(), 0711) != 0) {
+    if (errno != EEXIST) return fail("create " + dir);
+    // Left by a crash: the agent's own (nothing in it is the user's to rename or replace).
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    if (mkdir(dir.c_str(), 0711) != 0) return fail("create " + dir);
+  }
+  if (chmod(dir.c_str(), 0711) != 0) return fail("chmod " + dir);
+  const std::string script = dir + "/script";
+  int fd = open(script.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0700);
+  if (fd < 0) return fail("create " + script);
+  bool ok = true;
+  for (size_t off = 0; ok && off < text.size();) {
+    ssize_t w = write(fd, text.data() + off, text.size() - off);
+    if (w < 0 && errno == EINTR) continue;
+    ok = w > 0;
+    if (ok) off += static_cast<size_t>(w);
+  }
+  ok = ok && fchmod(fd, 0700) == 0 && (!uid || fchown(fd, *uid, gid.value_or(*uid)) == 0);
+  int err = errno;
+  close(fd);
+  errno = err;
+  if (!ok) return fail("write " + script);
+  return script;
 }
 
 Launcher::Launcher(const AgentConfig& config, ProcessSupervisor& supervisor, NodeMonitor* node,
@@ -61,17 +102,9 @@ StartedProcess Launcher::Started(JobRun run, uint32_t step, uint32_t task) const
 Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
                                                      const std::string& cluster_name) {
   const JobRun run{job.id, job.allocation.generation};
-  std::error_code ec;
-  std::string dir = RunDirectory(config_.state_dir, run);
-  fs::create_directories(dir, ec);
-  if (ec) return Internal("cannot create " + dir + ": " + ec.message());
-  std::string script = dir + "/script";
-  {
-    std::ofstream out(script, std::ios::trunc | std::ios::binary);
-    out << job.spec.script;
-    if (!out) return Internal("cannot write " + script);
-  }
-  chmod(script.c_str(), 0700);
+  const auto [uid, gid] = JobUser(job);
+  CORRAL_ASSIGN_OR_RETURN(std::string script,
+                          WriteRunScript(config_.state_dir, run, job.spec.script, uid, gid));
   ProcessSpec spec;
   spec.job = job.id;
   spec.generation = job.allocation.generation;
@@ -97,14 +130,8 @@ Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
   if (spec.stderr_path == spec.stdout_path) spec.stderr_path.clear();
   // A requeued job appends to its output, as in Slurm.
   spec.append = job.spec.append_output || job.restart_count > 0;
-  if (geteuid() == 0 && job.spec.uid != 0) {
-    spec.uid = job.spec.uid;
-    spec.gid = job.spec.gid;
-    if (chown(dir.c_str(), job.spec.uid, job.spec.gid) != 0 ||
-        chown(script.c_str(), job.spec.uid, job.spec.gid) != 0) {
-      return Internal("cannot give " + script + " to uid " + std::to_string(job.spec.uid));
-    }
-  }
+  spec.uid = uid;
+  spec.gid = gid;
   spec.time_limit = job.time_limit;
   spec.kill_grace = config_.kill_grace;
   spec.warn = job.spec.signal;
@@ -130,11 +157,7 @@ JobEnvContext Launcher::StepContext(const api::StepLaunchRequest& launch,
                     .checkpoint_dir = CheckpointDirectory(job, config_.checkpoint_root),
                     .cluster_name = cluster_name,
                     .gpus = gpus_};
-  std::optional<uint32_t> uid, gid;
-  if (geteuid() == 0 && job.spec.uid != 0) {
-    uid = job.spec.uid;
-    gid = job.spec.gid;
-  }
+  const auto [uid, gid] = JobUser(job);
   if (Status made = MakeDirectoriesAs(ctx.checkpoint_dir, uid, gid); !made) {
     CORRAL_LOG(Warn) << "job " << job.id.ToString() << " step " << launch.step
                      << ": checkpoint directory: " << made.error().message;
@@ -155,6 +178,7 @@ Result<StartedProcess> Launcher::StartTask(const api::StepLaunchRequest& launch,
   spec.env = BuildTaskEnvironment(job, launch.step, step, launch.layout, task, ctx);
   spec.cwd = step.working_dir.empty() ? job.spec.working_dir : step.working_dir;
   spec.argv = step.argv;
+  std::tie(spec.uid, spec.gid) = JobUser(job);  // the job's, whatever the step says
   // In a container the program is the image's, found in its PATH.
   const bool contained = !step.container.image.empty();
   if (!contained) {
@@ -162,11 +186,8 @@ Result<StartedProcess> Launcher::StartTask(const api::StepLaunchRequest& launch,
     for (const auto& kv : spec.env) {
       if (kv.rfind("PATH=", 0) == 0) path_var = kv.substr(5);
     }
-    CORRAL_ASSIGN_OR_RETURN(spec.argv[0], ResolveProgram(step.argv.at(0), path_var, spec.cwd));
-  }
-  if (geteuid() == 0 && job.spec.uid != 0) {
-    spec.uid = job.spec.uid;
-    spec.gid = job.spec.gid;
+    CORRAL_ASSIGN_OR_RETURN(
+        spec.argv[0], ResolveProgram(step.argv.at(0), path_var, spec.cwd, spec.uid, spec.gid));
   }
   // The job's time limit, counted from the job's start (so that a new limit for the job,
   // `SetTimeLimit`, applies to the tasks as it does to the batch script), and its warning

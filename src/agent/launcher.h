@@ -7,6 +7,8 @@
 // Thread-safety: thread-safe (the supervisor and the monitor are; it keeps no state).
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +28,15 @@ namespace corral::agent {
 // The run's state directory (its batch script): <state_dir>/jobs/<job>.<generation>. Per run:
 // a requeued job may start again here while its previous run is still being reaped.
 std::string RunDirectory(const std::string& state_dir, JobRun run);
+
+// Makes the run's directory afresh — the agent's, mode 0711: the user passes through to its
+// script but can create, rename or replace nothing in it, so that neither writing the script
+// nor removing the directory (as root) can be led elsewhere through a symlink — and writes
+// `text` to its new `script` (mode 0700, owned by `uid`/`gid` when given). Returns the
+// script's path, or kInternal.
+Result<std::string> WriteRunScript(const std::string& state_dir, JobRun run,
+                                   const std::string& text, std::optional<uint32_t> uid,
+                                   std::optional<uint32_t> gid);
 
 class Launcher {
  public:

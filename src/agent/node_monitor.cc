@@ -1,8 +1,6 @@
 #include "agent/node_monitor.h"
 
 #include <fcntl.h>
-#include <pwd.h>
-#include <spawn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,15 +13,15 @@
 #include <set>
 #include <thread>
 
-#include <sys/wait.h>
+#include <sys/stat.h>
 
 #include "agent/exec/cgroup.h"
 #include "agent/exec/container.h"
+#include "agent/exec/container_host.h"
 #include "agent/exec/cpu_binding.h"
 #include "agent/exec/usage.h"
 #include "core/log.h"
-
-extern char** environ;
+#include "core/strings.h"
 
 namespace corral::agent {
 namespace {
@@ -41,33 +39,10 @@ std::string Dir(const std::string& path) {
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string HomeOf(uint32_t uid) {
-  passwd pw{};
-  passwd* found = nullptr;
-  std::vector<char> buf(4096);
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr)
-    return pw.pw_dir;
-  return "";
-}
-
-// Runs `argv` and waits (container clean-up); its output is discarded.
-void RunQuietly(const std::vector<std::string>& argv) {
-  if (argv.empty()) return;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ) == 0) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  posix_spawn_file_actions_destroy(&fa);
+// The agent's own home directory (the environment of a runtime that runs as root).
+std::string AgentHome() {
+  auto me = LookUpContainerUser(geteuid(), getegid());
+  return me ? me->home : "";
 }
 
 }  // namespace
@@ -91,12 +66,21 @@ struct NodeMonitor::Impl {
   struct RunEntry {
     GpuSet gpus;
     std::vector<uint32_t> cpus;
+    uint64_t memory_mb = 0;  // its limit here (what podman and docker get too), 0 = none
+    uint64_t pids_max = 0;
     std::unique_ptr<JobCgroup> cgroup;
-    std::vector<std::string> cleanup;  // container removal
-    // Step tasks run in containers (podman, docker): their removal, by (step, task).
-    std::map<std::pair<uint32_t, uint32_t>, std::vector<std::string>> task_cleanup;
+    std::optional<ContainerCleanup> container;  // the batch script's container
+    // Step tasks run in containers: their removal, by (step, task).
+    std::map<std::pair<uint32_t, uint32_t>, ContainerCleanup> task_containers;
     bool batch = false;  // its batch step runs here: FinishJob ends it
   };
+  // What a run's containers are held to.
+  struct RunLimits {
+    std::vector<uint32_t> cpus;
+    uint64_t memory_mb = 0;
+    uint64_t pids_max = 0;
+  };
+  static RunLimits LimitsOf(const RunEntry& e) { return {e.cpus, e.memory_mb, e.pids_max}; }
 
   Impl(const AgentConfig& c, GpuBackend& b, std::vector<GpuInfo> g, const Clock& cl,
        std::function<void()> cb)
@@ -114,6 +98,10 @@ struct NodeMonitor::Impl {
   const std::function<void()> on_health_change;
 
   std::unique_ptr<CgroupManager> cgroups;  // set in Start, then fixed
+  // The node's name and a hash of its state directory (set in Start): its cgroups and
+  // containers are named after it, so that two agents of one name on one machine (test
+  // clusters) never take each other's for their own.
+  std::string instance;
   std::string cgroup_summary;
   NumaTopology topology;
 
@@ -148,6 +136,7 @@ struct NodeMonitor::Impl {
     GpuSet mine = here != nullptr ? here->gpus : GpuSet();
     RunEntry entry;
     entry.gpus = mine;
+    entry.memory_mb = here != nullptr ? here->mem_mb : 0;
     uint32_t cpu_count = here != nullptr ? here->cpus : 0;
     size_t total_cpus = 0;
     for (const auto& [node, cpus] : topology.cpus_by_node) total_cpus += cpus.size();
@@ -170,7 +159,17 @@ struct NodeMonitor::Impl {
     cs.cpus = entry.cpus;
     cs.mems = NodesOf(topology, entry.cpus);
     cs.cpu_count = cpu_count;
-    cs.memory_mb = here != nullptr ? here->mem_mb : 0;
+    // A run given no memory gets the node's default (cgroup.h); a fork bomb stays in its run.
+    cs.memory_mb =
+        JobMemoryLimitMb(config.cgroup, {.given_memory_mb = entry.memory_mb,
+                                         .cpus = cpu_count,
+                                         .gpus = mine.size(),
+                                         .node_memory_mb = config.memory_mb,
+                                         .node_cpus = config.cpus,
+                                         .node_gpus = static_cast<uint32_t>(gpus.size())});
+    cs.pids_max = config.cgroup.pids_max;
+    if (config.cgroup.constrain_memory) entry.memory_mb = cs.memory_mb;
+    entry.pids_max = cs.pids_max;
     if (config.cgroup.constrain_devices) {
       std::set<std::string> allowed;
       for (uint32_t g : mine.ToVector()) {
@@ -192,28 +191,34 @@ struct NodeMonitor::Impl {
 
   // Replaces `spec`'s command with the container runtime's, running `command` (a step task's;
   // empty: the batch script `spec->argv[0]`) in `container`'s image with the GPUs `gpus` of
-  // this node and the run's CPUs `cpus`. Returns the container's removal command, if any.
-  Result<std::vector<std::string>> Containerize(const Job& job, const std::vector<uint32_t>& cpus,
-                                                const ContainerSpec& container,
-                                                const GpuSet& gpus_here,
-                                                std::vector<std::string> command,
-                                                std::string instance, ProcessSpec* spec) {
-    const NodeAllocation* here = Here(job);
+  // this node and the run's CPUs `cpus`; `step_task` names a step's task. Returns how the
+  // container goes (container.h and container_host.h say what is checked and why).
+  Result<ContainerCleanup> Containerize(const Job& job, const RunLimits& limits,
+                                        const ContainerSpec& container, const GpuSet& gpus_here,
+                                        std::vector<std::string> command,
+                                        std::optional<std::pair<uint32_t, uint32_t>> step_task,
+                                        ProcessSpec* spec) {
     ContainerLaunch l;
     l.job = job.id;
     l.node = config.name;
-    l.image = container.image;
     l.script = command.empty() && !spec->argv.empty() ? spec->argv[0] : "";
     l.command = std::move(command);
-    l.instance = std::move(instance);
+    l.name = ContainerName(job.spec.user, job.id, job.allocation.generation, step_task, instance);
     l.workdir = spec->cwd;
     for (const auto& p : {spec->stdout_path, spec->stderr_path}) {
       if (!p.empty()) l.output_dirs.push_back(p[0] == '/' ? Dir(p) : spec->cwd);
     }
     l.env = spec->env;
-    l.uid = spec->uid;
-    l.gid = spec->gid;
-    l.home = HomeOf(spec->uid.value_or(geteuid()));
+    // As root the runtime gets a user in every case (a job the node lets run as root too).
+    std::optional<uint32_t> uid = spec->uid, gid = spec->gid;
+    if (!uid && geteuid() == 0) uid = gid = 0;
+    CORRAL_ASSIGN_OR_RETURN(ContainerUser user, LookUpContainerUser(uid, gid));
+    if (!user.uid) user.home = AgentHome();
+    l.uid = user.uid;
+    l.gid = user.gid;
+    l.groups = user.groups;
+    l.home = user.home;
+    CORRAL_ASSIGN_OR_RETURN(l.rootless, UseRootlessPodman(config.container, user));
     for (const auto& g : gpus) {
       if (gpus_here.contains(g.index)) {
         l.gpus.push_back(g);
@@ -221,21 +226,73 @@ struct NodeMonitor::Impl {
       }
     }
     l.spec = container;
-    l.memory_mb = here != nullptr ? here->mem_mb : 0;
-    l.cpus = cpus;
-    CORRAL_ASSIGN_OR_RETURN(ContainerCommand cmd, BuildContainerCommand(config.container, l));
+    l.memory_mb = limits.memory_mb;
+    l.pids_max = limits.pids_max;
+    l.cpus = limits.cpus;
+    const std::string& rt = config.container.runtime;
+    const bool docker_like = rt == "podman" || rt == "docker";
+    const bool as_user = l.rootless || (!docker_like && !rt.empty());
     CORRAL_ASSIGN_OR_RETURN(std::string runtime, FindRuntime(config.container));
-    cmd.argv[0] = runtime;
-    spec->argv = cmd.argv;
-    std::string home = cmd.runs_as_user ? l.home : HomeOf(geteuid());
-    spec->env = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                 "HOME=" + (home.empty() ? std::string("/") : home)};
-    spec->env.insert(spec->env.end(), cmd.env.begin(), cmd.env.end());
-    // podman/docker run as the agent; the job's user is inside (--user). Output files are
-    // still opened as the user.
-    if (!cmd.runs_as_user && spec->uid) spec->run_as_agent = true;
-    if (!cmd.cleanup.empty()) cmd.cleanup[0] = runtime;
-    return cmd.cleanup;
+    if (Status ok = ValidateContainerSpec(container); !ok)
+      return Annotate(ok.error(), "job " + job.id.ToString());
+    CORRAL_ASSIGN_OR_RETURN(std::string dir, MakeContainerDir(config.state_dir, l.name, as_user));
+    ContainerCleanup cleanup{.dir = dir};
+    auto fail = [&](const Error& e) -> Result<ContainerCleanup> {
+      RemoveContainer(cleanup, false);
+      return tl::unexpected<Error>(e);
+    };
+    l.env_file = dir + "/env";
+    auto planned = PlanMounts(l);
+    if (!planned) return fail(planned.error());
+    // A runtime that runs as root gets its sources staged (container_host.h).
+    const bool stage = docker_like && !l.rootless && geteuid() == 0;
+    auto mounts = CheckMounts(config.container, std::move(*planned), user, stage, dir);
+    if (!mounts) return fail(Annotate(mounts.error(), "job " + job.id.ToString()).value());
+    l.mounts = std::move(*mounts);
+    auto cmd = BuildContainerCommand(config.container, l);
+    if (!cmd) return fail(cmd.error());
+    if (docker_like) {
+      Status written = WriteEnvFile(l.env_file, cmd->env_file, l.rootless ? &user : nullptr);
+      if (!written) return fail(written.error());
+    }
+    if (!cmd->dropped_env.empty()) {
+      CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": " << rt
+                       << " cannot carry these variables into the container: "
+                       << Join(cmd->dropped_env, " ");
+    }
+    cmd->argv[0] = runtime;
+    spec->argv = cmd->argv;
+    // The runtime's environment: PATH, HOME (the user's for a runtime that runs as the user),
+    // then the runtime's own (a name there replaces these).
+    std::string home = as_user ? l.home : AgentHome();
+    std::map<std::string, std::string> env = {
+        {"PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+        {"HOME", home.empty() ? std::string("/") : home}};
+    // Rootless podman keeps its state in the user's runtime directory (logind's, when there).
+    struct stat run_dir {};
+    std::string xdg = l.uid ? "/run/user/" + std::to_string(*l.uid) : "";
+    if (l.rootless && stat(xdg.c_str(), &run_dir) == 0 && run_dir.st_uid == *l.uid)
+      env["XDG_RUNTIME_DIR"] = xdg;
+    for (const std::string& kv : cmd->env) {
+      size_t eq = kv.find('=');
+      env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    }
+    spec->env.clear();
+    for (const auto& [k, v] : env) spec->env.push_back(k + "=" + v);
+    // Rootful podman/docker run as the agent; the job's user is inside (--user). Output files
+    // are still opened as the user.
+    if (!cmd->runs_as_user && spec->uid) spec->run_as_agent = true;
+    if (!cmd->cleanup.empty()) {
+      cleanup.argv = cmd->cleanup;
+      cleanup.argv[0] = runtime;
+      cleanup.env = spec->env;
+      if (cmd->runs_as_user && user.uid) {
+        cleanup.uid = user.uid;
+        cleanup.gid = user.gid;
+        cleanup.groups = user.groups;
+      }
+    }
+    return cleanup;
   }
 
   // Removes the run's entry and returns it (empty when there is none).
@@ -320,7 +377,9 @@ void NodeMonitor::Start() {
   }
   char suffix[16];
   std::snprintf(suffix, sizeof suffix, "-%08x", static_cast<unsigned>(h ^ (h >> 32)));
-  auto cg = CgroupManager::Open(im.config.cgroup, im.config.name + suffix, im.clock);
+  im.instance = im.config.name + suffix;
+  RemoveStaleContainerDirs(im.config.state_dir);
+  auto cg = CgroupManager::Open(im.config.cgroup, im.instance, im.clock);
   if (cg) {
     im.cgroups = std::move(*cg);
     im.cgroup_summary = im.cgroups->Describe();
@@ -364,7 +423,8 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
   spec->cpus = entry.cpus;
 
   if (!job.spec.container.image.empty()) {
-    auto cleanup = im.Containerize(job, entry.cpus, job.spec.container, entry.gpus, {}, "", spec);
+    auto cleanup = im.Containerize(job, Impl::LimitsOf(entry), job.spec.container, entry.gpus, {},
+                                   std::nullopt, spec);
     if (!cleanup) {
       if (existing) {
         std::lock_guard<std::mutex> lock(im.mu);
@@ -374,7 +434,7 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
       }
       return tl::unexpected<Error>(cleanup.error());
     }
-    entry.cleanup = std::move(*cleanup);
+    entry.container = std::move(*cleanup);
   }
   entry.batch = true;
   std::lock_guard<std::mutex> lock(im.mu);
@@ -388,11 +448,13 @@ Status NodeMonitor::PrepareTask(const Job& job, const TaskContainer& container, 
   const JobRun run{job.id, job.allocation.generation};
   std::lock_guard<std::mutex> prepare(im.prepare_mu);
   bool known = false;
+  Impl::RunLimits limits;
   {
     std::lock_guard<std::mutex> lock(im.mu);
     if (auto it = im.runs.find(run); it != im.runs.end()) {
       if (it->second.cgroup != nullptr) spec->cgroup_procs = it->second.cgroup->procs_files();
       spec->cpus = it->second.cpus;
+      limits = Impl::LimitsOf(it->second);
       known = true;
     }
   }
@@ -400,40 +462,39 @@ Status NodeMonitor::PrepareTask(const Job& job, const TaskContainer& container, 
     CORRAL_ASSIGN_OR_RETURN(Impl::RunEntry entry, im.MakeEntry(job));
     if (entry.cgroup != nullptr) spec->cgroup_procs = entry.cgroup->procs_files();
     spec->cpus = entry.cpus;
+    limits = Impl::LimitsOf(entry);
     std::lock_guard<std::mutex> lock(im.mu);
     im.runs[run] = std::move(entry);
   }
   if (container.spec.image.empty()) return {};
   // One container per task, named after its run, step and task.
-  std::string instance = "corral-" + im.config.name + "-" + job.id.ToString() + "-" +
-                         job.allocation.generation.ToString() + "-" + std::to_string(spec->step) +
-                         "-" + std::to_string(spec->task);
-  CORRAL_ASSIGN_OR_RETURN(
-      std::vector<std::string> cleanup,
-      im.Containerize(job, spec->cpus, container.spec, container.gpus, spec->argv, instance, spec));
-  if (!cleanup.empty()) {
-    std::lock_guard<std::mutex> lock(im.mu);
-    if (auto it = im.runs.find(run); it != im.runs.end())
-      it->second.task_cleanup[{spec->step, spec->task}] = cleanup;
+  CORRAL_ASSIGN_OR_RETURN(ContainerCleanup cleanup,
+                          im.Containerize(job, limits, container.spec, container.gpus, spec->argv,
+                                          std::make_pair(spec->step, spec->task), spec));
+  std::lock_guard<std::mutex> lock(im.mu);
+  if (auto it = im.runs.find(run); it != im.runs.end()) {
+    it->second.task_containers[{spec->step, spec->task}] = std::move(cleanup);
+  } else {
+    RemoveContainer(cleanup, false);
   }
   return {};
 }
 
 void NodeMonitor::FinishTask(JobRun run, uint32_t step, uint32_t task, bool killed) {
   Impl& im = *impl_;
-  std::vector<std::string> cleanup;
+  ContainerCleanup cleanup;
   {
     std::lock_guard<std::mutex> lock(im.mu);
     auto it = im.runs.find(run);
     if (it == im.runs.end()) return;
-    auto ct = it->second.task_cleanup.find({step, task});
-    if (ct == it->second.task_cleanup.end()) return;
+    auto ct = it->second.task_containers.find({step, task});
+    if (ct == it->second.task_containers.end()) return;
     cleanup = std::move(ct->second);
-    it->second.task_cleanup.erase(ct);
+    it->second.task_containers.erase(ct);
   }
   // A runtime client that exited by itself removed its container (--rm); one that was killed
-  // may have left it running.
-  if (killed) RunQuietly(cleanup);
+  // may have left it running. Its private directory goes either way.
+  RemoveContainer(cleanup, killed);
 }
 
 void NodeMonitor::AbandonJob(JobRun run) {
@@ -467,8 +528,8 @@ void NodeMonitor::FinishJob(JobRun run, api::JobEvent* ev) {
     ev->usage.max_rss_mb = std::max(ev->usage.max_rss_mb, entry.cgroup->PeakMemoryMb());
   }
   im.Destroy(run, entry);
-  RunQuietly(entry.cleanup);
-  for (const auto& [key, cleanup] : entry.task_cleanup) RunQuietly(cleanup);
+  if (entry.container) RemoveContainer(*entry.container, true);
+  for (const auto& [key, cleanup] : entry.task_containers) RemoveContainer(cleanup, true);
 }
 
 void NodeMonitor::ReleaseRun(JobRun run) {
@@ -482,7 +543,7 @@ void NodeMonitor::ReleaseRun(JobRun run) {
     im.runs.erase(it);
   }
   im.Destroy(run, entry);
-  for (const auto& [key, cleanup] : entry.task_cleanup) RunQuietly(cleanup);
+  for (const auto& [key, cleanup] : entry.task_containers) RemoveContainer(cleanup, true);
 }
 
 std::vector<JobRun> NodeMonitor::Runs() const {

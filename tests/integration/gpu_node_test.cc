@@ -496,25 +496,28 @@ TEST(ContainerTest, PodmanRunsEachSrunTaskInTheImageWithItsRank) {
 // --- Containers for srun steps (pyxis' srun --container-image) ---------------------------
 
 // A stand-in for podman, configured as the agents' runtime: records each call's arguments in
-// `dir`/calls, then does what `podman run` would with them, without isolation: runs the
-// command after the image with the --env variables, in --workdir, telling it the image and
-// the devices it was given (FAKE_IMAGE, FAKE_DEVICES).
+// `dir`/calls (and its env file's lines, as ENV:NAME=value), then does what `podman run` would
+// with them, without isolation: runs the command after "--" and the image with the env
+// file's variables, in --workdir, telling it the image and the devices it was given
+// (FAKE_IMAGE, FAKE_DEVICES).
 std::string FakeRuntime(const std::string& dir) {
   std::string calls = dir + "/calls";
   fs::create_directories(calls);
   fs::permissions(calls, fs::perms::all);
   std::string path = dir + "/fake-podman";
   std::ofstream(path) << "#!/bin/bash\n"
-                         "printf '%s\\n' \"$@\" > '" + calls + "/'$(date +%s%N).$$\n"
+                         "rec='" + calls + "/'$(date +%s%N).$$\n"
+                         "printf '%s\\n' \"$@\" > \"$rec\"\n"
                          "[ \"$1\" = run ] || exit 0\n"
                          "shift\n"
                          "wd=/\n"
                          "while [ $# -gt 0 ]; do\n"
                          "  case \"$1\" in\n"
-                         "    --env=*) export \"${1#--env=}\" 2>/dev/null ;;\n"
+                         "    --env-file=*) while IFS= read -r kv; do echo \"ENV:$kv\" >> \"$rec\"; "
+                         "export \"$kv\" 2>/dev/null; done < \"${1#--env-file=}\" ;;\n"
                          "    --workdir=*) wd=\"${1#--workdir=}\" ;;\n"
                          "    --device=*) devices=\"$devices${1#--device=} \" ;;\n"
-                         "    --name) shift ;;\n"
+                         "    --) shift; break ;;\n"
                          "    --*) ;;\n"
                          "    *) break ;;\n"
                          "  esac\n"
@@ -533,7 +536,7 @@ std::string FakeRuntime(const std::string& dir) {
 std::vector<std::vector<std::string>> RunCalls(const std::string& dir) {
   std::vector<std::vector<std::string>> out;
   for (const auto& f : fs::directory_iterator(dir + "/calls")) {
-    std::vector<std::string> argv;
+    std::vector<std::string> argv;  // the arguments, then ENV:NAME=value lines
     std::istringstream in(Read(f.path()));
     for (std::string line; std::getline(in, line);) argv.push_back(line);
     if (!argv.empty() && argv[0] == "run") out.push_back(argv);
@@ -559,7 +562,9 @@ class StepContainerTest : public ::testing::Test {
     char tmpl[] = "/tmp/corral-fake-runtime-XXXXXX";
     scratch_ = mkdtemp(tmpl);
     fake_ = FakeRuntime(scratch_);
-    ClusterOptions o = Options(4, "", "[container]\nruntime = \"podman\"\nruntime_path = \"" + fake_ + "\"\n");
+    // The test cluster lives under /tmp: its data directory is a mount the nodes allow.
+    ClusterOptions o = Options(4, "", "[container]\nruntime = \"podman\"\nruntime_path = \"" + fake_ +
+                                          "\"\nallow_mounts = [\"/tmp\"]\n");
     o.nodes = 2;
     cluster_ = std::make_unique<TestCluster>(o);
     ASSERT_TRUE(cluster_->Start().has_value()) << cluster_->ControllerLog();
@@ -634,18 +639,29 @@ TEST_F(StepContainerTest, SrunTasksRunThroughTheRuntimeWithImageMountsGpusAndRan
   ASSERT_EQ(calls.size(), 4u);
   std::set<std::string> names, ranks;
   for (const auto& argv : calls) {
-    EXPECT_TRUE(Contains(argv, "--volume=" + data + ":/data:ro"));
+    // The data directory, checked as the user and staged by the agent (the runtime runs as
+    // root): mounted read-only at /data.
+    EXPECT_TRUE(std::any_of(argv.begin(), argv.end(), [](const std::string& a) {
+      return a.rfind("--volume=", 0) == 0 && a.size() > 18 && a.substr(a.size() - 9) == ":/data:ro";
+    }));
     EXPECT_TRUE(Contains(argv, "--workdir=" + c.work_dir()));
-    EXPECT_TRUE(Contains(argv, "nvcr.io/nvidia/pytorch:24.01-py3"));
-    EXPECT_EQ(argv[argv.size() - 3], "bash");  // the command, as given: found in the image
-    auto name = std::find(argv.begin(), argv.end(), "--name");
+    auto dashes = std::find(argv.begin(), argv.end(), "--");
+    ASSERT_NE(dashes, argv.end());
+    EXPECT_EQ(*(dashes + 1), "nvcr.io/nvidia/pytorch:24.01-py3");  // the image after "--"
+    EXPECT_EQ(*(dashes + 2), "bash");  // the command, as given: found in the image
+    EXPECT_EQ(*(dashes - 1), "--user=" + std::to_string(j.spec.uid) + ":" + std::to_string(j.spec.gid));
+    EXPECT_TRUE(Contains(argv, "--security-opt=no-new-privileges"));
+    EXPECT_TRUE(Contains(argv, "--cap-drop=ALL"));
+    auto name = std::find_if(argv.begin(), argv.end(), [](const std::string& a) { return a.rfind("--name=", 0) == 0; });
     ASSERT_NE(name, argv.end());
-    names.insert(*(name + 1));
+    names.insert(name->substr(7));
+    EXPECT_EQ(name->rfind("--name=corral-", 0), 0u) << *name;
     int devices = 0;
     for (const auto& a : argv) {
-      if (a.rfind("--env=RANK=", 0) == 0) ranks.insert(a.substr(11));
+      if (a.rfind("ENV:RANK=", 0) == 0) ranks.insert(a.substr(9));
       if (a.rfind("--device=", 0) == 0) ++devices;
-      EXPECT_NE(a.rfind("--env=PATH=", 0), 0u) << "the image's PATH is its own";
+      EXPECT_NE(a.rfind("--env", 0) == 0 && a.rfind("--env-file=", 0) != 0, true) << "no value in argv: " << a;
+      EXPECT_NE(a.rfind("ENV:PATH=", 0), 0u) << "the image's PATH is its own";
     }
     EXPECT_EQ(devices, 1);
   }

@@ -120,6 +120,11 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
                                         << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
                                         << "[auth]\n"
                                         << "jwt_key_file = \"" << key_file_ << "\"\n"
+                                        // The tests' jobs run as the user that runs them (root
+                                        // on the build machines, which agents refuse by default;
+                                        // other users' tokens carry root's gid 0 as well).
+                                        << "[launch]\n"
+                                        << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n"
                                         << PerNode(options_.extra_agent_toml, name) << "\n";
   }
 }

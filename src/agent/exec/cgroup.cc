@@ -241,9 +241,9 @@ class CgroupManagerImpl final : public CgroupManager {
   // The base directory (OWN/<parent>/<node>) of each hierarchy used, and which one serves
   // which function ("" = none).
   std::vector<Hierarchy> hierarchies;
-  std::map<std::string, std::string> base;                     // hierarchy mount -> base dir
-  std::string memory, cpuset, cpu, devices, kill_v2, freezer;  // base dirs
-  bool memory_v2 = false, cpuset_v2 = false, cpu_v2 = false, devices_bpf = false;
+  std::map<std::string, std::string> base;                           // hierarchy mount -> base dir
+  std::string memory, cpuset, cpu, pids, devices, kill_v2, freezer;  // base dirs
+  bool memory_v2 = false, cpuset_v2 = false, cpu_v2 = false, pids_v2 = false, devices_bpf = false;
   const Clock* clock = nullptr;
   // Read once at Open, so that making a job's cgroup only creates and writes (every job pays
   // for it): the base's CPUs and memory nodes (what a v1 cpuset starts from), and whether
@@ -259,6 +259,7 @@ class CgroupManagerImpl final : public CgroupManager {
     add(memory, memory_v2, "memory");
     add(cpuset, cpuset_v2, "cpuset");
     if (cpuset.empty()) add(cpu, cpu_v2, "cpu quota");
+    add(pids, pids_v2, "pids");
     add(devices, devices_bpf, devices_bpf ? "devices (BPF)" : "devices");
     add(kill_v2, true, "kill");
     if (kill_v2.empty()) add(freezer, false, "freezer");
@@ -276,7 +277,7 @@ class CgroupManagerImpl final : public CgroupManager {
   // The distinct base directories in use.
   std::vector<std::string> Bases() const {
     std::set<std::string> s;
-    for (const auto& d : {memory, cpuset, cpu, devices, kill_v2, freezer}) {
+    for (const auto& d : {memory, cpuset, cpu, pids, devices, kill_v2, freezer}) {
       if (!d.empty()) s.insert(d);
     }
     return {s.begin(), s.end()};
@@ -349,6 +350,10 @@ class CgroupManagerImpl final : public CgroupManager {
       cg->memory_dir = dir_of(memory);
       cg->memory_v2 = memory_v2;
     }
+    if (!pids.empty() && spec.pids_max > 0) {
+      if (Status s = WriteFile(dir_of(pids) + "/pids.max", std::to_string(spec.pids_max)); !s)
+        return undo(s.error());
+    }
     if (!devices.empty() && !spec.deny.empty()) {
       std::string d = dir_of(devices);
       if (devices_bpf) {
@@ -397,6 +402,16 @@ std::set<std::string> SplitSet(const std::string& s, char sep) {
 }
 
 }  // namespace
+
+uint64_t JobMemoryLimitMb(const CgroupConfig& config, const NodeShare& s) {
+  if (s.given_memory_mb > 0) return s.given_memory_mb;
+  if (config.default_memory_per_job_mb > 0) return config.default_memory_per_job_mb;
+  double share = 0;
+  if (s.node_cpus > 0) share = std::max(share, double(s.cpus) / s.node_cpus);
+  if (s.node_gpus > 0) share = std::max(share, double(s.gpus) / s.node_gpus);
+  if (share <= 0 || share > 1) share = 1;
+  return static_cast<uint64_t>(double(s.node_memory_mb) * share);
+}
 
 Result<DeviceNumber> DeviceNumberOf(const std::string& path) {
   struct stat st {};
@@ -545,6 +560,7 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::Open(const CgroupConfig& c
   // directory and a join).
   if (impl->cpuset.empty() && !impl->cpuset_v2)
     pick("cpu", config.constrain_cpus, &impl->cpu, &impl->cpu_v2);
+  pick("pids", config.pids_max > 0, &impl->pids, &impl->pids_v2);
   if (config.constrain_devices) {
     if (const Hierarchy* h = v1_with("devices")) {
       impl->devices = prepare(*h, {});
@@ -559,9 +575,10 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::Open(const CgroupConfig& c
       if (impl->memory_v2) impl->memory = b;
       if (impl->cpuset_v2) impl->cpuset = b;
       if (impl->cpu_v2) impl->cpu = b;
+      if (impl->pids_v2) impl->pids = b;
       if (impl->devices_bpf) impl->devices = b;
     } else {
-      impl->memory_v2 = impl->cpuset_v2 = impl->cpu_v2 = impl->devices_bpf = false;
+      impl->memory_v2 = impl->cpuset_v2 = impl->cpu_v2 = impl->pids_v2 = impl->devices_bpf = false;
     }
   }
   if (impl->kill_v2.empty()) {

@@ -5,13 +5,14 @@
 // Hierarchies: cgroup v2 (unified), v1 (one mount per controller), or both (a "hybrid" host:
 // v1 controllers plus an empty v2 tree). Each function takes what the host has, per
 // controller, v2 first: memory (v2 memory.max / v1 memory.limit_in_bytes), CPUs (cpuset
-// cpus+mems; cpu.max / cfs quota when there is no cpuset), devices (v1 devices.deny; on v2 a
-// BPF_PROG_TYPE_CGROUP_DEVICE program attached to the job's cgroup that refuses the denied
-// character devices), kill (v2 cgroup.kill; v1: freeze, SIGKILL each member, thaw).
-// A job's cgroups live under the agent's own cgroup: OWN/<parent>/<node>/job_<id>_<generation>,
-// one per run of the job (a requeued job may start again on the node while its previous run
-// is being torn down), in every hierarchy used (the agent names <node> after the node and a
-// hash of its state directory). docs/agent.md describes what each host type gets.
+// cpus+mems; cpu.max / cfs quota when there is no cpuset), tasks (pids.max), devices (v1
+// devices.deny; on v2 a BPF_PROG_TYPE_CGROUP_DEVICE program attached to the job's cgroup that
+// refuses the denied character devices), kill (v2 cgroup.kill; v1: freeze, SIGKILL each member,
+// thaw). A job's cgroups live under the agent's own cgroup:
+// OWN/<parent>/<node>/job_<id>_<generation>, one per run of the job (a requeued job may start again
+// on the node while its previous run is being torn down), in every hierarchy used (the agent names
+// <node> after the node and a hash of its state directory). docs/agent.md describes what each host
+// type gets.
 //
 // Thread-safety: CgroupManager is thread-safe (it holds no mutable state after Open);
 // a JobCgroup is used by one thread at a time.
@@ -35,6 +36,13 @@ struct CgroupConfig {
   bool constrain_cpus = true;
   bool constrain_memory = true;
   bool constrain_devices = true;
+  // The most tasks (processes and threads) a job's run may have on the node (pids.max), so
+  // that a fork bomb stays in its job; 0 = no limit.
+  uint64_t pids_max = 16384;
+  // The memory limit of a run that was given none (no --mem and no partition default):
+  // this, or when 0 the node's memory times the larger of the run's shares of the node's CPUs
+  // and GPUs (`JobMemoryLimitMb`).
+  uint64_t default_memory_per_job_mb = 0;
   // Where mounts and the agent's membership are read (tests may point them elsewhere).
   std::string mountinfo = "/proc/self/mountinfo";
   std::string self_cgroup = "/proc/self/cgroup";
@@ -58,8 +66,23 @@ struct JobCgroupSpec {
   std::vector<uint32_t> mems;      // NUMA nodes of `cpus`; empty = all
   uint32_t cpu_count = 0;          // for a CPU quota where there is no cpuset; 0 = none
   uint64_t memory_mb = 0;          // 0 = not constrained
+  uint64_t pids_max = 0;           // 0 = not constrained
   std::vector<DeviceNumber> deny;  // devices the job may not open
 };
+
+// The size of a job's run on a node, and the node's.
+struct NodeShare {
+  uint64_t given_memory_mb = 0;  // the allocation's (0: none given)
+  uint32_t cpus = 0;
+  uint32_t gpus = 0;
+  uint64_t node_memory_mb = 0;
+  uint32_t node_cpus = 0;
+  uint32_t node_gpus = 0;
+};
+// The memory limit of a run: what it was given; else `config.default_memory_per_job_mb`;
+// else the node's memory times max(cpus / node_cpus, gpus / node_gpus) (the whole node when
+// neither share is known); 0 (none) when the node's memory is unknown too.
+uint64_t JobMemoryLimitMb(const CgroupConfig& config, const NodeShare& share);
 
 class JobCgroup {
  public:

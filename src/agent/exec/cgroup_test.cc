@@ -184,5 +184,48 @@ TEST_F(CgroupTest, KillStaleRemovesWhatAPreviousRunLeft) {
   for (const auto& d : dirs) EXPECT_FALSE(fs::exists(d)) << d;
 }
 
+TEST_F(CgroupTest, PidsLimitKeepsAForkBombInItsCgroup) {
+  if (manager_->Describe().find("pids") == std::string::npos) GTEST_SKIP() << "no pids controller";
+  auto cg = manager_->Create({.job = JobId(7), .pids_max = 8});
+  ASSERT_TRUE(cg.has_value()) << cg.error().message;
+  std::string dir;
+  for (const auto& f : (*cg)->procs_files()) {
+    std::string d = f.substr(0, f.rfind('/'));
+    if (fs::exists(d + "/pids.max")) dir = d;
+  }
+  ASSERT_FALSE(dir.empty());
+  std::ifstream max(dir + "/pids.max");
+  std::string limit;
+  max >> limit;
+  EXPECT_EQ(limit, "8");
+  // Twenty background processes: the ninth fork fails, and the shell gives up.
+  ProcessExit e = Run(**cg, "i=0; while [ $i -lt 20 ]; do sleep 60 & i=$((i+1)); done", JobId(7));
+  EXPECT_NE(e.exit_code, 0);
+  std::ifstream procs(dir + "/cgroup.procs");
+  int n = 0;
+  for (int pid; procs >> pid;) ++n;
+  EXPECT_LE(n, 8);
+  EXPECT_GE(n, 1) << "the sleeps that could start are still there, in the cgroup";
+  EXPECT_TRUE((*cg)->Destroy(Seconds(5), SystemClock::Get()).has_value());
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+TEST(JobMemoryLimitTest, AGivenLimitElseTheDefaultElseTheRunsShareOfTheNode) {
+  CgroupConfig c;
+  NodeShare s{.cpus = 8, .gpus = 2, .node_memory_mb = 64000, .node_cpus = 64, .node_gpus = 8};
+  EXPECT_EQ(JobMemoryLimitMb(c, s), 16000u);  // 2 of 8 GPUs beats 8 of 64 CPUs
+  s.gpus = 0;
+  EXPECT_EQ(JobMemoryLimitMb(c, s), 8000u);  // 8 of 64 CPUs
+  s.cpus = 0;
+  EXPECT_EQ(JobMemoryLimitMb(c, s), 64000u);  // no share known: the node
+  s.given_memory_mb = 1234;
+  EXPECT_EQ(JobMemoryLimitMb(c, s), 1234u);  // --mem, or the partition's default
+  c.default_memory_per_job_mb = 4096;
+  EXPECT_EQ(JobMemoryLimitMb(c, s), 1234u);
+  s.given_memory_mb = 0;
+  EXPECT_EQ(JobMemoryLimitMb(c, s), 4096u);
+  EXPECT_EQ(JobMemoryLimitMb({}, NodeShare{}), 0u);  // nothing known: no limit
+}
+
 }  // namespace
 }  // namespace corral::agent

@@ -306,11 +306,6 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
     }
   } unreserve{im, key};
 
-  Fd cwd(open(spec.cwd.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (cwd.get() < 0) {
-    return InvalidArgument(prefix + ": working directory " + Quoted(spec.cwd) + ": " +
-                           ErrnoText(errno));
-  }
   // Switch credentials only when they differ from the agent's own, so that a non-root agent
   // (`corral dev`) can run its own user's jobs through the fast path.
   bool as_root = geteuid() == 0;
@@ -319,6 +314,13 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
   Credentials creds;
   if (switch_ids) {
     CORRAL_ASSIGN_OR_RETURN(creds, spawn::ResolveCredentials(spec));
+  }
+  // Opened as the user, so that output files are never created in a directory the user
+  // could not reach by its path.
+  Fd cwd(spawn::OpenAs(spec.cwd, O_PATH | O_DIRECTORY | O_CLOEXEC, creds));
+  if (cwd.get() < 0) {
+    return InvalidArgument(prefix + ": working directory " + Quoted(spec.cwd) + ": " +
+                           ErrnoText(-cwd.get()));
   }
   CORRAL_ASSIGN_OR_RETURN(auto outputs, spawn::OpenOutputs(spec, cwd.get(), creds));
   if (spec.run_as_agent) {

@@ -146,6 +146,33 @@ TEST_F(ProcessSupervisorAsUserTest, FailureInTheChildNamesTheStep) {
   EXPECT_FALSE(fs::exists(dir_ / "ran"));
 }
 
+TEST_F(ProcessSupervisorAsUserTest, NothingIsCreatedBehindADirectoryTheUserCannotEnter) {
+  // A world-writable directory inside a root-only one: the agent (root) could reach it, the
+  // user cannot; the working directory is opened as the user, so no output file lands there.
+  TempDir hidden;  // 0700, owned by root
+  std::string pub = hidden / "pub";
+  ASSERT_EQ(mkdir(pub.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(pub.c_str(), 0777), 0);
+  ProcessSpec spec = AsUser(1, "true");
+  spec.cwd = pub;
+  spec.stdout_path = "out";
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_THAT(s.error().message, HasSubstr("working directory \"" + pub + "\": Permission denied"));
+  EXPECT_FALSE(fs::exists(pub + "/out"));
+}
+
+TEST_F(ProcessSupervisorAsUserTest, AGroupTheUserIsNotInIsRefused) {
+  ProcessSpec spec = AsUser(1, "touch " + (dir_ / "ran"));
+  spec.gid = 0;  // root's group, which `nobody` is not in
+  Status s = sup_->Launch(spec);
+  ASSERT_FALSE(s.has_value());
+  EXPECT_EQ(s.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_EQ(s.error().message, "job 1: gid 0 is not a group of user nobody");
+  EXPECT_FALSE(fs::exists(dir_ / "ran"));
+}
+
 TEST_F(ProcessSupervisorAsUserTest, CancelAndTimeLimitWorkAsUser) {
   ProcessSpec spec = AsUser(1, "sleep 1000 & echo $! > " + Fifo("bg.pid").path() + "; wait");
   ASSERT_TRUE(sup_->Launch(spec).has_value());

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <spawn.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -19,58 +20,6 @@
 
 namespace corral::agent::spawn {
 namespace {
-
-// Switches the calling thread's file-system identity (fsuid, fsgid and supplementary groups)
-// so that output files are opened with the job user's permissions and created owned by that
-// user. Linux keeps credentials per thread; glibc's setfsuid/setfsgid are plain system calls,
-// and setgroups is made one here (glibc's wrapper would apply it to every thread of the
-// agent). Opening as root and fchown()ing afterwards would let a job truncate any
-// root-writable file by making its output path a symlink. Restores the agent's identity on
-// destruction (a failure there aborts: the thread's credentials would be wrong).
-class FsIdentity {
- public:
-  FsIdentity(std::optional<uid_t> uid, std::optional<gid_t> gid, const std::vector<gid_t>& groups)
-      : old_uid_(static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1)))),
-        old_gid_(static_cast<gid_t>(setfsgid(static_cast<gid_t>(-1)))) {
-    int n = getgroups(0, nullptr);
-    if (n < 0) return;
-    old_groups_.resize(static_cast<size_t>(n));
-    n = getgroups(n, old_groups_.data());
-    if (n < 0) return;
-    old_groups_.resize(static_cast<size_t>(n));
-    if (syscall(SYS_setgroups, groups.size(), groups.data()) != 0) return;
-    groups_set_ = true;
-    // setfsuid/setfsgid return the previous value and cannot report failure: read back with
-    // an invalid id (-1), which changes nothing, to check.
-    if (gid) {
-      setfsgid(*gid);
-      if (static_cast<gid_t>(setfsgid(static_cast<gid_t>(-1))) != *gid) return;
-    }
-    if (uid) {
-      setfsuid(*uid);
-      if (static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1))) != *uid) return;
-    }
-    ok_ = true;
-  }
-  ~FsIdentity() {
-    setfsuid(old_uid_);
-    setfsgid(old_gid_);
-    if (groups_set_) {
-      CORRAL_CHECK(syscall(SYS_setgroups, old_groups_.size(), old_groups_.data()) == 0)
-          << "process supervisor: cannot restore the agent's groups: " << ErrnoText(errno);
-    }
-  }
-  FsIdentity(const FsIdentity&) = delete;
-  FsIdentity& operator=(const FsIdentity&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  uid_t old_uid_;
-  gid_t old_gid_;
-  std::vector<gid_t> old_groups_;
-  bool groups_set_ = false;
-  bool ok_ = false;
-};
 
 // Everything the child of the credential-changing launch needs, prepared by the parent: the
 // child shares the parent's memory (CLONE_VM | CLONE_VFORK) and must not allocate.
@@ -152,6 +101,40 @@ std::string IdsText(const Credentials& c) {
 
 }  // namespace
 
+FsIdentity::FsIdentity(std::optional<uid_t> uid, std::optional<gid_t> gid,
+                       const std::vector<gid_t>& groups)
+    : old_uid_(static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1)))),
+      old_gid_(static_cast<gid_t>(setfsgid(static_cast<gid_t>(-1)))) {
+  int n = getgroups(0, nullptr);
+  if (n < 0) return;
+  old_groups_.resize(static_cast<size_t>(n));
+  n = getgroups(n, old_groups_.data());
+  if (n < 0) return;
+  old_groups_.resize(static_cast<size_t>(n));
+  if (syscall(SYS_setgroups, groups.size(), groups.data()) != 0) return;
+  groups_set_ = true;
+  // setfsuid/setfsgid return the previous value and cannot report failure: read back with
+  // an invalid id (-1), which changes nothing, to check.
+  if (gid) {
+    setfsgid(*gid);
+    if (static_cast<gid_t>(setfsgid(static_cast<gid_t>(-1))) != *gid) return;
+  }
+  if (uid) {
+    setfsuid(*uid);
+    if (static_cast<uid_t>(setfsuid(static_cast<uid_t>(-1))) != *uid) return;
+  }
+  ok_ = true;
+}
+
+FsIdentity::~FsIdentity() {
+  setfsuid(old_uid_);
+  setfsgid(old_gid_);
+  if (groups_set_) {
+    CORRAL_CHECK(syscall(SYS_setgroups, old_groups_.size(), old_groups_.data()) == 0)
+        << "process supervisor: cannot restore the agent's groups: " << ErrnoText(errno);
+  }
+}
+
 std::string ErrnoText(int err) {
   char buf[128];
   // GNU strerror_r returns a pointer to the text (maybe `buf`, maybe a static string).
@@ -162,6 +145,16 @@ std::string JobPrefix(JobId job) { return "job " + job.ToString(); }
 
 std::string Quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
+int OpenAs(const std::string& path, int flags, const Credentials& creds) {
+  std::optional<FsIdentity> identity;
+  if (creds.uid || creds.gid) {
+    identity.emplace(creds.uid, creds.gid, creds.groups);
+    if (!identity->ok()) return -EPERM;
+  }
+  int fd = open(path.c_str(), flags);
+  return fd >= 0 ? fd : -errno;
+}
+
 Status KeepAbove2(Fd& fd) {
   if (fd.get() > 2) return {};
   Fd moved(fcntl(fd.get(), F_DUPFD_CLOEXEC, 3));
@@ -170,36 +163,48 @@ Status KeepAbove2(Fd& fd) {
   return {};
 }
 
-Result<Credentials> ResolveCredentials(const ProcessSpec& spec) {
+Result<Credentials> ResolveCredentials(JobId job, std::optional<uid_t> uid,
+                                       std::optional<gid_t> gid) {
   Credentials c;
-  c.uid = spec.uid;
-  c.gid = spec.gid;
-  std::string name;
-  if (spec.uid) {
-    passwd pw{};
-    passwd* found = nullptr;
-    std::vector<char> buf(4096);
-    int rc;
-    while ((rc = getpwuid_r(*spec.uid, &pw, buf.data(), buf.size(), &found)) == ERANGE) {
-      buf.resize(buf.size() * 2);
-    }
-    if (rc == 0 && found != nullptr) {
-      name = pw.pw_name;
-      if (!c.gid) c.gid = pw.pw_gid;
-    } else if (!c.gid) {
-      return InvalidArgument(JobPrefix(spec.job) + ": uid " + std::to_string(*spec.uid) +
+  c.uid = uid;
+  c.gid = gid;
+  if (!uid) {
+    if (gid) c.groups = {*gid};
+    return c;
+  }
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(4096);
+  int rc;
+  while ((rc = getpwuid_r(*uid, &pw, buf.data(), buf.size(), &found)) == ERANGE) {
+    buf.resize(buf.size() * 2);
+  }
+  if (rc != 0 || found == nullptr) {
+    if (!gid) {
+      return InvalidArgument(JobPrefix(job) + ": uid " + std::to_string(*uid) +
                              " has no passwd entry and no gid was given");
     }
+    c.groups = {*gid};
+    return c;
   }
-  if (!name.empty()) {
-    int n = 32;
-    c.groups.resize(n);
-    while (getgrouplist(name.c_str(), *c.gid, c.groups.data(), &n) < 0) c.groups.resize(n);
-    c.groups.resize(n);
-  } else if (c.gid) {
-    c.groups = {*c.gid};
+  c.name = pw.pw_name;
+  c.home = pw.pw_dir;
+  int n = 32;
+  c.groups.resize(n);
+  while (getgrouplist(pw.pw_name, pw.pw_gid, c.groups.data(), &n) < 0) c.groups.resize(n);
+  c.groups.resize(n);
+  if (!c.gid) c.gid = pw.pw_gid;
+  // Whoever sent the launch, a user's job runs only with a group of that user.
+  if (std::find(c.groups.begin(), c.groups.end(), *c.gid) == c.groups.end()) {
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        JobPrefix(job) + ": gid " + std::to_string(*c.gid) + " is not a group of user " + c.name);
   }
   return c;
+}
+
+Result<Credentials> ResolveCredentials(const ProcessSpec& spec) {
+  return ResolveCredentials(spec.job, spec.uid, spec.gid);
 }
 
 // Opens the output files; returns {stdout, stderr} (the same descriptor twice when they

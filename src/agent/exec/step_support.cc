@@ -2,8 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -15,6 +13,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "agent/exec/internal/spawn.h"
 #include "core/strings.h"
 
 namespace corral::agent {
@@ -76,22 +75,12 @@ Status MakeDirectoriesAs(const std::string& path, std::optional<uint32_t> uid,
     return {};
   }
   // Resolved before the fork: NSS lookups are not safe in the child.
-  gid_t g = gid ? *gid : 0;
-  std::vector<gid_t> groups;
-  if (uid) {
-    passwd pw{};
-    passwd* found = nullptr;
-    std::vector<char> buf(4096);
-    if (getpwuid_r(*uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
-      if (!gid) g = pw.pw_gid;
-      int n = 32;
-      groups.resize(static_cast<size_t>(n));
-      while (getgrouplist(pw.pw_name, g, groups.data(), &n) < 0)
-        groups.resize(static_cast<size_t>(n));
-      groups.resize(static_cast<size_t>(n));
-    }
+  auto creds = spawn::ResolveCredentials(JobId(), uid, gid);
+  if (!creds) {
+    return InvalidArgument("cannot create directory \"" + path + "\": " + creds.error().message);
   }
-  if (groups.empty()) groups = {g};
+  const gid_t g = creds->gid.value_or(0);
+  const std::vector<gid_t> groups = creds->groups.empty() ? std::vector<gid_t>{g} : creds->groups;
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) != 0) return fail(errno);
   pid_t pid = fork();
@@ -129,10 +118,22 @@ Status MakeDirectoriesAs(const std::string& path, std::optional<uint32_t> uid,
 }
 
 Result<std::string> ResolveProgram(const std::string& program, const std::string& path_var,
-                                   const std::string& cwd) {
+                                   const std::string& cwd, std::optional<uint32_t> uid,
+                                   std::optional<uint32_t> gid) {
+  // Looked up with the user's file-system identity: what root alone could see is not found.
+  spawn::Credentials creds;
+  if (geteuid() == 0 && (uid || gid)) {
+    CORRAL_ASSIGN_OR_RETURN(creds, spawn::ResolveCredentials(JobId(), uid, gid));
+  }
+  std::optional<spawn::FsIdentity> identity;
+  if (creds.uid || creds.gid) {
+    identity.emplace(creds.uid, creds.gid, creds.groups);
+    if (!identity->ok()) return NotFound(program + ": cannot look it up as the job's user");
+  }
   auto executable = [](const std::string& p) {
     struct stat st {};
-    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           faccessat(AT_FDCWD, p.c_str(), X_OK, AT_EACCESS) == 0;
   };
   if (program.find('/') != std::string::npos) {
     std::string p = program.front() == '/' ? program : cwd + "/" + program;

@@ -26,9 +26,12 @@ Status MakeDirectoriesAs(const std::string& path, std::optional<uint32_t> uid,
                          std::optional<uint32_t> gid);
 
 // The program a step runs: `program` itself when it holds a '/' (relative to `cwd`), else the
-// first executable regular file of that name in the directories of `path_var`.
-// Returns kNotFound naming the program.
+// first executable regular file of that name in the directories of `path_var`, looked up
+// with the file-system identity of `uid`/`gid` when the agent is root (so that a directory
+// the user cannot search hides its programs, as it would from the user). Returns kNotFound
+// naming the program, ResolveCredentials' errors for the ids.
 Result<std::string> ResolveProgram(const std::string& program, const std::string& path_var,
-                                   const std::string& cwd);
+                                   const std::string& cwd, std::optional<uint32_t> uid = {},
+                                   std::optional<uint32_t> gid = {});
 
 }  // namespace corral::agent

@@ -1,5 +1,6 @@
 #include "agent/exec/step_support.h"
 
+#include <pwd.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -86,6 +87,24 @@ TEST(StepSupportTest, ResolveProgramSearchesPath) {
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
   EXPECT_EQ(missing.error().message, "no-such-program-xyz: command not found");
   EXPECT_FALSE(ResolveProgram("/etc/passwd", "", "/").has_value());  // not executable
+}
+
+TEST(StepSupportTest, ResolveProgramLooksAsTheJobsUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root";
+  passwd* pw = getpwnam("nobody");
+  if (pw == nullptr) GTEST_SKIP() << "no user `nobody` on this machine";
+  char tmpl[] = "/tmp/corral-resolve-XXXXXX";
+  std::string dir = mkdtemp(tmpl);  // 0700, root's
+  std::string prog = dir + "/tool";
+  std::ofstream(prog) << "#!/bin/sh\n";
+  fs::permissions(prog, fs::perms::owner_all | fs::perms::others_exec | fs::perms::others_read);
+  EXPECT_EQ(*ResolveProgram("tool", dir, "/"), prog);  // the agent's own identity
+  auto hidden = ResolveProgram("tool", dir, "/", pw->pw_uid, pw->pw_gid);
+  ASSERT_FALSE(hidden.has_value());
+  EXPECT_EQ(hidden.error().code, ErrorCode::kNotFound);
+  EXPECT_FALSE(ResolveProgram(prog, "", "/", pw->pw_uid, pw->pw_gid).has_value());
+  EXPECT_EQ(*ResolveProgram("sh", "/bin", "/", pw->pw_uid, pw->pw_gid), "/bin/sh");
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -54,16 +54,50 @@ class Fd {
   int fd_ = -1;
 };
 
+// Switches the calling thread's file-system identity (fsuid, fsgid and supplementary groups)
+// so that files are opened, and paths walked, with the job user's permissions, and files are
+// created owned by that user. Linux keeps credentials per thread; glibc's setfsuid/setfsgid
+// are plain system calls, and setgroups is made one here (glibc's wrapper would apply it to
+// every thread of the agent). Opening as root and fchown()ing afterwards would let a job
+// truncate any root-writable file by making its output path a symlink. Restores the agent's
+// identity on destruction (a failure there aborts: the thread's credentials would be wrong).
+class FsIdentity {
+ public:
+  FsIdentity(std::optional<uid_t> uid, std::optional<gid_t> gid, const std::vector<gid_t>& groups);
+  ~FsIdentity();
+  FsIdentity(const FsIdentity&) = delete;
+  FsIdentity& operator=(const FsIdentity&) = delete;
+  // Whether the identity was switched (the agent is root, or the ids are its own).
+  bool ok() const { return ok_; }
+
+ private:
+  uid_t old_uid_;
+  gid_t old_gid_;
+  std::vector<gid_t> old_groups_;
+  bool groups_set_ = false;
+  bool ok_ = false;
+};
+
 // The job's credentials, resolved in the parent (NSS lookups are not safe in the child).
 struct Credentials {
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
   std::vector<gid_t> groups;
+  std::string name;  // from the passwd entry ("" without one)
+  std::string home;
 };
 
-// The spec's uid/gid and the user's supplementary groups. Returns kInvalidArgument when the
-// uid has no passwd entry and no gid is given.
+// `uid`/`gid` (the passwd entry's group when no gid is given) and the user's groups, its
+// primary one included. Returns kInvalidArgument when the uid has no passwd entry and no gid
+// is given, kPermissionDenied when `gid` is not one of the user's groups (a uid without a
+// passwd entry has no groups to check: it gets `gid` alone).
+Result<Credentials> ResolveCredentials(JobId job, std::optional<uid_t> uid,
+                                       std::optional<gid_t> gid);
 Result<Credentials> ResolveCredentials(const ProcessSpec& spec);
+
+// open(path, flags) with `creds`' file-system identity (the agent's own when they are empty).
+// Returns the descriptor, or -errno.
+int OpenAs(const std::string& path, int flags, const Credentials& creds);
 
 // Moves `fd` above 2, so that dup2 onto 0, 1 and 2 in the child never meets itself or an
 // already replaced descriptor (the agent may run with 0-2 closed). Returns kInternal.

@@ -270,7 +270,10 @@ int RunDevCommand(int argc, char** argv) {
           << "model = \"" << o.gpu_model << "\"\n"
           << "memory_mb = " << o.gpu_memory_mb << "\n\n"
           << "[auth]\n"
-          << "jwt_key_file = \"" << key_file << "\"\n";
+          << "jwt_key_file = \"" << key_file << "\"\n\n"
+          // Jobs run as the user who started the dev cluster; root's jobs only when that is root.
+          << "[launch]\n"
+          << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n";
     }
     auto apid = Spawn({"corral", "agent", "--config", toml}, log_dir + "/" + name + ".log");
     if (!apid) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/container_spec.h"
 #include "core/array_spec.h"
 #include "core/duration.h"
 
@@ -84,6 +85,8 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
       return InvalidArgument("environment: value of " + k + " contains a NUL byte");
     }
   }
+  // The container: image, mounts, name (the grammar the agent enforces, core/container_spec.h).
+  CORRAL_RETURN_IF_ERROR(ValidateContainerSpec(spec.container));
   // 6-9. The array, the resources, the dependencies, the time limit.
   if (!spec.array.empty()) {
     auto parsed = ParseArraySpec(spec.array);

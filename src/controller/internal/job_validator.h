@@ -47,6 +47,8 @@ class JobValidator {
   //   3. name: at most 256 characters.
   //   4. working_dir: an absolute path.
   //   5. environment: variable names without "=" or NUL, values without NUL.
+  //   5b. container: image reference, mounts and name in the grammar of core/container_spec.h
+  //      (an image starting with "-", a mount of "/" or with "..": refused).
   //   6. array: a valid array spec ("0-15%4").
   //   7. resources: a valid request (core's `ValidateResourceRequest`).
   //   8. dependency: every job it names exists.

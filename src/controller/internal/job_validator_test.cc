@@ -91,6 +91,19 @@ TEST_F(JobValidatorTest, TheFirstFailingCheckInTheDocumentedOrderIsReported) {
   EXPECT_EQ(Error(for_bob, kAdmin), "");
 }
 
+TEST_F(JobValidatorTest, HostileContainerImagesAndMountsAreRefusedNamingTheField) {
+  JobSpec s = Spec();
+  s.container.image = "--user=0:0";
+  std::string e = Error(s);
+  EXPECT_EQ(e.rfind("container.image: ", 0), 0u) << e;
+  s.container.image = "docker.io/library/busybox:1.36";
+  EXPECT_EQ(Error(s), "");
+  s.container.mounts = {"/:/host"};
+  e = Error(s);
+  EXPECT_EQ(e.rfind("container.mounts", 0), 0u) << e;
+  EXPECT_EQ(s_.jobs.size(), 0u) << "nothing recorded";
+}
+
 TEST_F(JobValidatorTest, APartitionThatTakesTheJobIsFoundElseTheLastReasonIsGiven) {
   JobSpec s = Spec(3);
   s.partitions = {"short", "long"};

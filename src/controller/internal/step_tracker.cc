@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "api/json_codec.h"
+#include "core/container_spec.h"
 #include "core/log.h"
 #include "core/strings.h"
 
@@ -67,6 +68,7 @@ Status StepTracker::ResolveContainer(const Job& job, ContainerSpec* c) const {
 Result<api::StepInfo> StepTracker::Create(const JobEntry& e, StepSpec spec) {
   const JobId id = e.job.id;
   CORRAL_ASSIGN_OR_RETURN(StepLayout layout, PlanStep(e.job, spec));
+  CORRAL_RETURN_IF_ERROR(ValidateContainerSpec(spec.container));
   CORRAL_RETURN_IF_ERROR(ResolveContainer(e.job, &spec.container));
   // Where output goes: the caller's node, which must be one of the job's.
   std::string io_url;

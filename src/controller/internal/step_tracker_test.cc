@@ -138,6 +138,12 @@ TEST_F(StepTrackerTest, CreateChecksTheLayoutTheContainerAndTheIoNode) {
   named.argv = {"true"};
   named.container.name = "train";
   EXPECT_EQ(steps_.Create(job(), named).error().code, ErrorCode::kInvalidArgument);
+  StepSpec hostile;
+  hostile.argv = {"true"};
+  hostile.container.image = "-v/:/host";
+  auto refused = steps_.Create(job(), hostile);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message.rfind("container.image: ", 0), 0u) << refused.error().message;
   StepSpec io;
   io.argv = {"true"};
   io.io_port = 5000;

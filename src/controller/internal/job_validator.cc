@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/container_spec.h"
 #include "core/array_spec.h"
+#include "core/container_spec.h"
 #include "core/duration.h"
 
 namespace corral::controller::internal {

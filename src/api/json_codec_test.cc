@@ -259,6 +259,13 @@ RegisterResponse FullRegisterResponse() {
 HeartbeatRequest FullHeartbeatRequest() {
   return HeartbeatRequest{.node = "gpu01",
                           .running = {FullRunningJobRef(0)},
+                          .gpu_samples = {{.gpu = 3,
+                                           .job = JobId(4242),
+                                           .time = Timestamp(Duration(1'764'620'000'123'456)),
+                                           .utilization = 87.5,
+                                           .memory_used_mb = 9216,
+                                           .power_watts = 412.25,
+                                           .energy_mj = 123'456'789'012}},
                           .gpu_problems = {{.gpu = 2, .reason = "row remapping failed", .latched = false},
                                            {.gpu = 7, .reason = "XID 48 (double-bit ECC error)", .latched = true}},
                           .node_problem = "cannot read the GPUs",
@@ -580,7 +587,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "RegisterRequest changed: update json_codec.cc and FullRegisterRequest";
   EXPECT_EQ(sizeof(RegisterResponse), 72u)
       << "RegisterResponse changed: update json_codec.cc and FullRegisterResponse";
-  EXPECT_EQ(sizeof(HeartbeatRequest), 120u)
+  EXPECT_EQ(sizeof(HeartbeatRequest), 144u)
       << "HeartbeatRequest changed: update json_codec.cc and FullHeartbeatRequest";
   EXPECT_EQ(sizeof(HeartbeatResponse), 56u)
       << "HeartbeatResponse changed: update json_codec.cc and FullHeartbeatResponse";

@@ -120,9 +120,26 @@ struct RegisterResponse {
   bool operator==(const RegisterResponse&) const = default;
 };
 
+// One reading of one GPU of the node, taken by the agent's sampler (per-job GPU statistics,
+// GPU waste). Units as dcgm-exporter's: utilisation in percent, memory in MiB, power in W,
+// energy in mJ since the driver loaded (a counter).
+struct GpuSample {
+  uint32_t gpu = 0;            // node-local index
+  JobId job;                   // the job that holds the GPU (0 = none)
+  Timestamp time{};            // the agent's clock
+  double utilization = 0;      // DCGM_FI_DEV_GPU_UTIL
+  uint64_t memory_used_mb = 0; // DCGM_FI_DEV_FB_USED
+  double power_watts = 0;      // DCGM_FI_DEV_POWER_USAGE
+  uint64_t energy_mj = 0;      // DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION
+  bool operator==(const GpuSample&) const = default;
+};
+
 struct HeartbeatRequest {
   std::string node;
   std::vector<RunningJobRef> running;
+  // The readings of the GPUs held by jobs since the last heartbeat (oldest first; the agent
+  // keeps at most a bounded number between heartbeats).
+  std::vector<GpuSample> gpu_samples;
   // Health: every failing check now (none = healthy), and a node-level problem ("" = none).
   // A GPU with a problem is taken out of service; a node problem drains the node.
   std::vector<GpuHealth> gpu_problems;

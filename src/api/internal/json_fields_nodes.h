@@ -129,10 +129,22 @@ void Fields(V& v, S& s) {
   v("cluster_name", s.cluster_name);
 }
 
+template <typename V, Is<GpuSample> S>
+void Fields(V& v, S& s) {
+  v("gpu", GpuIndex(s.gpu));
+  v("job", s.job);
+  v("time", s.time);
+  v("utilization", s.utilization);
+  v("memory_used_mb", s.memory_used_mb);
+  v("power_watts", s.power_watts);
+  v("energy_mj", s.energy_mj);
+}
+
 template <typename V, Is<HeartbeatRequest> S>
 void Fields(V& v, S& s) {
   v("node", s.node);
   v("running", s.running);
+  v("gpu_samples", s.gpu_samples);
   v("gpu_problems", s.gpu_problems);
   v("node_problem", s.node_problem);
   v("auto_resume", s.auto_resume);

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/slurm/directives.h"
 #include "cli/slurm/submit.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

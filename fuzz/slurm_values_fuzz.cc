@@ -7,6 +7,8 @@
 
 #include "cli/slurm/begin_time.h"
 #include "cli/slurm/dependency.h"
+#include "cli/slurm/environment.h"
+#include "cli/slurm/option_values.h"
 #include "cli/slurm/submit.h"
 #include "core/array_spec.h"
 #include "core/output_pattern.h"

@@ -38,6 +38,14 @@ done
 hits=$(grep -nE '#include <(thread|mutex|shared_mutex|condition_variable|future|fstream|filesystem|unistd\.h|fcntl\.h|dirent\.h|spawn\.h|sys/)|#include "api/(http|auth)|#include "agent/(agent|node_monitor|exec/(process_supervisor|cgroup|container|step_output|step_support))\.h"' src/agent/agent_core.h src/agent/agent_core.cc || true)
 [ -n "$hits" ] && report "the agent's core must stay pure:"$'\n'"$hits"
 
+# The HTTP/1 wire parser is pure (fuzzed on its own): no sockets, TLS, threads or files.
+hits=$(grep -nE '#include <(sys/|netinet/|arpa/|unistd\.h|fcntl\.h|poll\.h|thread|mutex|fstream|openssl/)|#include "api/(http\.h|internal/(socket_io|http_conn|tls)\.h)"' src/api/internal/http_wire.h src/api/internal/http_wire.cc || true)
+[ -n "$hits" ] && report "api/internal/http_wire must stay a pure parser:"$'\n'"$hits"
+
+# Test helpers (src/*/testing/) are for tests, benchmarks and fuzz targets, never product code.
+hits=$(grep -rnE '#include "[a-z_]+/([a-z_]+/)?testing/' src --include='*.h' --include='*.cc' | grep -vE '_test\.cc:|^src/[a-z_]+/([a-z_]+/)?testing/' || true)
+[ -n "$hits" ] && report "src/*/testing/ is for tests only:"$'\n'"$hits"
+
 # Heavy headers stay out of headers (compile time on 2 cores).
 hits=$(grep -rnE '#include <(nlohmann/json\.hpp|spdlog/|toml\+\+/|CLI/)' src --include='*.h' || true)
 [ -n "$hits" ] && report "heavy third-party headers belong in .cc files:"$'\n'"$hits"

@@ -29,9 +29,9 @@ run_one() {
   grep -q "Press Ctrl-C" "$dir/dev.out" || { cat "$dir/dev.out"; return 1; }
   echo "== $mode: $N trivial jobs on corral dev (4 nodes x 8 GPUs) =="
   if [ "$mode" = latency ]; then
-    "$load" --controller "http://127.0.0.1:$port" --key-file "$dir/dev/jwt.key" --jobs "$N" --threads 1 --interval 20
+    "$load" --controller "https://127.0.0.1:$port" --key-file "$dir/dev/pki/keyring" --ca-file "$dir/dev/pki/ca.crt" --jobs "$N" --threads 1 --interval 20
   elif [ "$mode" = api ]; then
-    "$load" --controller "http://127.0.0.1:$port" --key-file "$dir/dev/jwt.key" --jobs "$N" --threads 8
+    "$load" --controller "https://127.0.0.1:$port" --key-file "$dir/dev/pki/keyring" --ca-file "$dir/dev/pki/ca.crt" --jobs "$N" --threads 8
   else
     local t0 t1
     t0=$(date +%s.%N)

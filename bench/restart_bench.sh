@@ -17,6 +17,8 @@ cat > "$dir/corral.toml" <<TOML
 [controller]
 listen = "127.0.0.1:$port"
 state_dir = "$dir"
+[tls]
+allow_plain_loopback = true   # measures recovery, not TLS
 TOML
 for i in 1 2 3 4 5; do
   t0=$(date +%s.%N)

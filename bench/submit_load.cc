@@ -8,7 +8,8 @@
 // every MS milliseconds): with one thread, the latency of a job on a cluster that is not
 // saturated.
 //
-//   submit_load --controller URL --key-file FILE [--jobs N] [--threads T] [--gpus G] [--interval MS]
+//   submit_load --controller URL --key-file KEYRING [--ca-file CA] [--cluster NAME] [--jobs N]
+//               [--threads T] [--gpus G] [--interval MS]
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -27,12 +28,14 @@
 using namespace corral;
 
 int main(int argc, char** argv) {
-  std::string url, key_file;
+  std::string url, key_file, ca_file, cluster = "dev";
   int jobs = 1000, threads = 8, gpus = 0, interval_ms = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--controller") url = argv[i + 1];
     else if (a == "--key-file") key_file = argv[i + 1];
+    else if (a == "--ca-file") ca_file = argv[i + 1];
+    else if (a == "--cluster") cluster = argv[i + 1];
     else if (a == "--jobs") jobs = std::atoi(argv[i + 1]);
     else if (a == "--threads") threads = std::atoi(argv[i + 1]);
     else if (a == "--gpus") gpus = std::atoi(argv[i + 1]);
@@ -40,17 +43,25 @@ int main(int argc, char** argv) {
   }
   if (url.empty() || key_file.empty()) {
     std::fprintf(stderr,
-                 "usage: submit_load --controller URL --key-file FILE [--jobs N] [--threads T] [--gpus G] "
-                 "[--interval MS]\n");
+                 "usage: submit_load --controller URL --key-file KEYRING [--ca-file CA] [--cluster NAME] "
+                 "[--jobs N] [--threads T] [--gpus G] [--interval MS]\n");
     return 2;
   }
-  auto key = api::JwtKey::FromFile(key_file);
-  if (!key) {
-    std::fprintf(stderr, "%s\n", key.error().message.c_str());
+  auto keyring = api::Keyring::FromFile(key_file);
+  if (!keyring) {
+    std::fprintf(stderr, "%s\n", keyring.error().message.c_str());
     return 1;
   }
   const Clock& clock = SystemClock::Get();
-  std::string auth = api::BearerHeader(*key, api::CurrentProcessIdentity(), clock.Now(), Seconds(3600));
+  api::Credentials credentials(std::move(*keyring), {.cluster = cluster});
+  auto token = credentials.MintUserToken(api::CurrentProcessIdentity(), clock.Now(), Seconds(3600));
+  if (!token) {
+    std::fprintf(stderr, "%s\n", token.error().message.c_str());
+    return 1;
+  }
+  std::string auth = "Bearer " + *token;
+  api::HttpClientOptions options;
+  options.ca_file = ca_file;
   JobSpec spec;
   spec.name = "trivial";
   spec.script = "#!/bin/sh\nexit 0\n";
@@ -65,7 +76,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
-      auto client = api::HttpClient::Create(url);
+      auto client = api::HttpClient::Create(url, options);
       while (next.fetch_add(1) < jobs) {
         auto r = api::CheckResponse((*client)->Send("POST", "/api/v1/jobs", body, {{"authorization", auth}}));
         if (!r) {

@@ -31,6 +31,7 @@
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/transport_policy.h"
 #include "core/log.h"
 
 namespace corral::agent {
@@ -58,12 +59,20 @@ api::HttpResponse Ok() {
 
 api::HttpResponse Answer(const Status& s) { return s ? Ok() : api::ErrorResponse(s.error()); }
 
+// The agent API's server options: TLS with the node's certificate when it has one.
+api::HttpServerOptions ServerOptions(const AgentConfig& c) {
+  api::HttpServerOptions o;
+  o.tls = api::ServerTls(c.tls_certificate, c.tls_key, c.tls_ca, c.tls_client_certificate);
+  return o;
+}
+
 }  // namespace
 
 struct Agent::Impl {
   AgentConfig config;
   std::unique_ptr<GpuBackend> gpus;
-  api::JwtKey key;
+  api::Credentials credentials;
+  std::unique_ptr<api::Authenticator> authenticator;  // the controller's calls for this node
   const Clock& clock;
   FileRunJournal journal;
   api::HttpServer server;
@@ -82,19 +91,24 @@ struct Agent::Impl {
   std::thread heartbeat_thread;
   std::thread events_thread;
 
-  Impl(AgentConfig c, std::unique_ptr<GpuBackend> g, api::JwtKey k, const Clock& cl)
+  Impl(AgentConfig c, std::unique_ptr<GpuBackend> g, api::Credentials k, const Clock& cl)
       : config(std::move(c)),
         gpus(std::move(g)),
-        key(std::move(k)),
+        credentials(std::move(k)),
+        authenticator(api::MakeAgentAuthenticator(credentials, config.name)),
         clock(cl),
         journal(config.state_dir + "/running"),
+        server(ServerOptions(config)),
         core({.node_name = config.name,
               .controller_url = config.controller_url,
               .allow_root_jobs = config.allow_root_jobs},
-             journal, clock, [this](Timestamp now, Duration lifetime) {
-               api::Identity self{
-                   .user = "agent:" + config.name, .uid = 0, .gid = 0, .role = api::Role::kAgent};
-               return api::BearerHeader(key, self, now, lifetime);
+             journal, clock, [this](Timestamp now, Duration lifetime) -> std::string {
+               auto token = credentials.MintNodeToken(config.name, now, lifetime);
+               if (!token) {
+                 CORRAL_LOG(Error) << "cannot mint the agent's token: " << token.error().message;
+                 return "";
+               }
+               return "Bearer " + *token;
              }) {}
 
   // --- Carrying out the core's effects (without the lock) ---
@@ -242,7 +256,7 @@ struct Agent::Impl {
     }
     Apply(std::move(d.effects));
     if (!d.start) return Answer(d.answer);
-    auto started = launcher->StartBatch(job, cluster);
+    auto started = launcher->StartBatch(job, cluster, launch->job_credential);
     Effects fx;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -320,14 +334,16 @@ struct Agent::Impl {
   }
 };
 
-Agent::Agent(AgentConfig config, std::unique_ptr<GpuBackend> gpus, api::JwtKey key,
+Agent::Agent(AgentConfig config, std::unique_ptr<GpuBackend> gpus, api::Credentials credentials,
              const Clock& clock)
-    : impl_(std::make_unique<Impl>(std::move(config), std::move(gpus), std::move(key), clock)) {}
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(gpus), std::move(credentials),
+                                   clock)) {}
 
 Agent::~Agent() { Stop(); }
 
 std::string Agent::url() const {
-  return "http://" + impl_->config.advertise_host + ":" + std::to_string(impl_->server.port());
+  return (impl_->config.tls_certificate.empty() ? "http://" : "https://") +
+         impl_->config.advertise_host + ":" + std::to_string(impl_->server.port());
 }
 
 Status Agent::Start() {
@@ -365,7 +381,10 @@ Status Agent::Start() {
 
   auto client = api::HttpClient::Create(im.config.controller_url,
                                         {.connect_timeout = std::chrono::milliseconds(2000),
-                                         .request_timeout = std::chrono::milliseconds(15000)});
+                                         .request_timeout = std::chrono::milliseconds(15000),
+                                         .ca_file = im.config.tls_ca,
+                                         .certificate_file = im.config.tls_certificate,
+                                         .key_file = im.config.tls_key});
   if (!client) return tl::unexpected<Error>(client.error());
   im.controller = std::move(*client);
 
@@ -381,16 +400,9 @@ Status Agent::Start() {
 
   auto guarded = [impl](auto handler) {
     return [impl, handler](const api::HttpRequest& req) -> api::HttpResponse {
-      auto header = req.header("authorization");
-      if (header.rfind("Bearer ", 0) != 0) {
-        return api::ErrorResponse({ErrorCode::kUnauthenticated, "missing Bearer token"});
-      }
-      auto who = impl->key.Verify(header.substr(7), impl->clock.Now());
+      // Only the controller's calls for this node (MakeAgentAuthenticator).
+      auto who = impl->authenticator->Authenticate(req, impl->clock.Now());
       if (!who) return api::ErrorResponse(who.error());
-      if (who->role != api::Role::kController && who->role != api::Role::kAdmin) {
-        return api::ErrorResponse(
-            {ErrorCode::kPermissionDenied, "only the controller may call " + req.path});
-      }
       return handler(req);
     };
   };

@@ -30,7 +30,10 @@ namespace corral::agent {
 
 class Agent {
  public:
-  Agent(AgentConfig config, std::unique_ptr<GpuBackend> gpus, api::JwtKey key, const Clock& clock);
+  // `credentials` hold the node's key (or a cluster key): they mint the agent's tokens for
+  // its node and verify the controller's calls for it (api/credentials.h).
+  Agent(AgentConfig config, std::unique_ptr<GpuBackend> gpus, api::Credentials credentials,
+        const Clock& clock);
   ~Agent();  // stops
   Agent(const Agent&) = delete;
   Agent& operator=(const Agent&) = delete;
@@ -41,6 +44,7 @@ class Agent {
   Status Start();
   // Stops the threads and the server and kills the jobs it still runs.
   void Stop();
+  // "https://ADVERTISE:PORT" with a TLS certificate, else "http://...".
   std::string url() const;
 
  private:

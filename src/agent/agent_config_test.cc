@@ -54,7 +54,7 @@ TEST(AgentConfigTest, RejectsBadConfigsNamingTheKey) {
       {"[agent]\nlisten = \"nohostport\"\n",
        "agent.toml: [agent] listen: expected HOST:PORT, got \"nohostport\""},
       {"[agent]\ncontroller = \"ftp://x\"\n",
-       "agent.toml: [agent] controller: \"ftp://x\" is not an http:// URL"},
+       "agent.toml: [agent] controller: \"ftp://x\" is not an http:// or https:// URL"},
       {"[gpu]\nbackend = \"cuda\"\n",
        "agent.toml: [gpu] backend: \"cuda\" is not a known backend (nvml, simulated, auto)"},
   };
@@ -133,6 +133,67 @@ TEST(AgentConfigTest, CgroupLimits) {
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->cgroup.pids_max, 0u);
   EXPECT_EQ(c->cgroup.default_memory_per_job_mb, 8192u);
+}
+
+TEST(AgentConfigTest, AuthAndTls) {
+  auto c = ParseAgentConfig(R"(
+[agent]
+name = "node07"
+controller = "https://ctl.example:6900"
+listen = "0.0.0.0:6901"
+[auth]
+keyring = "/etc/corral/node07.keyring"
+cluster_name = "lab"
+[tls]
+certificate = "/etc/corral/node07.crt"
+key = "/etc/corral/node07.key"
+ca = "/etc/corral/ca.crt"
+client_certificate = "required"
+)", "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->jwt_key_file, "/etc/corral/node07.keyring");
+  EXPECT_EQ(c->cluster_name, "lab");
+  EXPECT_EQ(c->tls_certificate, "/etc/corral/node07.crt");
+  EXPECT_EQ(c->tls_key, "/etc/corral/node07.key");
+  EXPECT_EQ(c->tls_ca, "/etc/corral/ca.crt");
+  EXPECT_EQ(c->tls_client_certificate, "required");
+  EXPECT_TRUE(CheckAgentTransport(*c, "agent.toml"));
+
+  EXPECT_EQ(ParseAgentConfig("[tls]\nclient_certificate = \"x\"\n", "agent.toml").error().message,
+            "agent.toml: [tls] client_certificate: \"x\" is not one of none, optional, required");
+  EXPECT_EQ(ParseAgentConfig("[tls]\nkey = \"/k\"\n", "agent.toml").error().message,
+            "agent.toml: [tls] certificate: certificate and key must be given together");
+  EXPECT_EQ(ParseAgentConfig("[tls]\ncrt = \"/k\"\n", "agent.toml").error().message,
+            "agent.toml: [tls] unknown key \"crt\"");
+}
+
+TEST(AgentConfigTest, PlainHttpOnlyToLoopbackWhenAllowed) {
+  auto remote = ParseAgentConfig(
+      "[agent]\nname = \"n\"\ncontroller = \"http://10.0.0.1:6900\"\n[tls]\n"
+      "allow_plain_loopback = true\n",
+      "agent.toml");
+  ASSERT_TRUE(remote.has_value());
+  Status s = CheckAgentTransport(*remote, "agent.toml");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("agent.toml: [agent] controller: \"http://10.0.0.1:6900\": "
+                                   "plain http:// is refused"),
+            std::string::npos)
+      << s.error().message;
+
+  auto loopback = ParseAgentConfig(
+      "[agent]\nname = \"n\"\ncontroller = \"http://127.0.0.1:6900\"\n", "agent.toml");
+  ASSERT_TRUE(loopback.has_value());
+  EXPECT_FALSE(CheckAgentTransport(*loopback, "agent.toml"));  // not allowed explicitly
+  loopback->allow_plain_loopback = true;
+  EXPECT_TRUE(CheckAgentTransport(*loopback, "agent.toml"));
+
+  auto no_ca = ParseAgentConfig(
+      "[agent]\nname = \"n\"\ncontroller = \"https://ctl:6900\"\n", "agent.toml");
+  ASSERT_TRUE(no_ca.has_value());
+  Status n = CheckAgentTransport(*no_ca, "agent.toml");
+  ASSERT_FALSE(n);
+  EXPECT_EQ(n.error().message,
+            "agent.toml: [tls] ca: required to verify the controller at https://ctl:6900");
 }
 
 }  // namespace

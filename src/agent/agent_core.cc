@@ -407,7 +407,8 @@ Effects AgentCore::OnRegisterReply(const Result<api::RegisterResponse>& reply) {
   Effects fx;
   if (!reply) {
     if (!warned_) {
-      CORRAL_LOG(Warn) << "cannot register with " << options_.controller_url << "; retrying";
+      CORRAL_LOG(Warn) << "cannot register with " << options_.controller_url << " ("
+                       << reply.error().message << "); retrying";
     }
     warned_ = true;
     next_call_ = now + register_backoff_;

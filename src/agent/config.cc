@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "api/transport_policy.h"
 #include "core/container_spec.h"
 
 namespace corral::agent {
@@ -138,7 +139,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   for (const auto& [k, v] : root) {
     std::string key(k.str());
     if (key != "agent" && key != "gpu" && key != "auth" && key != "launch" && key != "health" &&
-        key != "cgroup" && key != "container") {
+        key != "cgroup" && key != "container" && key != "tls") {
       return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
     }
     if (!v.is_table())
@@ -294,8 +295,26 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     }
   }
   if (const toml::table* au = root["auth"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(origin, "auth", *au, {"jwt_key_file"}));
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "auth", *au, {"jwt_key_file", "keyring", "cluster_name"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "auth", *au, "jwt_key_file", &c.jwt_key_file));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "auth", *au, "keyring", &c.jwt_key_file));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "auth", *au, "cluster_name", &c.cluster_name));
+  }
+  if (const toml::table* t = root["tls"].as_table()) {
+    CORRAL_RETURN_IF_ERROR(CheckKeys(
+        origin, "tls", *t,
+        {"certificate", "key", "ca", "client_certificate", "allow_plain_loopback"}));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "certificate", &c.tls_certificate));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "key", &c.tls_key));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "ca", &c.tls_ca));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "client_certificate", &c.tls_client_certificate));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "allow_plain_loopback", &c.allow_plain_loopback));
+    CORRAL_RETURN_IF_ERROR(api::ParseClientCertificateMode(
+        c.tls_client_certificate, Where(origin, "tls", "client_certificate")));
+    if (c.tls_certificate.empty() != c.tls_key.empty()) {
+      return InvalidArgument(Where(origin, "tls", "certificate") + ": certificate and key must be given together");
+    }
   }
   if (const toml::table* l = root["launch"].as_table()) {
     CORRAL_RETURN_IF_ERROR(
@@ -321,13 +340,32 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     }
   }
   if (c.name.empty()) return InvalidArgument(std::string(origin) + ": [agent] name: empty");
-  if (c.controller_url.rfind("http://", 0) != 0) {
+  if (c.controller_url.rfind("http://", 0) != 0 && c.controller_url.rfind("https://", 0) != 0) {
     return InvalidArgument(std::string(origin) + ": [agent] controller: \"" + c.controller_url +
-                           "\" is not an http:// URL");
+                           "\" is not an http:// or https:// URL");
   }
   if (c.advertise_host.empty()) c.advertise_host = c.listen_host;
   c.simulated_gpus.node_name = c.name;
   return c;
+}
+
+Status CheckAgentTransport(const AgentConfig& c, std::string_view origin) {
+  CORRAL_RETURN_IF_ERROR(api::CheckUrlTransport(c.controller_url, c.allow_plain_loopback,
+                                                std::string(origin) + ": [agent] controller"));
+  if (c.controller_url.rfind("https://", 0) == 0 && c.tls_ca.empty()) {
+    return InvalidArgument(Where(origin, "tls", "ca") +
+                           ": required to verify the controller at " + c.controller_url);
+  }
+  if (c.tls_certificate.empty()) {
+    if (!c.allow_plain_loopback || !api::IsLoopbackHost(c.listen_host)) {
+      return InvalidArgument(Where(origin, "tls", "certificate") +
+                             ": required (the agent's API is TLS; plain HTTP only on loopback "
+                             "with allow_plain_loopback = true)");
+    }
+  } else if (c.tls_ca.empty()) {
+    return InvalidArgument(Where(origin, "tls", "ca") + ": required with a certificate");
+  }
+  return {};
 }
 
 Result<AgentConfig> LoadAgentConfig(const std::string& path) {

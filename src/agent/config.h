@@ -37,7 +37,18 @@ struct AgentConfig {
   HealthConfig health;
   CgroupConfig cgroup;
   ContainerConfig container;
+  // [auth]: the agent's keyring (api/token.h): its node's key (`key KID SECRET node=NAME`), or a
+  // first-release cluster key file. `cluster_name` is the iss of its tokens (the controller's
+  // [controller] cluster_name).
   std::string jwt_key_file = "/etc/corral/jwt.key";
+  std::string cluster_name = "corral";
+  // [tls]: the agent's certificate (CN = its node name) and key, the cluster CA that verifies
+  // the controller (and client certificates), whether callers must present a certificate.
+  std::string tls_certificate;
+  std::string tls_key;
+  std::string tls_ca;
+  std::string tls_client_certificate = "optional";  // "none" | "optional" | "required"
+  bool allow_plain_loopback = false;  // http:// to and from a loopback controller
   // [launch]: multi-node steps and checkpoints.
   uint32_t master_port_min = 29500;  // MASTER_PORT: a job's port in this range, checked
   uint32_t master_port_max = 30499;  // free on its first node
@@ -48,6 +59,12 @@ struct AgentConfig {
 
 // Returns kInvalidArgument naming the file, section, key and reason.
 Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_view origin);
+// Whether the agent may run as configured: its controller URL is https:// with a CA
+// (`[tls] ca`), or http:// to loopback with `[tls] allow_plain_loopback`; it serves TLS
+// (`[tls] certificate`) unless it listens on loopback with `allow_plain_loopback`. Returns
+// kInvalidArgument naming `origin`, the key and the fix otherwise.
+Status CheckAgentTransport(const AgentConfig& config, std::string_view origin);
+
 // Returns kNotFound naming the path if it cannot be read, or ParseAgentConfig's errors.
 Result<AgentConfig> LoadAgentConfig(const std::string& path);
 

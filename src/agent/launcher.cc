@@ -100,7 +100,8 @@ StartedProcess Launcher::Started(JobRun run, uint32_t step, uint32_t task) const
 }
 
 Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
-                                                     const std::string& cluster_name) {
+                                                     const std::string& cluster_name,
+                                                     const std::string& job_credential) {
   const JobRun run{job.id, job.allocation.generation};
   const auto [uid, gid] = JobUser(job);
   CORRAL_ASSIGN_OR_RETURN(std::string script,
@@ -120,6 +121,8 @@ Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
   spec.env =
       BuildJobEnvironment(job, {.node_name = config_.name,
                                 .controller_url = config_.controller_url,
+                                .ca_file = config_.tls_ca,
+                                .job_credential = job_credential,
                                 .master_addr = RendezvousHost(config_.advertise_host, config_.name),
                                 .master_port = master_port,
                                 .checkpoint_dir = checkpoint_dir,
@@ -152,6 +155,8 @@ JobEnvContext Launcher::StepContext(const api::StepLaunchRequest& launch,
   const Job& job = launch.job;
   JobEnvContext ctx{.node_name = config_.name,
                     .controller_url = config_.controller_url,
+                    .ca_file = config_.tls_ca,
+                    .job_credential = launch.job_credential,
                     .master_addr = launch.master_addr,
                     .master_port = launch.master_port,
                     .checkpoint_dir = CheckpointDirectory(job, config_.checkpoint_root),

@@ -49,7 +49,9 @@ class Launcher {
   // could not start: kInternal when its directory or script cannot be made, the node
   // monitor's errors (its container or cgroup), the supervisor's (kInvalidArgument for a
   // working directory or output file, kInternal when it cannot be started, ...).
-  Result<AgentCore::BatchStarted> StartBatch(const Job& job, const std::string& cluster_name);
+  // `job_credential` ("" = none) becomes the job's CORRAL_JOB_CREDENTIAL.
+  Result<AgentCore::BatchStarted> StartBatch(const Job& job, const std::string& cluster_name,
+                                             const std::string& job_credential);
 
   // The environment of a step's tasks here; makes the job's checkpoint directory (a failure is
   // logged, not fatal).

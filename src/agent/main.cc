@@ -8,6 +8,8 @@
 #include "agent/agent.h"
 #include "agent/config.h"
 #include "agent/node_monitor.h"
+#include "api/credentials.h"
+#include "api/private_file.h"
 #include "core/clock.h"
 #include "core/log.h"
 
@@ -51,12 +53,21 @@ int RunAgentCommand(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  auto key = api::JwtKey::FromFile(config->jwt_key_file);
-  if (!key) return Fail(key.error().message);
+  if (Status s = CheckAgentTransport(*config, config_path); !s) return Fail(s.error().message);
+  if (!config->tls_key.empty()) {
+    // A certificate key readable by others is refused before anything starts.
+    if (Status s = api::CheckPrivateFile(config->tls_key, "[tls] key"); !s) {
+      return Fail(s.error().message);
+    }
+  }
+  auto keyring = api::Keyring::FromFile(config->jwt_key_file);
+  if (!keyring) return Fail(keyring.error().message);
   auto gpus = MakeGpuBackend(*config, SystemClock::Get());
   if (!gpus) return Fail(gpus.error().message);
 
-  Agent agent(*config, std::move(*gpus), *key, SystemClock::Get());
+  Agent agent(*config, std::move(*gpus),
+              api::Credentials(std::move(*keyring), {.cluster = config->cluster_name}),
+              SystemClock::Get());
   if (Status s = agent.Start(); !s) return Fail(s.error().message);
   std::printf("corral agent: %s listening on %s\n", config->name.c_str(), agent.url().c_str());
   std::fflush(stdout);

@@ -191,6 +191,9 @@ struct JobEventsRequest {
 struct LaunchRequest {
   Job job;
   std::string controller_url;
+  // The job's credential for this run (api/credentials.h; a secret: the agent gives it to the
+  // job's processes as CORRAL_JOB_CREDENTIAL and keeps it nowhere else).
+  std::string job_credential;
   bool operator==(const LaunchRequest&) const = default;
 };
 
@@ -262,6 +265,7 @@ struct StepLaunchRequest {
   uint32_t master_port = 0;
   std::string io_url;                  // the caller's output server; "" = no forwarding
   std::string controller_url;
+  std::string job_credential;          // as LaunchRequest's
   bool operator==(const StepLaunchRequest&) const = default;
 };
 

@@ -11,6 +11,7 @@
 #include "api/auth.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/transport_policy.h"
 #include "core/clock.h"
 
 namespace corral::cli {
@@ -42,6 +43,8 @@ Result<DevCluster> ReadDevCluster(const std::string& path) {
     if (k == "key_file") c.key_file = v;
     if (k == "state_dir") c.state_dir = v;
     if (k == "pid") c.pid = std::atoi(v.c_str());
+    if (k == "ca_file") c.ca_file = v;
+    if (k == "cluster") c.cluster = v;
   }
   if (c.url.empty()) return InvalidArgument(path + ": no url");
   return c;
@@ -56,7 +59,9 @@ Status WriteDevCluster(const std::string& path, const DevCluster& c) {
     out << api::EncodeStringMap({{"url", c.url},
                                  {"key_file", c.key_file},
                                  {"state_dir", c.state_dir},
-                                 {"pid", std::to_string(c.pid)}})
+                                 {"pid", std::to_string(c.pid)},
+                                 {"ca_file", c.ca_file},
+                                 {"cluster", c.cluster}})
         << "\n";
     if (!out) return Internal("cannot write " + tmp);
   }
@@ -86,17 +91,34 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
   }
   while (!c->url_.empty() && c->url_.back() == '/') c->url_.pop_back();
 
+  const bool dev_url = dev && dev->url == c->url_;
+  CORRAL_RETURN_IF_ERROR(api::CheckUrlTransport(c->url_, Env("CORRAL_ALLOW_PLAIN_HTTP") == "1",
+                                                "controller"));
+  api::HttpClientOptions options;
+  options.ca_file = Env("CORRAL_CA_FILE");
+  if (options.ca_file.empty() && dev_url) options.ca_file = dev->ca_file;
+
   std::string token = Env("CORRAL_TOKEN");
+  std::string job_credential = Env("CORRAL_JOB_CREDENTIAL");
   std::string key_file = Env("CORRAL_KEY_FILE");
-  if (key_file.empty() && dev && dev->url == c->url_) key_file = dev->key_file;
+  if (key_file.empty() && dev_url) key_file = dev->key_file;
   if (!token.empty()) {
     c->authorization_ = "Bearer " + token;
+  } else if (!job_credential.empty()) {
+    c->authorization_ = "Bearer " + job_credential;
   } else if (!key_file.empty()) {
-    CORRAL_ASSIGN_OR_RETURN(api::JwtKey key, api::JwtKey::FromFile(key_file));
-    c->authorization_ = api::BearerHeader(key, api::CurrentProcessIdentity(), SystemClock::Get().Now(),
-                                          Seconds(600));
+    CORRAL_ASSIGN_OR_RETURN(api::Keyring keyring, api::Keyring::FromFile(key_file));
+    std::string cluster = Env("CORRAL_CLUSTER");
+    if (cluster.empty() && dev_url) cluster = dev->cluster;
+    if (cluster.empty()) cluster = "corral";
+    api::Credentials credentials(std::move(keyring), {.cluster = cluster});
+    CORRAL_ASSIGN_OR_RETURN(std::string minted,
+                            credentials.MintUserToken(api::CurrentProcessIdentity(),
+                                                      SystemClock::Get().Now(), Seconds(600)));
+    c->authorization_ = "Bearer " + minted;
   } else {
-    auto munge = api::MungeHeader();
+    c->munge_socket_ = Env("CORRAL_MUNGE_SOCKET");
+    auto munge = api::MungeHeaderFor(api::kControllerAudience, c->munge_socket_);
     if (!munge) {
       return FailedPrecondition("no credentials for " + c->url_ +
                                 ": set CORRAL_TOKEN or CORRAL_KEY_FILE, or run munged (" +
@@ -104,7 +126,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
     }
     c->munge_ = true;
   }
-  CORRAL_ASSIGN_OR_RETURN(c->http_, api::HttpClient::Create(c->url_));
+  CORRAL_ASSIGN_OR_RETURN(c->http_, api::HttpClient::Create(c->url_, options));
   return c;
 }
 
@@ -113,7 +135,7 @@ Result<api::HttpResponse> Client::Call(std::string_view method, const std::strin
                                        std::chrono::milliseconds timeout) {
   std::string authorization = authorization_;
   if (munge_) {
-    auto credential = api::MungeHeader();
+    auto credential = api::MungeHeaderFor(api::kControllerAudience, munge_socket_);
     if (!credential) return Annotate(credential.error(), "MUNGE");
     authorization = *credential;
   }

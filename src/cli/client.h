@@ -3,9 +3,15 @@
 //
 // The controller is found through (first match) `--controller URL`, the CORRAL_CONTROLLER
 // environment variable, or the running dev cluster's discovery file
-// ($HOME/.corral/dev.json, written by `corral dev`). Credentials: CORRAL_TOKEN (a ready
-// JWT), else an HS256 key file (CORRAL_KEY_FILE, or the dev cluster's key) to mint a token for
-// the calling user, else a MUNGE credential from the local munged.
+// ($HOME/.corral/dev.json, written by `corral dev`). Credentials (first match): CORRAL_TOKEN
+// (a ready JWT), CORRAL_JOB_CREDENTIAL (inside a job: the job's own credential), a keyring
+// (CORRAL_KEY_FILE, or the dev cluster's) to mint a token for the calling user (iss: the
+// CORRAL_CLUSTER variable, the dev cluster's name, or "corral"), else a MUNGE credential from
+// the local munged (CORRAL_MUNGE_SOCKET names another socket).
+//
+// Transport (docs/security.md): https:// verified against the CA of CORRAL_CA_FILE or the dev
+// cluster's (the system's CAs without one). Plain http:// is refused, except to a loopback
+// address with CORRAL_ALLOW_PLAIN_HTTP=1.
 //
 // Thread-safety: not thread-safe.
 #pragma once
@@ -25,9 +31,11 @@ namespace corral::cli {
 // What `corral dev` writes so that clients find it.
 struct DevCluster {
   std::string url;
-  std::string key_file;
+  std::string key_file;  // the cluster keyring (mode 0600: only its user can read it)
   std::string state_dir;
   int pid = 0;
+  std::string ca_file;  // the dev CA's certificate (readable by every local user)
+  std::string cluster;  // the cluster's name (the iss of its tokens)
 };
 
 // $HOME/.corral/dev.json (or /tmp/corral-UID/dev.json without HOME).
@@ -95,6 +103,7 @@ class Client {
   std::string url_;
   std::string authorization_;  // a token valid for the whole command
   bool munge_ = false;         // else a fresh MUNGE credential per request (each is single-use)
+  std::string munge_socket_;   // CORRAL_MUNGE_SOCKET ("" = munged's default socket)
   std::unique_ptr<api::HttpClient> http_;
 };
 

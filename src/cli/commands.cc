@@ -533,6 +533,7 @@ void PrintUsage() {
       "  dev          start a local cluster: a controller and N agents with simulated GPUs\n"
       "  controller   run the controller daemon (--config corral.toml)\n"
       "  agent        run a node agent (--config agent.toml)\n"
+      "  ca           the cluster CA, certificates and keys (corral ca --help)\n"
       "  sim          replay a job trace through the scheduler (corral sim --help)\n\n"
       "Jobs:\n"
       "  submit       submit a batch script (Slurm's sbatch options; #CORRAL or #SBATCH lines)\n"
@@ -550,6 +551,7 @@ int RunClientCommand(int argc, char** argv) {
   std::string name = argv[0];
   if (name == "submit") return RunSubmitCommand(argc, argv);
   if (name == "node") return RunNodeCommand(argc, argv);
+  if (name == "ca") return RunCaCommand(argc, argv);
   if (name == "run") return RunStepCommand(argc, argv);
   for (const auto& info : Commands()) {
     if (name != info.name) continue;

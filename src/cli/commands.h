@@ -11,6 +11,8 @@ int RunClientCommand(int argc, char** argv);
 
 // `corral dev`: a controller and N agents on loopback until Ctrl-C. argv[0] is "dev".
 int RunDevCommand(int argc, char** argv);
+// `corral ca init|issue-controller|issue-node`: the cluster's PKI. argv[0] is "ca".
+int RunCaCommand(int argc, char** argv);
 
 // The usage text of `corral` as a whole.
 void PrintUsage();

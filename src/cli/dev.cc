@@ -20,6 +20,7 @@
 #include "api/http.h"
 #include "api/json_codec.h"
 #include "cli/client.h"
+#include "cli/cluster_pki.h"
 #include "cli/commands.h"
 #include "core/clock.h"
 
@@ -40,7 +41,14 @@ struct DevOptions {
   std::string state_dir;
   uint16_t port = 6900;
   std::string config;      // a corral.toml whose scheduling sections the controller uses
+  // MUNGE credentials accepted too ("" = the default munged socket when it exists).
+  std::string munge_socket;
 };
+
+// The cluster name of dev clusters (the iss of their tokens).
+constexpr char kDevCluster[] = "dev";
+// munged's default socket.
+constexpr char kDefaultMungeSocket[] = "/run/munge/munge.socket.2";
 
 struct Child {
   std::string name;
@@ -110,13 +118,24 @@ Result<uint32_t> ParseCount(const std::string& flag, const std::string& v, uint3
   return static_cast<uint32_t>(n);
 }
 
+// "node01", "node02", ...
+std::string DevNodeName(uint32_t i) {
+  char name[32];
+  std::snprintf(name, sizeof name, "node%02u", i);
+  return name;
+}
+
 void DevUsage() {
   std::printf(
       "usage: corral dev [--nodes N] [--gpus-per-node G] [--gpu-model NAME] [--cpus-per-node C]\n"
       "                  [--mem-per-node MB] [--state-dir DIR] [--port P] [--config corral.toml]\n"
+      "                  [--munge-socket PATH]\n"
       "  Starts a controller and N agents with simulated GPUs on 127.0.0.1 (default 4 nodes x 8\n"
       "  h100 GPUs, state in $HOME/.corral/dev, port 6900) and runs until Ctrl-C or SIGTERM.\n"
-      "  --config uses the scheduling sections ([[partition]], [scheduler], ...) of that file.\n");
+      "  --config uses the scheduling sections ([[partition]], [scheduler], ...) of that file.\n"
+      "  Every connection is TLS: the cluster makes its own CA, certificates and keys in\n"
+      "  STATE_DIR/pki (docs/security.md). MUNGE credentials are accepted too when munged runs\n"
+      "  (its default socket, or --munge-socket), so other local users can share the cluster.\n");
 }
 
 }  // namespace
@@ -169,6 +188,8 @@ int RunDevCommand(int argc, char** argv) {
       }
     } else if (a == "--config") {
       o.config = v;
+    } else if (a == "--munge-socket") {
+      o.munge_socket = v;
     } else {
       DevUsage();
       return Fail("unknown option " + a);
@@ -178,10 +199,26 @@ int RunDevCommand(int argc, char** argv) {
   fs::create_directories(o.state_dir + "/logs", ec);
   if (ec) return Fail("state dir \"" + o.state_dir + "\": " + ec.message());
   o.state_dir = fs::canonical(o.state_dir).string();
-  std::string key_file = o.state_dir + "/jwt.key";
-  auto key = api::JwtKey::FromFile(key_file);
-  if (!key) key = api::JwtKey::CreateFile(key_file);
-  if (!key) return Fail(key.error().message);
+  // The cluster's own CA, certificates and keys (kept across restarts).
+  const ClusterPki pki{o.state_dir + "/pki"};
+  const Timestamp now = SystemClock::Get().Now();
+  const SubjectNames loopback{.dns = {"localhost"}, .ips = {"127.0.0.1"}};
+  if (Status s = InitClusterPki(pki, kDevCluster, now); !s) return Fail(s.error().message);
+  if (Status s = IssueControllerFiles(pki, loopback, now, false); !s) {
+    return Fail(s.error().message);
+  }
+  // Every node's certificate and key before the controller reads its keyring.
+  for (uint32_t i = 1; i <= o.nodes; ++i) {
+    if (Status s = IssueNodeFiles(pki, DevNodeName(i), loopback, now, false); !s) {
+      return Fail(s.error().message);
+    }
+  }
+  auto keyring = api::Keyring::FromFile(pki.keyring());
+  if (!keyring) return Fail(keyring.error().message);
+  std::string munge_socket = o.munge_socket;
+  if (munge_socket.empty() && access(kDefaultMungeSocket, F_OK) == 0) {
+    munge_socket = kDefaultMungeSocket;
+  }
 
   // Controller config: the scheduling sections of --config, if any, and our own sections.
   std::string scheduling;
@@ -192,7 +229,8 @@ int RunDevCommand(int argc, char** argv) {
     bool skip = false;
     while (std::getline(in, line)) {
       // Drop the controller's own sections from the given file; we write ours below.
-      if (line.rfind("[controller]", 0) == 0 || line.rfind("[store]", 0) == 0 || line.rfind("[auth]", 0) == 0) {
+      if (line.rfind("[controller]", 0) == 0 || line.rfind("[store]", 0) == 0 ||
+          line.rfind("[auth]", 0) == 0 || line.rfind("[tls]", 0) == 0) {
         skip = true;
         continue;
       }
@@ -210,8 +248,15 @@ int RunDevCommand(int argc, char** argv) {
         << "state_dir = \"" << o.state_dir << "\"\n"
         << "heartbeat_interval_s = 1\n"
         << "node_timeout_s = 5\n\n"
+        << "cluster_name = \"" << kDevCluster << "\"\n\n"
         << "[auth]\n"
-        << "jwt_key_file = \"" << key_file << "\"\n\n"
+        << "keyring = \"" << pki.keyring() << "\"\n"
+        << "munge = " << (munge_socket.empty() ? "false" : "true") << "\n"
+        << "munge_socket = \"" << munge_socket << "\"\n\n"
+        << "[tls]\n"
+        << "certificate = \"" << pki.controller_certificate() << "\"\n"
+        << "key = \"" << pki.controller_key() << "\"\n"
+        << "ca = \"" << pki.ca_certificate() << "\"\n\n"
         << scheduling;
   }
   std::vector<Child> children;
@@ -230,11 +275,16 @@ int RunDevCommand(int argc, char** argv) {
   auto pid = Spawn({"corral", "controller", "--config", controller_toml}, controller_log);
   if (!pid) return Fail(pid.error().message);
   children.push_back({"controller", *pid});
-  std::string url = "http://127.0.0.1:" + std::to_string(o.port);
+  std::string url = "https://127.0.0.1:" + std::to_string(o.port);
 
   // Wait until the controller answers.
   auto http = api::HttpClient::Create(url, {.connect_timeout = std::chrono::milliseconds(500),
-                                            .request_timeout = std::chrono::milliseconds(2000)});
+                                            .request_timeout = std::chrono::milliseconds(2000),
+                                            .ca_file = pki.ca_certificate()});
+  if (!http) {
+    StopAll(children);
+    return Fail(http.error().message);
+  }
   auto deadline = SystemClock::Get().MonotonicNow() + std::chrono::seconds(20);
   while (true) {
     auto r = (*http)->Send("GET", "/api/v1/health", "", {}, true);
@@ -249,10 +299,10 @@ int RunDevCommand(int argc, char** argv) {
   }
 
   for (uint32_t i = 1; i <= o.nodes; ++i) {
-    char name[32];
-    std::snprintf(name, sizeof name, "node%02u", i);
+    const std::string name = DevNodeName(i);
     std::string dir = o.state_dir + "/agents/" + name;
     fs::create_directories(dir, ec);
+
     std::string toml = dir + "/agent.toml";
     {
       std::ofstream out(toml, std::ios::trunc);
@@ -270,7 +320,12 @@ int RunDevCommand(int argc, char** argv) {
           << "model = \"" << o.gpu_model << "\"\n"
           << "memory_mb = " << o.gpu_memory_mb << "\n\n"
           << "[auth]\n"
-          << "jwt_key_file = \"" << key_file << "\"\n\n"
+          << "keyring = \"" << pki.node_keyring(name) << "\"\n"
+          << "cluster_name = \"" << kDevCluster << "\"\n\n"
+          << "[tls]\n"
+          << "certificate = \"" << pki.node_certificate(name) << "\"\n"
+          << "key = \"" << pki.node_key(name) << "\"\n"
+          << "ca = \"" << pki.ca_certificate() << "\"\n\n"
           // Jobs run as the user who started the dev cluster; root's jobs only when that is root.
           << "[launch]\n"
           << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n";
@@ -284,9 +339,20 @@ int RunDevCommand(int argc, char** argv) {
   }
 
   // Wait until every node has registered.
-  DevCluster dev{url, key_file, o.state_dir, static_cast<int>(getpid())};
-  api::Identity me = api::CurrentProcessIdentity();
-  std::string auth = api::BearerHeader(*key, me, SystemClock::Get().Now(), Seconds(600));
+  DevCluster dev{.url = url,
+                 .key_file = pki.keyring(),
+                 .state_dir = o.state_dir,
+                 .pid = static_cast<int>(getpid()),
+                 .ca_file = pki.ca_certificate(),
+                 .cluster = kDevCluster};
+  api::Credentials credentials(*keyring, {.cluster = kDevCluster});
+  auto token = credentials.MintUserToken(api::CurrentProcessIdentity(), SystemClock::Get().Now(),
+                                         Seconds(600));
+  if (!token) {
+    StopAll(children);
+    return Fail(token.error().message);
+  }
+  std::string auth = "Bearer " + *token;
   deadline = SystemClock::Get().MonotonicNow() + std::chrono::seconds(30);
   while (true) {
     auto r = (*http)->Send("GET", "/api/v1/nodes", "", {{"authorization", auth}}, true);
@@ -309,8 +375,9 @@ int RunDevCommand(int argc, char** argv) {
 
   std::printf("Corral dev cluster: %u nodes x %u simulated %s GPUs\n", o.nodes, o.gpus_per_node,
               o.gpu_model.c_str());
-  std::printf("  controller: %s\n  state dir:  %s\n  logs:       %s\n", url.c_str(), o.state_dir.c_str(),
-              log_dir.c_str());
+  std::printf("  controller: %s\n  state dir:  %s\n  logs:       %s\n  CA:         %s\n",
+              url.c_str(), o.state_dir.c_str(), log_dir.c_str(), pki.ca_certificate().c_str());
+  if (!munge_socket.empty()) std::printf("  MUNGE:      %s\n", munge_socket.c_str());
   std::printf("Try:  corral submit --gpus 2 --wrap 'nvidia-smi || echo $CUDA_VISIBLE_DEVICES'\n"
               "      corral queue    corral nodes    corral show JOB\n"
               "Press Ctrl-C to stop.\n");

@@ -6,6 +6,8 @@
 
 #include <toml++/toml.h>
 
+#include "api/transport_policy.h"
+
 namespace corral::controller {
 namespace {
 
@@ -100,7 +102,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   c.toml_text = std::string(toml_text);
   for (const auto& [k, v] : root) {
     std::string key(k.str());
-    if (key == "controller" || key == "store" || key == "auth" || kSchedulingSections.contains(key)) continue;
+    if (key == "controller" || key == "store" || key == "auth" || key == "tls" ||
+        kSchedulingSections.contains(key)) continue;
     return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
   }
   auto table = [&](const char* name) -> Result<const toml::table*> {
@@ -158,15 +161,67 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   CORRAL_ASSIGN_OR_RETURN(const toml::table* au, table("auth"));
   if (au != nullptr) {
     Reader r(origin, "auth", *au);
-    CORRAL_RETURN_IF_ERROR(r.Unknown({"jwt_key_file", "munge", "munge_socket", "admins"}));
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"jwt_key_file", "keyring", "munge", "munge_socket", "admins",
+                                      "admin_users", "admin_groups", "operator_users",
+                                      "operator_groups", "max_token_lifetime_s",
+                                      "max_job_credential_lifetime_s"}));
     CORRAL_RETURN_IF_ERROR(r.String("jwt_key_file", &c.jwt_key_file));
+    CORRAL_RETURN_IF_ERROR(r.String("keyring", &c.jwt_key_file));
     CORRAL_RETURN_IF_ERROR(r.Bool("munge", &c.munge));
     CORRAL_RETURN_IF_ERROR(r.String("munge_socket", &c.munge_socket));
-    CORRAL_RETURN_IF_ERROR(r.Strings("admins", &c.admins));
+    std::vector<std::string> admins;
+    CORRAL_RETURN_IF_ERROR(r.Strings("admins", &admins));
+    CORRAL_RETURN_IF_ERROR(r.Strings("admin_users", &c.admin_users));
+    c.admin_users.insert(c.admin_users.end(), admins.begin(), admins.end());
+    CORRAL_RETURN_IF_ERROR(r.Strings("admin_groups", &c.admin_groups));
+    CORRAL_RETURN_IF_ERROR(r.Strings("operator_users", &c.operator_users));
+    CORRAL_RETURN_IF_ERROR(r.Strings("operator_groups", &c.operator_groups));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("max_token_lifetime_s", Seconds(1), 60, 86400 * 7,
+                                         &c.max_token_lifetime));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("max_job_credential_lifetime_s", Seconds(1), 60,
+                                         86400 * 365, &c.max_job_credential_lifetime));
+  }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* tls, table("tls"));
+  if (tls != nullptr) {
+    Reader r(origin, "tls", *tls);
+    CORRAL_RETURN_IF_ERROR(
+        r.Unknown({"certificate", "key", "ca", "client_certificate", "allow_plain_loopback"}));
+    CORRAL_RETURN_IF_ERROR(r.String("certificate", &c.tls_certificate));
+    CORRAL_RETURN_IF_ERROR(r.String("key", &c.tls_key));
+    CORRAL_RETURN_IF_ERROR(r.String("ca", &c.tls_ca));
+    CORRAL_RETURN_IF_ERROR(r.String("client_certificate", &c.tls_client_certificate));
+    CORRAL_RETURN_IF_ERROR(r.Bool("allow_plain_loopback", &c.allow_plain_loopback));
+    CORRAL_RETURN_IF_ERROR(
+        api::ParseClientCertificateMode(c.tls_client_certificate,
+                                        std::string(origin) + ": [tls] client_certificate"));
+    if (c.tls_certificate.empty() != c.tls_key.empty()) {
+      return InvalidArgument(std::string(origin) +
+                             ": [tls] certificate and key must be given together");
+    }
+    if (!c.tls_certificate.empty() && c.tls_ca.empty()) {
+      return InvalidArgument(std::string(origin) +
+                             ": [tls] ca: required with a certificate (it verifies the agents)");
+    }
   }
   if (c.store_url.empty()) c.store_url = "sqlite:" + c.state_dir + "/corral.db";
   if (c.jwt_key_file.empty()) c.jwt_key_file = c.state_dir + "/jwt.key";
   return c;
+}
+
+Status CheckTransportSecurity(const ControllerConfig& c, std::string_view origin) {
+  bool loopback = api::IsLoopbackHost(c.listen_host);
+  if (!c.tls_certificate.empty()) return {};
+  if (!c.allow_plain_loopback) {
+    return InvalidArgument(std::string(origin) +
+                           ": [tls] certificate: required (every connection is TLS; "
+                           "`corral ca init` makes one, docs/security.md; or set [tls] "
+                           "allow_plain_loopback = true for plain HTTP on loopback)");
+  }
+  if (!loopback) {
+    return InvalidArgument(std::string(origin) + ": [tls] certificate: required to listen on " +
+                           c.listen_host + " (plain HTTP is allowed on loopback only)");
+  }
+  return {};
 }
 
 Result<ControllerConfig> LoadControllerConfig(const std::string& path) {

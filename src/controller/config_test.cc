@@ -29,7 +29,7 @@ name = "gpu"
   EXPECT_EQ(c->node_timeout, Seconds(30));
   EXPECT_EQ(c->store_url, "postgresql://corral@db/corral");
   EXPECT_TRUE(c->munge);
-  EXPECT_EQ(c->admins, (std::vector<std::string>{"ops"}));
+  EXPECT_EQ(c->admin_users, (std::vector<std::string>{"ops"}));
   EXPECT_EQ(c->jwt_key_file, "/srv/corral/jwt.key");
 }
 
@@ -53,6 +53,17 @@ TEST(ControllerConfigTest, RejectsBadConfigsNamingTheKey) {
        "corral.toml: [controller] node_timeout_s must be longer than heartbeat_interval_s"},
       {"[auth]\nmunge = \"yes\"\n", "corral.toml: [auth] munge: expected true or false"},
       {"[store]\nurl = 5\n", "corral.toml: [store] url: expected a string"},
+      {"[tls]\nclient_certificate = \"maybe\"\n",
+       "corral.toml: [tls] client_certificate: \"maybe\" is not one of none, optional, required"},
+      {"[tls]\ncertificate = \"/c.pem\"\n",
+       "corral.toml: [tls] certificate and key must be given together"},
+      {"[tls]\ncertificate = \"/c.pem\"\nkey = \"/k.pem\"\n",
+       "corral.toml: [tls] ca: required with a certificate (it verifies the agents)"},
+      {"[tls]\ncert = \"/c.pem\"\n", "corral.toml: [tls] unknown key \"cert\""},
+      {"[auth]\noperator_groups = \"ops\"\n",
+       "corral.toml: [auth] operator_groups: expected an array of strings"},
+      {"[auth]\nmax_token_lifetime_s = 10\n",
+       "corral.toml: [auth] max_token_lifetime_s: 10 is out of range 60..604800"},
   };
   for (const auto& c : cases) {
     auto r = ParseControllerConfig(c.text, "corral.toml");
@@ -62,6 +73,56 @@ TEST(ControllerConfigTest, RejectsBadConfigsNamingTheKey) {
   auto syntax = ParseControllerConfig("[controller\n", "corral.toml");
   ASSERT_FALSE(syntax.has_value());
   EXPECT_EQ(syntax.error().message.rfind("corral.toml:1:", 0), 0u);
+}
+
+TEST(ControllerConfigTest, ReadsRolesAndTls) {
+  auto c = ParseControllerConfig(R"(
+[auth]
+admins = ["root2"]
+admin_users = ["alice"]
+admin_groups = ["wheel"]
+operator_users = ["bob"]
+operator_groups = ["ops"]
+keyring = "/etc/corral/keyring"
+[tls]
+certificate = "/etc/corral/controller.crt"
+key = "/etc/corral/controller.key"
+ca = "/etc/corral/ca.crt"
+client_certificate = "required"
+)", "corral.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->admin_users, (std::vector<std::string>{"alice", "root2"}));
+  EXPECT_EQ(c->admin_groups, (std::vector<std::string>{"wheel"}));
+  EXPECT_EQ(c->operator_users, (std::vector<std::string>{"bob"}));
+  EXPECT_EQ(c->operator_groups, (std::vector<std::string>{"ops"}));
+  EXPECT_EQ(c->jwt_key_file, "/etc/corral/keyring");
+  EXPECT_EQ(c->tls_certificate, "/etc/corral/controller.crt");
+  EXPECT_EQ(c->tls_key, "/etc/corral/controller.key");
+  EXPECT_EQ(c->tls_ca, "/etc/corral/ca.crt");
+  EXPECT_EQ(c->tls_client_certificate, "required");
+  EXPECT_TRUE(CheckTransportSecurity(*c, "corral.toml"));
+}
+
+TEST(ControllerConfigTest, PlainHttpOnlyOnLoopbackWhenAllowed) {
+  auto plain = ParseControllerConfig("[controller]\nlisten = \"127.0.0.1:1\"\n", "f");
+  ASSERT_TRUE(plain.has_value());
+  Status s = CheckTransportSecurity(*plain, "f");
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.error().message.find("f: [tls] certificate: required"), std::string::npos);
+
+  auto loopback = ParseControllerConfig(
+      "[controller]\nlisten = \"127.0.0.1:1\"\n[tls]\nallow_plain_loopback = true\n", "f");
+  ASSERT_TRUE(loopback.has_value());
+  EXPECT_TRUE(CheckTransportSecurity(*loopback, "f"));
+
+  auto wide = ParseControllerConfig(
+      "[controller]\nlisten = \"0.0.0.0:1\"\n[tls]\nallow_plain_loopback = true\n", "f");
+  ASSERT_TRUE(wide.has_value());
+  Status w = CheckTransportSecurity(*wide, "f");
+  ASSERT_FALSE(w);
+  EXPECT_EQ(w.error().message,
+            "f: [tls] certificate: required to listen on 0.0.0.0 (plain HTTP is allowed on "
+            "loopback only)");
 }
 
 }  // namespace

@@ -103,6 +103,14 @@ Result<api::JobInfo> Controller::GetJob(JobId id) const {
   return internal::JobTable::Info(*e);
 }
 
+std::map<JobId, Generation> Controller::RunningRuns() const {
+  std::map<JobId, Generation> out;
+  for (JobId id : s_->jobs.running()) {
+    if (const internal::JobEntry* e = s_->jobs.Find(id)) out[id] = e->job.allocation.generation;
+  }
+  return out;
+}
+
 std::vector<api::JobInfo> Controller::ListJobs(const JobFilter& filter) const {
   return s_->jobs.List(filter, s_->clock.Now() - s_->config.list_completed_for);
 }

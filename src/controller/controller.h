@@ -16,6 +16,7 @@
 // Not thread-safe: state thread only.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -122,6 +123,8 @@ class Controller {
 
   Result<api::JobInfo> GetJob(JobId id) const;
   std::vector<api::JobInfo> ListJobs(const JobFilter& filter) const;
+  // Every running job and its current run (generation): what job credentials are valid for.
+  std::map<JobId, Generation> RunningRuns() const;
 
   Result<api::NodeInfo> GetNode(const std::string& name) const;
   std::vector<api::NodeInfo> ListNodes() const;

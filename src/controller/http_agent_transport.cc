@@ -142,9 +142,10 @@ struct HttpAgentTransport::Impl {
       q.busy = true;
       Command cmd = q.commands.front();
       if (q.client == nullptr || q.client_url != cmd.url) {
-        auto client =
-            api::HttpClient::Create(cmd.url, {.connect_timeout = std::chrono::milliseconds(2000),
-                                              .request_timeout = std::chrono::milliseconds(10000)});
+        api::HttpClientOptions client_options = options.client;
+        client_options.connect_timeout = std::chrono::milliseconds(2000);
+        client_options.request_timeout = std::chrono::milliseconds(10000);
+        auto client = api::HttpClient::Create(cmd.url, client_options);
         if (client) {
           q.client = std::move(*client);
           q.client_url = cmd.url;
@@ -176,7 +177,7 @@ struct HttpAgentTransport::Impl {
   // Sends one command; returns true when it is finished with (delivered, refused, or given up).
   bool Deliver(api::HttpClient* client, const Command& cmd, const std::string& node) {
     std::map<std::string, std::string> headers;
-    if (options.authorization) headers["authorization"] = options.authorization();
+    if (options.authorization) headers["authorization"] = options.authorization(node);
     Result<api::HttpResponse> response =
         client == nullptr ? Result<api::HttpResponse>(Unavailable("bad agent URL " + cmd.url))
                           : client->Send("POST", cmd.path, cmd.body, headers, /*idempotent=*/true);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "api/http.h"
 #include "controller/agent_transport.h"
 #include "core/clock.h"
 
@@ -16,7 +17,10 @@ namespace corral::controller {
 struct HttpAgentTransportOptions {
   size_t threads = 4;
   Duration give_up_after = Seconds(30);        // a launch undeliverable this long fails
-  std::function<std::string()> authorization;  // the Authorization header for each request
+  // The Authorization header of each request to node NODE's agent (valid for that node only).
+  std::function<std::string(const std::string& node)> authorization;
+  // TLS to https:// agents: the CA that verifies them, the controller's certificate and key.
+  api::HttpClientOptions client;
 };
 
 class HttpAgentTransport final : public AgentTransport {

@@ -12,7 +12,9 @@
 #include <string>
 
 #include "api/auth.h"
+#include "api/private_file.h"
 #include "controller/config.h"
+#include "controller/job_credentials.h"
 #include "controller/service.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -60,6 +62,13 @@ int RunControllerCommand(int argc, char** argv) {
   SetLogName("controller");
   auto config = LoadControllerConfig(config_path);
   if (!config) return Fail(config.error().message);
+  if (Status s = CheckTransportSecurity(*config, config_path); !s) return Fail(s.error().message);
+  if (!config->tls_key.empty()) {
+    // A certificate key readable by others is refused before anything starts.
+    if (Status s = api::CheckPrivateFile(config->tls_key, "[tls] key"); !s) {
+      return Fail(s.error().message);
+    }
+  }
   auto sched_config = sched::ParseSchedulerConfig(config->toml_text, config_path);
   if (!sched_config) return Fail(sched_config.error().message);
 
@@ -88,17 +97,36 @@ int RunControllerCommand(int argc, char** argv) {
   auto store = store::OpenStore(config->store_url);
   if (!store) return Fail(store.error().message);
 
-  auto key = api::JwtKey::FromFile(config->jwt_key_file);
-  if (!key && key.error().code == ErrorCode::kNotFound) {
-    key = api::JwtKey::CreateFile(config->jwt_key_file);
-    if (key) CORRAL_LOG(Info) << "created a new JWT key in " << config->jwt_key_file;
+  auto keyring = api::Keyring::FromFile(config->jwt_key_file);
+  if (!keyring && keyring.error().code == ErrorCode::kNotFound) {
+    keyring = api::Keyring::CreateFile(config->jwt_key_file, "cluster-1");
+    if (keyring) CORRAL_LOG(Info) << "created a new keyring in " << config->jwt_key_file;
   }
-  if (!key) return Fail(key.error().message);
+  if (!keyring) return Fail(keyring.error().message);
+  auto credentials = std::make_shared<const api::Credentials>(
+      std::move(*keyring),
+      api::TokenPolicy{.cluster = config->cluster_name,
+                       .max_lifetime = config->max_token_lifetime,
+                       .max_job_lifetime = config->max_job_credential_lifetime});
+  // A job's credential outlives its time limit by the agents' kill grace and some slack.
+  auto jobs = std::make_shared<JobCredentials>(credentials, Minutes(5));
   std::string munge_socket;
   if (config->munge) {
     munge_socket = config->munge_socket.empty() ? "/run/munge/munge.socket.2" : config->munge_socket;
   }
-  auto authenticator = api::MakeAuthenticator(*key, munge_socket, config->admins);
+  ServiceSecurity security{
+      .authenticator = api::MakeControllerAuthenticator(
+          {.credentials = *credentials,
+           .roles = api::RoleResolver({.admin_users = config->admin_users,
+                                       .admin_groups = config->admin_groups,
+                                       .operator_users = config->operator_users,
+                                       .operator_groups = config->operator_groups}),
+           .munge_socket = munge_socket,
+           .job_alive = JobCredentials::Liveness(jobs)}),
+      .jobs = jobs,
+      .agent_client = {.ca_file = config->tls_ca,
+                       .certificate_file = config->tls_certificate,
+                       .key_file = config->tls_key}};
 
   auto policy = sched::MakePolicy(sched_config->policy, *sched_config);
   if (!policy) return Fail(std::string(config_path) + ": [scheduler] policy: " + policy.error().message);
@@ -106,7 +134,7 @@ int RunControllerCommand(int argc, char** argv) {
                    << sched_config->partitions.size() << " partitions, " << sched_config->accounts.size()
                    << " accounts, " << sched_config->qos.size() << " QOS";
   ControllerService service(*config, *sched_config, std::move(*policy), std::move(*store),
-                            std::move(authenticator), *key, SystemClock::Get());
+                            std::move(security), SystemClock::Get());
   if (Status s = service.Start(); !s) return Fail(s.error().message);
   std::printf("corral controller: listening on %s\n", service.url().c_str());
   std::fflush(stdout);

@@ -11,8 +11,10 @@
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/transport_policy.h"
 #include "controller/controller.h"
 #include "controller/http_agent_transport.h"
+#include "controller/job_credentials.h"
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/log.h"
@@ -85,6 +87,17 @@ api::HttpResponse Json(int status, std::string body) {
 
 api::HttpResponse Ok() { return Json(200, api::EncodeStringMap({{"status", "ok"}})); }
 
+// The API's server options: TLS with the configured certificate when there is one.
+api::HttpServerOptions ServerOptions(const ControllerConfig& c) {
+  api::HttpServerOptions o;
+  o.tls = api::ServerTls(c.tls_certificate, c.tls_key, c.tls_ca, c.tls_client_certificate);
+  return o;
+}
+
+// How often the live runs that job credentials are checked against are resynchronised with
+// the state (a requeued job's old run stops being live within this).
+constexpr Duration kLiveRunResync = Seconds(2);
+
 }  // namespace
 
 struct ControllerService::Impl {
@@ -92,7 +105,8 @@ struct ControllerService::Impl {
   const Clock& clock;
   std::unique_ptr<store::Store> store;
   std::unique_ptr<api::Authenticator> authenticator;
-  api::JwtKey key;
+  std::shared_ptr<JobCredentials> jobs;
+  api::HttpClientOptions agent_client;
   std::unique_ptr<Controller> controller;
   std::unique_ptr<HttpAgentTransport> transport;
   api::HttpServer server;
@@ -108,28 +122,60 @@ struct ControllerService::Impl {
   std::map<JobId, std::vector<std::weak_ptr<Waiter>>> waiters;
   std::map<std::pair<JobId, uint32_t>, std::vector<std::weak_ptr<Waiter>>> step_waiters;
 
-  std::mutex token_mu;
-  std::string agent_token;
-  Timestamp agent_token_time{};
+  MonoTime next_live_resync{};  // state thread only
 
-  Impl(ControllerConfig c, const Clock& cl, std::unique_ptr<store::Store> s,
-       std::unique_ptr<api::Authenticator> a, api::JwtKey k)
+  // The controller's call tokens, one per node (aud = the node), reused for a minute.
+  std::mutex token_mu;
+  std::map<std::string, std::pair<std::string, Timestamp>> agent_tokens;
+
+  Impl(ControllerConfig c, const Clock& cl, std::unique_ptr<store::Store> s, ServiceSecurity sec)
       : config(std::move(c)),
         clock(cl),
         store(std::move(s)),
-        authenticator(std::move(a)),
-        key(std::move(k)) {}
+        authenticator(std::move(sec.authenticator)),
+        jobs(std::move(sec.jobs)),
+        agent_client(std::move(sec.agent_client)),
+        server(ServerOptions(config)) {}
 
-  std::string AgentAuthorization() {
+  // The Authorization header of a call to node `node`'s agent: valid for that node only.
+  std::string AgentAuthorization(const std::string& node) {
     std::lock_guard<std::mutex> lock(token_mu);
     Timestamp now = clock.Now();
-    if (agent_token.empty() || now - agent_token_time > Seconds(60)) {
-      api::Identity self{
-          .user = "corral-controller", .uid = 0, .gid = 0, .role = api::Role::kController};
-      agent_token = api::BearerHeader(key, self, now, Seconds(300));
-      agent_token_time = now;
+    auto& [token, minted] = agent_tokens[node];
+    if (token.empty() || now - minted > Seconds(60)) {
+      auto t = jobs->credentials().MintControllerCall(node, now, Seconds(300));
+      if (!t) {
+        CORRAL_LOG(Error) << "cannot mint a call token for node " << node << ": "
+                          << t.error().message;
+        return "";
+      }
+      token = "Bearer " + *t;
+      minted = now;
     }
-    return agent_token;
+    return token;
+  }
+
+  // Gives each launch (batch or step) the job's credential for that run.
+  void AttachJobCredential(AgentRequest& request) {
+    auto attach = [&](const Job& job, std::string* out) {
+      auto credential = jobs->Mint(job, clock.Now());
+      if (credential) {
+        *out = std::move(*credential);
+      } else {
+        CORRAL_LOG(Warn) << "job " << job.id.ToString()
+                         << ": no job credential: " << credential.error().message;
+      }
+    };
+    if (auto* l = std::get_if<api::LaunchRequest>(&request)) attach(l->job, &l->job_credential);
+    if (auto* s = std::get_if<api::StepLaunchRequest>(&request)) {
+      attach(s->job, &s->job_credential);
+    }
+  }
+
+  // The runs job credentials are valid for: the state's running jobs.
+  void ResyncLiveRuns() {
+    jobs->Replace(controller->RunningRuns());
+    next_live_resync = clock.MonotonicNow() + kLiveRunResync;
   }
 
   void Post(std::function<void(Controller&)> run, std::function<void()> done) {
@@ -195,21 +241,24 @@ struct ControllerService::Impl {
 
   // After a commit: commands to agents, and waiters of jobs that ended.
   void Release() {
+    if (clock.MonotonicNow() >= next_live_resync) ResyncLiveRuns();
     for (auto& c : controller->TakeOutbox()) {
+      AttachJobCredential(c.request);
       transport->Send(c.to, c.request);
     }
     for (const auto& step : controller->TakeFinishedSteps()) Wake(step_waiters, step);
-    for (JobId id : controller->TakeFinished()) Wake(waiters, id);
+    for (JobId id : controller->TakeFinished()) {
+      jobs->Ended(id);
+      Wake(waiters, id);
+    }
   }
 };
 
 ControllerService::ControllerService(ControllerConfig config, sched::SchedulerConfig sched_config,
                                      std::unique_ptr<sched::Policy> policy,
                                      std::unique_ptr<store::Store> store,
-                                     std::unique_ptr<api::Authenticator> authenticator,
-                                     api::JwtKey key, const Clock& clock)
-    : impl_(std::make_unique<Impl>(config, clock, std::move(store), std::move(authenticator),
-                                   std::move(key))) {
+                                     ServiceSecurity security, const Clock& clock)
+    : impl_(std::make_unique<Impl>(config, clock, std::move(store), std::move(security))) {
   impl_->controller = std::make_unique<Controller>(std::move(config), std::move(sched_config),
                                                    std::move(policy), clock);
 }
@@ -263,13 +312,15 @@ Result<bool> ControllerService::WaitForStep(JobId id, uint32_t step, Duration ti
 uint16_t ControllerService::port() const { return impl_->server.port(); }
 
 std::string ControllerService::url() const {
-  return "http://" + impl_->config.listen_host + ":" + std::to_string(port());
+  return (impl_->config.tls_certificate.empty() ? "http://" : "https://") +
+         impl_->config.listen_host + ":" + std::to_string(port());
 }
 
 Status ControllerService::Start() {
   Impl& im = *impl_;
   CORRAL_ASSIGN_OR_RETURN(store::StoredState state, im.store->Load());
   CORRAL_RETURN_IF_ERROR(im.controller->Recover(std::move(state)));
+  im.ResyncLiveRuns();  // recovered running jobs keep their credentials
 
   Impl* impl = impl_.get();
   AgentReplies replies;
@@ -289,7 +340,11 @@ Status ControllerService::Start() {
       im.clock, std::move(replies),
       HttpAgentTransportOptions{.threads = 4,
                                 .give_up_after = im.config.node_timeout,
-                                .authorization = [impl] { return impl->AgentAuthorization(); }});
+                                .authorization =
+                                    [impl](const std::string& node) {
+                                      return impl->AgentAuthorization(node);
+                                    },
+                                .client = im.agent_client});
 
   // --- HTTP routes -------------------------------------------------------------------------
   auto authed = [impl](auto handler) {
@@ -299,16 +354,21 @@ Status ControllerService::Start() {
       return handler(req, *who);
     };
   };
+  // Agent routes: a node agent only, and only for its own node (`node` of the request).
   auto agent_only = [impl, authed](auto handler) {
     return authed(
         [handler](const api::HttpRequest& req, const api::Identity& who) -> api::HttpResponse {
-          if (who.role != api::Role::kAgent && who.role != api::Role::kAdmin &&
-              who.role != api::Role::kController) {
+          if (who.role != api::Role::kAgent || who.node.empty()) {
             return api::ErrorResponse(
                 {ErrorCode::kPermissionDenied, req.path + ": only node agents may call this"});
           }
           return handler(req, who);
         });
+  };
+  auto own_node = [](const api::Identity& who, const std::string& node) -> Status {
+    if (node == who.node) return {};
+    return MakeError(ErrorCode::kPermissionDenied, "node \"" + node + "\": the agent of node " + who.node +
+                            " may act for its own node only");
   };
   ControllerService* self = this;
   auto& server = im.server;
@@ -595,13 +655,14 @@ Status ControllerService::Start() {
                  auto to = self->Call<AgentAddress>(
                      [&](Controller& c) { return c.InjectTarget(who, name); });
                  if (!to) return api::ErrorResponse(to.error());
-                 auto client = api::HttpClient::Create(
-                     to->url, {.connect_timeout = std::chrono::milliseconds(2000),
-                               .request_timeout = std::chrono::milliseconds(10000)});
+                 api::HttpClientOptions options = impl->agent_client;
+                 options.connect_timeout = std::chrono::milliseconds(2000);
+                 options.request_timeout = std::chrono::milliseconds(10000);
+                 auto client = api::HttpClient::Create(to->url, options);
                  if (!client) return api::ErrorResponse(client.error());
                  auto answer = api::CheckResponse(
                      (*client)->Send("POST", "/api/v1/inject", api::EncodeInjectRequest(*inject),
-                                     {{"authorization", impl->AgentAuthorization()}}, false));
+                                     {{"authorization", impl->AgentAuthorization(name)}}, false));
                  if (!answer)
                    return api::ErrorResponse(
                        {answer.error().code, "node " + name + ": " + answer.error().message});
@@ -687,27 +748,36 @@ Status ControllerService::Start() {
 
   // Agents.
   server.Route("POST", "/api/v1/agents/register",
-               agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+               agent_only([self, own_node](const api::HttpRequest& req, const api::Identity& who) {
                  auto r = api::DecodeRegisterRequest(req.body);
                  if (!r) return api::ErrorResponse(r.error());
+                 if (Status own = own_node(who, r->inventory.name); !own) {
+                   return api::ErrorResponse(own.error());
+                 }
                  auto resp = self->Call<api::RegisterResponse>(
                      [req = std::move(*r)](Controller& c) { return c.Register(req); });
                  if (!resp) return api::ErrorResponse(resp.error());
                  return Json(200, api::EncodeRegisterResponse(*resp));
                }));
   server.Route("POST", "/api/v1/agents/heartbeat",
-               agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+               agent_only([self, own_node](const api::HttpRequest& req, const api::Identity& who) {
                  auto r = api::DecodeHeartbeatRequest(req.body);
                  if (!r) return api::ErrorResponse(r.error());
+                 if (Status own = own_node(who, r->node); !own) {
+                   return api::ErrorResponse(own.error());
+                 }
                  auto resp = self->Call<api::HeartbeatResponse>(
                      [req = std::move(*r)](Controller& c) { return c.Heartbeat(req); });
                  if (!resp) return api::ErrorResponse(resp.error());
                  return Json(200, api::EncodeHeartbeatResponse(*resp));
                }));
   server.Route("POST", "/api/v1/agents/events",
-               agent_only([self](const api::HttpRequest& req, const api::Identity&) {
+               agent_only([self, own_node](const api::HttpRequest& req, const api::Identity& who) {
                  auto r = api::DecodeJobEventsRequest(req.body);
                  if (!r) return api::ErrorResponse(r.error());
+                 if (Status own = own_node(who, r->node); !own) {
+                   return api::ErrorResponse(own.error());
+                 }
                  Status s = self->CallStatus(
                      [req = std::move(*r)](Controller& c) { return c.HandleEvents(req); });
                  if (!s) return api::ErrorResponse(s.error());

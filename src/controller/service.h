@@ -16,6 +16,7 @@
 #include <string>
 
 #include "api/auth.h"
+#include "api/http.h"
 #include "controller/config.h"
 #include "core/clock.h"
 #include "core/partition.h"
@@ -28,13 +29,25 @@ namespace corral::controller {
 
 class Controller;
 class AgentTransport;
+class JobCredentials;
+
+// Who the service is to its callers and to the agents (docs/security.md).
+struct ServiceSecurity {
+  // Authenticates every API request (api::MakeControllerAuthenticator).
+  std::unique_ptr<api::Authenticator> authenticator;
+  // Mints the controller's calls to agents (for one node each) and job credentials; tracks
+  // which runs are live. Its `Liveness` is the authenticator's `job_alive`.
+  std::shared_ptr<JobCredentials> jobs;
+  // How the controller's client connections to agents verify them and present its own
+  // certificate (https:// agents): `ca_file`, `certificate_file`, `key_file`.
+  api::HttpClientOptions agent_client;
+};
 
 class ControllerService {
  public:
   ControllerService(ControllerConfig config, sched::SchedulerConfig sched_config,
                     std::unique_ptr<sched::Policy> policy, std::unique_ptr<store::Store> store,
-                    std::unique_ptr<api::Authenticator> authenticator, api::JwtKey key,
-                    const Clock& clock);
+                    ServiceSecurity security, const Clock& clock);
   ~ControllerService();  // stops
   ControllerService(const ControllerService&) = delete;
   ControllerService& operator=(const ControllerService&) = delete;
@@ -45,6 +58,7 @@ class ControllerService {
   // Stops serving; waits for the threads to end.
   void Stop();
   uint16_t port() const;
+  // "https://HOST:PORT" when the config has a TLS certificate, else "http://...".
   std::string url() const;
 
   // Runs `fn` on the state thread; returns its result once the changes it made are durable.

@@ -114,7 +114,8 @@ TEST(ForkBombTest, StaysInItsJobWhileTheNodeRunsOthersAndEndsWithItsCgroup) {
   EXPECT_EQ(Read(cluster.work_dir() + "/other.out"), "alive\n");
   auto nodes = cluster.ListNodes();
   ASSERT_TRUE(nodes.has_value() && !nodes->empty());
-  auto agent = api::HttpClient::Create(nodes->front().node.inventory.address);
+  auto agent =
+      api::HttpClient::Create(nodes->front().node.inventory.address, cluster.client_options());
   ASSERT_TRUE(agent.has_value());
   auto health = (*agent)->Send("GET", "/api/v1/health", "", {}, true);
   ASSERT_TRUE(health.has_value()) << health.error().message;

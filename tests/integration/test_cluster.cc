@@ -17,6 +17,8 @@
 
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "cli/cluster_pki.h"
+#include "core/check.h"
 #include "core/clock.h"
 
 extern char** environ;
@@ -88,18 +90,40 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
     fs::create_symlink(CORRAL_BINARY, bin_dir_ + "/" + name, ec);
   }
   fs::create_directories(dir_ + "/logs");
-  key_file_ = dir_ + "/jwt.key";
-  key_ = std::make_unique<api::JwtKey>(*api::JwtKey::CreateFile(key_file_));
+  // The cluster's CA, certificates and keys, as `corral dev` makes them.
+  const cli::ClusterPki pki{dir_ + "/pki"};
+  const Timestamp now = SystemClock::Get().Now();
+  const cli::SubjectNames loopback{.dns = {"localhost"}, .ips = {"127.0.0.1"}};
+  Status made = cli::InitClusterPki(pki, kCluster, now);
+  if (made) made = cli::IssueControllerFiles(pki, loopback, now, false);
+  for (uint32_t i = 1; made && i <= options_.nodes; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof name, "node%02u", i);
+    made = cli::IssueNodeFiles(pki, name, loopback, now, false);
+  }
+  CORRAL_CHECK(made) << made.error().message;
+  key_file_ = pki.keyring();
+  auto keyring = api::Keyring::FromFile(key_file_);
+  CORRAL_CHECK(keyring.has_value()) << keyring.error().message;
+  credentials_ = std::make_unique<api::Credentials>(std::move(*keyring),
+                                                    api::TokenPolicy{.cluster = kCluster});
   port_ = FreePort();
-  url_ = "http://127.0.0.1:" + std::to_string(port_);
-  http_ = std::move(*api::HttpClient::Create(url_));
+  url_ = "https://127.0.0.1:" + std::to_string(port_);
+  http_ = std::move(*api::HttpClient::Create(url_, client_options()));
   std::ofstream(dir_ + "/corral.toml") << "[controller]\n"
+                                       << "cluster_name = \"" << kCluster << "\"\n"
                                        << "listen = \"127.0.0.1:" << port_ << "\"\n"
                                        << "state_dir = \"" << dir_ << "/controller\"\n"
                                        << "heartbeat_interval_s = " << options_.heartbeat_interval_s << "\n"
                                        << "node_timeout_s = " << options_.node_timeout_s << "\n"
                                        << "[auth]\n"
-                                       << "jwt_key_file = \"" << key_file_ << "\"\n"
+                                       << "keyring = \"" << key_file_ << "\"\n"
+                                       << "munge = " << (options_.munge_socket.empty() ? "false" : "true") << "\n"
+                                       << "munge_socket = \"" << options_.munge_socket << "\"\n"
+                                       << "[tls]\n"
+                                       << "certificate = \"" << pki.controller_certificate() << "\"\n"
+                                       << "key = \"" << pki.controller_key() << "\"\n"
+                                       << "ca = \"" << pki.ca_certificate() << "\"\n"
                                        << options_.extra_controller_toml << "\n";
   for (uint32_t i = 1; i <= options_.nodes; ++i) {
     char name[16];
@@ -119,7 +143,12 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
                                         << "model = \"h100\"\n"
                                         << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
                                         << "[auth]\n"
-                                        << "jwt_key_file = \"" << key_file_ << "\"\n"
+                                        << "keyring = \"" << pki.node_keyring(name) << "\"\n"
+                                        << "cluster_name = \"" << kCluster << "\"\n"
+                                        << "[tls]\n"
+                                        << "certificate = \"" << pki.node_certificate(name) << "\"\n"
+                                        << "key = \"" << pki.node_key(name) << "\"\n"
+                                        << "ca = \"" << pki.ca_certificate() << "\"\n"
                                         // The tests' jobs run as the user that runs them (root
                                         // on the build machines, which agents refuse by default;
                                         // other users' tokens carry root's gid 0 as well).
@@ -233,7 +262,21 @@ std::string TestCluster::Token(const std::string& user) {
     who.user = user;
     who.uid = 60000 + static_cast<uint32_t>(user.size());
   }
-  return api::BearerHeader(*key_, who, SystemClock::Get().Now(), Seconds(600));
+  auto token = credentials_->MintUserToken(who, SystemClock::Get().Now(), Seconds(600));
+  CORRAL_CHECK(token.has_value()) << token.error().message;
+  return "Bearer " + *token;
+}
+
+api::HttpClientOptions TestCluster::client_options() const {
+  api::HttpClientOptions o;
+  o.ca_file = ca_file();
+  return o;
+}
+
+std::string TestCluster::ControllerCall(const std::string& node) const {
+  auto token = credentials_->MintControllerCall(node, SystemClock::Get().Now(), Seconds(300));
+  CORRAL_CHECK(token.has_value()) << token.error().message;
+  return "Bearer " + *token;
 }
 
 Result<api::HttpResponse> TestCluster::Request(const std::string& method, const std::string& path,
@@ -316,7 +359,9 @@ CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::
       {"PATH", bin_dir_ + ":" + (path != nullptr ? path : "/usr/bin:/bin")},
       {"HOME", dir_},
       {"CORRAL_CONTROLLER", url_},
-      {"CORRAL_KEY_FILE", key_file_}};
+      {"CORRAL_KEY_FILE", key_file_},
+      {"CORRAL_CA_FILE", ca_file()},
+      {"CORRAL_CLUSTER", kCluster}};
   for (const auto& [k, v] : env) own[k] = v;
   for (const auto& [k, v] : own) env_store.push_back(k + "=" + v);
   std::vector<char*> envp;

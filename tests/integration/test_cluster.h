@@ -1,6 +1,7 @@
 // TestCluster: a real Corral cluster for integration tests — a controller and N agents
 // started as processes of the built `corral` binary, on loopback ports, in a temporary
-// directory that is removed afterwards.
+// directory that is removed afterwards. Every connection is TLS, with the cluster's own CA,
+// certificates and keys in DIR/pki (cli/cluster_pki.h), as `corral dev` makes them.
 //
 // Not thread-safe except where noted.
 #pragma once
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "api/credentials.h"
 #include "api/http.h"
 #include "api/messages.h"
 #include "core/job.h"
@@ -30,6 +32,7 @@ struct ClusterOptions {
   uint32_t node_timeout_s = 3;
   uint32_t kill_grace_s = 1;
   std::string extra_controller_toml;  // appended to the controller's config (partitions, ...)
+  std::string munge_socket;           // the controller also accepts MUNGE credentials from it
   // For every agent ("{node}" becomes its name): keys added to its [gpu] section, and text
   // appended to its config (new sections: [health], [cgroup], [container]).
   std::string extra_agent_gpu_toml;
@@ -90,6 +93,16 @@ class TestCluster {
   // A JobSpec running `body` under /bin/sh in the work directory.
   JobSpec ShellJob(const std::string& body) const;
 
+  // The cluster's name (the iss of its tokens), its CA, and the keyring that mints any token.
+  static constexpr const char* kCluster = "test";
+  std::string ca_file() const { return dir_ + "/pki/ca.crt"; }
+  const api::Credentials& credentials() const { return *credentials_; }
+  // Client options that verify the cluster's servers (agents and controller).
+  api::HttpClientOptions client_options() const;
+  // The Authorization header of the controller's call to node `node`'s agent.
+  std::string ControllerCall(const std::string& node) const;
+  std::string Token(const std::string& user);
+
   const std::string& dir() const { return dir_; }
   const std::string& work_dir() const { return work_dir_; }
   const std::string& url() const { return url_; }
@@ -98,18 +111,17 @@ class TestCluster {
 
  private:
   Result<pid_t> Spawn(const std::vector<std::string>& args, const std::string& log);
-  std::string Token(const std::string& user);
 
   ClusterOptions options_;
   std::string dir_;
   std::string work_dir_;
   std::string bin_dir_;
-  std::string key_file_;
+  std::string key_file_;  // the cluster keyring
   std::string url_;
   uint16_t port_ = 0;
   pid_t controller_pid_ = -1;
   std::map<uint32_t, pid_t> agents_;
-  std::unique_ptr<api::JwtKey> key_;
+  std::unique_ptr<api::Credentials> credentials_;
   std::unique_ptr<api::HttpClient> http_;
 };
 

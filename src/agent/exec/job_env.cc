@@ -50,6 +50,12 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
   env["CORRAL_SUBMIT_DIR"] =
       job.spec.submit_dir.empty() ? job.spec.working_dir : job.spec.submit_dir;
   if (!ctx.controller_url.empty()) env["CORRAL_CONTROLLER"] = ctx.controller_url;
+  if (!ctx.ca_file.empty()) env["CORRAL_CA_FILE"] = ctx.ca_file;
+  // The job's credential replaces whatever credential the submitter's environment held.
+  env.erase("CORRAL_TOKEN");
+  env.erase("CORRAL_KEY_FILE");
+  env.erase("CORRAL_JOB_CREDENTIAL");
+  if (!ctx.job_credential.empty()) env["CORRAL_JOB_CREDENTIAL"] = ctx.job_credential;
   if (ctx.master_port != 0) {
     env["MASTER_ADDR"] = env["CORRAL_MASTER_ADDR"] = ctx.master_addr;
     env["MASTER_PORT"] = env["CORRAL_MASTER_PORT"] = std::to_string(ctx.master_port);

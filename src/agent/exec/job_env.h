@@ -13,6 +13,9 @@
 //   CORRAL_JOB_GPUS        the job's GPU indices on this node (like SLURM_JOB_GPUS)
 //   CORRAL_CPUS_ON_NODE, CORRAL_NTASKS, CORRAL_RESTART_COUNT, CORRAL_SUBMIT_DIR
 //   CORRAL_CONTROLLER      the controller's URL (so a job can submit jobs)
+//   CORRAL_CA_FILE         the cluster CA that verifies it (an https:// controller)
+//   CORRAL_JOB_CREDENTIAL  the job's own credential (docs/security.md, "Job credentials"):
+//                          what `corral`, srun, scontrol run inside the job authenticate with
 //   MASTER_ADDR, MASTER_PORT (and CORRAL_MASTER_ADDR, CORRAL_MASTER_PORT): the rendezvous of
 //                          distributed training: the first node's address and the job's port
 //   CORRAL_CHECKPOINT_DIR  the job's checkpoint directory, the same across restarts
@@ -35,6 +38,8 @@ namespace corral::agent {
 struct JobEnvContext {
   std::string node_name;
   std::string controller_url;
+  std::string ca_file;         // "" = no CORRAL_CA_FILE
+  std::string job_credential;  // "" = no CORRAL_JOB_CREDENTIAL
   std::string master_addr;  // with `master_port` != 0: MASTER_ADDR/MASTER_PORT
   uint32_t master_port = 0;
   std::string checkpoint_dir;  // "" = no CORRAL_CHECKPOINT_DIR

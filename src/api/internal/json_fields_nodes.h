@@ -186,6 +186,7 @@ template <typename V, Is<LaunchRequest> S>
 void Fields(V& v, S& s) {
   v("job", s.job);
   v("controller_url", s.controller_url);
+  v("job_credential", s.job_credential);
 }
 
 template <typename V, Is<SignalRequest> S>

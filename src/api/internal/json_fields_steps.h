@@ -85,6 +85,7 @@ void Fields(V& v, S& s) {
   v("master_port", s.master_port);
   v("io_url", s.io_url);
   v("controller_url", s.controller_url);
+  v("job_credential", s.job_credential);
 }
 
 template <typename V, Is<StepSignalRequest> S>

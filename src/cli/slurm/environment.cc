@@ -247,6 +247,11 @@ Result<std::map<std::string, std::string>> ResolveExport(
       out[item] = it->second;
     }
   }
+  // Credentials never travel into a job (docs/security.md, "Job credentials"): the job gets
+  // its own.
+  for (const char* secret : {"CORRAL_TOKEN", "CORRAL_KEY_FILE", "CORRAL_JOB_CREDENTIAL"}) {
+    out.erase(secret);
+  }
   return out;
 }
 

@@ -45,7 +45,9 @@ std::map<std::string, std::string> PyxisEnvironment(const ContainerSpec& contain
 // Resolves `--export` against the submitting environment, as Slurm does: "ALL" (the default)
 // copies everything, "NONE" only SLURM_* variables, "VAR1,VAR2=value" the SLURM_* variables plus
 // those named (values given are used as is, others copied), "ALL,VAR=value" everything plus the
-// values given. Returns kInvalidArgument for an empty item or "NONE" combined with variables.
+// values given. CORRAL_TOKEN, CORRAL_KEY_FILE and CORRAL_JOB_CREDENTIAL are never exported
+// (a job gets its own credential). Returns kInvalidArgument for an empty item or "NONE"
+// combined with variables.
 Result<std::map<std::string, std::string>> ResolveExport(
     std::string_view value, const std::map<std::string, std::string>& environment);
 

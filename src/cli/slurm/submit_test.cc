@@ -209,6 +209,18 @@ TEST(SbatchTest, TableOfOptionsAndEnvironment) {
   RunCases(cases);
 }
 
+TEST(SbatchTest, CredentialsAreNeverExported) {
+  const std::map<std::string, std::string> env = {{"CORRAL_TOKEN", "t"},
+                                                  {"CORRAL_KEY_FILE", "/home/a/.corral/k"},
+                                                  {"CORRAL_JOB_CREDENTIAL", "j"},
+                                                  {"FOO", "bar"}};
+  for (const char* mode : {"ALL", "CORRAL_TOKEN,CORRAL_KEY_FILE,FOO", "ALL,CORRAL_TOKEN=x"}) {
+    auto r = ResolveExport(mode, env);
+    ASSERT_TRUE(r.has_value()) << mode;
+    EXPECT_EQ(*r, (std::map<std::string, std::string>{{"FOO", "bar"}})) << mode;
+  }
+}
+
 TEST(SbatchTest, ScriptArgumentsAndTheScriptItself) {
   auto r = ParseSbatch({"-J", "x", "train.sh", "--lr", "0.1"}, "#!/bin/bash -l\necho\n", Context());
   ASSERT_TRUE(r.has_value());

@@ -5,7 +5,10 @@
 namespace corral::controller::internal {
 
 bool Access::IsAdmin(const api::Identity& who) const {
-  return who.role == api::Role::kAdmin || who.role == api::Role::kController || who.uid == 0 ||
+  // Node agents and job credentials are never administrators, whatever their uid or user.
+  if (who.role == api::Role::kController) return true;
+  if (!api::IsUserRole(who.role)) return false;
+  return who.role == api::Role::kAdmin || who.uid == 0 ||
          std::find(admins_.begin(), admins_.end(), who.user) != admins_.end();
 }
 

@@ -1,6 +1,6 @@
 // Access: who may do what to jobs and nodes. Administrators (the admin role, the controller
-// itself, uid 0, or a user named in `[auth] admins`) may do anything; a user acts on their
-// own jobs.
+// itself, or a user principal with uid 0 or named in `[auth] admin_users`) may do anything; a
+// user acts on their own jobs. Node agents and job credentials are never administrators.
 //
 // Immutable after construction; thread-compatible.
 #pragma once

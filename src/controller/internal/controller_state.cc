@@ -27,7 +27,7 @@ ControllerState::ControllerState(ControllerConfig config_in, sched::SchedulerCon
       sched_config(WithPartitions(std::move(sched_in), partitions)),
       policy(std::move(policy_in)),
       engine(MakeEngine(sched_config)),
-      access(config.admins) {
+      access(config.admin_users) {
   CORRAL_CHECK(policy != nullptr) << "a scheduling policy is required";
   last_pass = clock.MonotonicNow();
 }

@@ -83,8 +83,9 @@ Status NodeTable::ValidateInventory(const NodeInventory& inv) {
   if (!ValidNodeName(inv.name)) {
     return InvalidArgument("inventory.name: \"" + inv.name + "\" is not a valid node name");
   }
-  if (inv.address.rfind("http://", 0) != 0) {
-    return InvalidArgument("inventory.address: \"" + inv.address + "\" is not an http:// URL");
+  if (inv.address.rfind("http://", 0) != 0 && inv.address.rfind("https://", 0) != 0) {
+    return InvalidArgument("inventory.address: \"" + inv.address +
+                           "\" is not an http:// or https:// URL");
   }
   if (inv.cpus == 0) return InvalidArgument("inventory.cpus: must be at least 1");
   GpuSet seen;

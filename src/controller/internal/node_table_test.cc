@@ -26,8 +26,8 @@ TEST(NodeTableTest, InventoriesAreValidatedFieldByField) {
   NodeInventory inv = Inventory("bad name");
   EXPECT_EQ(message(inv), "inventory.name: \"bad name\" is not a valid node name");
   inv = Inventory("n1");
-  inv.address = "https://x";
-  EXPECT_EQ(message(inv), "inventory.address: \"https://x\" is not an http:// URL");
+  inv.address = "ftp://x";
+  EXPECT_EQ(message(inv), "inventory.address: \"ftp://x\" is not an http:// or https:// URL");
   inv = Inventory("n1");
   inv.cpus = 0;
   EXPECT_EQ(message(inv), "inventory.cpus: must be at least 1");

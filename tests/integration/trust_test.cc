@@ -1,0 +1,520 @@
+// Who is calling, over what transport (issue 15; docs/security.md): every connection of a
+// cluster is TLS verified against its CA; a node's credential acts for that node only; the
+// controller's call for one node is refused by another; a job holds its own credential, which
+// ends with it; the bytes on the wire hold no token and no script; secret files readable by
+// others are refused at start.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "api/http_status.h"
+#include "api/json_codec.h"
+#include "cli/cluster_pki.h"
+#include "core/clock.h"
+#include "tests/integration/test_cluster.h"
+
+namespace corral::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+std::string Read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::optional<JobId> ParseJobIdText(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return {};
+  return JobId(std::stoull(text));
+}
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// A TCP relay on loopback that forwards every connection to `target_port` and records every
+// byte that passes, both ways.
+class RecordingRelay {
+ public:
+  explicit RecordingRelay(uint16_t target_port) : target_port_(target_port) {
+    listener_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(listener_, 16);
+    socklen_t len = sizeof addr;
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~RecordingRelay() {
+    stop_ = true;
+    shutdown(listener_, SHUT_RDWR);
+    thread_.join();
+    close(listener_);
+  }
+  uint16_t port() const { return port_; }
+  std::string bytes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return bytes_;
+  }
+
+ private:
+  void Run() {
+    std::vector<std::thread> pumps;
+    while (!stop_) {
+      int client = accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) break;
+      int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(target_port_);
+      if (connect(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        close(client);
+        close(server);
+        continue;
+      }
+      pumps.emplace_back([this, client, server] { Pump(client, server); });
+    }
+    for (auto& t : pumps) t.join();
+  }
+  void Pump(int a, int b) {
+    pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+    char buf[16384];
+    while (!stop_) {
+      if (poll(fds, 2, 100) <= 0) continue;
+      bool closed = false;
+      for (int i = 0; i < 2; ++i) {
+        if ((fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+        ssize_t n = read(fds[i].fd, buf, sizeof buf);
+        if (n <= 0) {
+          closed = true;
+          break;
+        }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          bytes_.append(buf, static_cast<size_t>(n));
+        }
+        if (write(fds[1 - i].fd, buf, static_cast<size_t>(n)) != n) closed = true;
+      }
+      if (closed) break;
+    }
+    close(a);
+    close(b);
+  }
+
+  uint16_t target_port_;
+  uint16_t port_ = 0;
+  int listener_ = -1;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::string bytes_;
+};
+
+class TrustTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    cluster_ = new TestCluster({.nodes = 2, .gpus_per_node = 1, .cpus_per_node = 4});
+    Status s = cluster_->Start();
+    ASSERT_TRUE(s.has_value()) << s.error().message;
+  }
+  static void TearDownTestSuite() {
+    delete cluster_;
+    cluster_ = nullptr;
+  }
+
+  // node `node`'s agent URL, as it registered.
+  static std::string AgentUrl(const std::string& node) {
+    auto nodes = cluster_->ListNodes();
+    if (!nodes) return "";
+    for (const auto& n : *nodes) {
+      if (n.node.inventory.name == node) return n.node.inventory.address;
+    }
+    return "";
+  }
+
+  static uint16_t ControllerPort() {
+    const std::string& url = cluster_->url();
+    return static_cast<uint16_t>(std::stoi(url.substr(url.rfind(':') + 1)));
+  }
+
+  static TestCluster* cluster_;
+};
+
+TestCluster* TrustTest::cluster_ = nullptr;
+
+TEST_F(TrustTest, ClientsVerifyTheServerAndRefusePlainHttp) {
+  ASSERT_EQ(cluster_->url().rfind("https://", 0), 0u) << cluster_->url();
+  // A client that trusts another CA cannot talk to the controller, nor to an agent.
+  const cli::ClusterPki other{cluster_->dir() + "/other-pki"};
+  ASSERT_TRUE(cli::InitClusterPki(other, "other", SystemClock::Get().Now()).has_value());
+  api::HttpClientOptions wrong;
+  wrong.ca_file = other.ca_certificate();
+  for (const std::string& url : {cluster_->url(), AgentUrl("node01")}) {
+    auto client = api::HttpClient::Create(url, wrong);
+    ASSERT_TRUE(client.has_value()) << url;
+    auto r = (*client)->Send("GET", "/api/v1/health", "", {}, true);
+    EXPECT_FALSE(r.has_value()) << url << " answered a client with the wrong CA";
+  }
+  CliResult cli = cluster_->CliAs("corral", {"nodes"}, "", {{"CORRAL_CA_FILE", other.ca_certificate()}});
+  EXPECT_NE(cli.status, 0) << cli.out;
+  EXPECT_TRUE(Has(cli.err, "controller " + cluster_->url())) << cli.err;
+
+  // Plain HTTP: the TLS port does not answer it, and the CLI refuses it unless allowed.
+  std::string plain = "http://127.0.0.1:" + std::to_string(ControllerPort());
+  auto plain_client = api::HttpClient::Create(plain);
+  ASSERT_TRUE(plain_client.has_value());
+  EXPECT_FALSE((*plain_client)->Send("GET", "/api/v1/health", "", {}, true).has_value());
+  cli = cluster_->CliAs("corral", {"nodes"}, "", {{"CORRAL_CONTROLLER", plain}});
+  EXPECT_NE(cli.status, 0);
+  EXPECT_TRUE(Has(cli.err, "plain http:// is refused")) << cli.err;
+  cli = cluster_->CliAs("corral", {"nodes"}, "", {{"CORRAL_CONTROLLER", "http://10.1.2.3:6900"},
+                                                   {"CORRAL_ALLOW_PLAIN_HTTP", "1"}});
+  EXPECT_NE(cli.status, 0);
+  EXPECT_TRUE(Has(cli.err, "plain HTTP is allowed to loopback addresses only")) << cli.err;
+
+  // The right CA: the CLI works.
+  cli = cluster_->Cli({"nodes"});
+  EXPECT_EQ(cli.status, 0) << cli.err;
+  EXPECT_TRUE(Has(cli.out, "node02")) << cli.out;
+}
+
+TEST_F(TrustTest, ANodesCredentialActsForThatNodeOnly) {
+  const std::string node01_keyring = cluster_->dir() + "/pki/nodes/node01.keyring";
+  auto keyring = api::Keyring::FromFile(node01_keyring);
+  ASSERT_TRUE(keyring.has_value()) << keyring.error().message;
+  api::Credentials node01(*keyring, {.cluster = TestCluster::kCluster});
+  auto token = node01.MintNodeToken("node01", SystemClock::Get().Now(), Seconds(300));
+  ASSERT_TRUE(token.has_value()) << token.error().message;
+  auto client = api::HttpClient::Create(cluster_->url(), cluster_->client_options());
+  ASSERT_TRUE(client.has_value());
+  auto post = [&](const std::string& path, const std::string& body,
+                  const std::string& bearer) -> api::HttpResponse {
+    auto r = (*client)->Send("POST", path, body, {{"authorization", "Bearer " + bearer}});
+    return r ? *r : api::HttpResponse{.status = 0, .body = r.error().message};
+  };
+
+  // Its own heartbeat is accepted; anything it says for node02 is refused.
+  api::HeartbeatRequest own{.node = "node01"};
+  EXPECT_EQ(post("/api/v1/agents/heartbeat", api::EncodeHeartbeatRequest(own), *token).status, 200);
+  api::HeartbeatRequest beat{.node = "node02"};
+  api::HttpResponse r = post("/api/v1/agents/heartbeat", api::EncodeHeartbeatRequest(beat), *token);
+  EXPECT_EQ(r.status, 403) << r.body;
+  api::JobEventsRequest events{.node = "node02"};
+  r = post("/api/v1/agents/events", api::EncodeJobEventsRequest(events), *token);
+  EXPECT_EQ(r.status, 403) << r.body;
+  api::RegisterRequest reg;
+  reg.inventory.name = "node02";
+  reg.inventory.address = "https://127.0.0.1:1";
+  r = post("/api/v1/agents/register", api::EncodeRegisterRequest(reg), *token);
+  EXPECT_EQ(r.status, 403) << r.body;
+  // node02 keeps its real address.
+  EXPECT_NE(AgentUrl("node02"), "https://127.0.0.1:1");
+
+  // Its key cannot sign for node02 (the keyring has no key for it), and the same secret used
+  // as if it were a cluster key is refused: the controller knows it as node01's.
+  EXPECT_FALSE(node01.MintNodeToken("node02", SystemClock::Get().Now(), Seconds(300)).has_value());
+  const api::Keyring::Entry& entry = keyring->entries().front();
+  api::Keyring forged;
+  ASSERT_TRUE(forged.Add(entry.kid, entry.secret).has_value());
+  ASSERT_TRUE(forged.SetSigning(entry.kid).has_value());
+  api::Credentials forger(forged, {.cluster = TestCluster::kCluster});
+  auto as_node02 = forger.MintNodeToken("node02", SystemClock::Get().Now(), Seconds(300));
+  ASSERT_TRUE(as_node02.has_value());
+  r = post("/api/v1/agents/heartbeat", api::EncodeHeartbeatRequest(beat), *as_node02);
+  EXPECT_EQ(r.status, 401) << r.body;
+  auto admin = forger.MintUserToken({.user = "root", .uid = 0, .gid = 0}, SystemClock::Get().Now(),
+                                    Seconds(300));
+  ASSERT_TRUE(admin.has_value());
+  r = post("/api/v1/nodes/node02/drain", api::EncodeDrainRequest({"x"}), *admin);
+  EXPECT_EQ(r.status, 401) << r.body;
+  // An agent is no user: it cannot drain a node.
+  r = post("/api/v1/nodes/node02/drain", api::EncodeDrainRequest({"x"}), *token);
+  EXPECT_NE(r.status, 200) << r.body;
+}
+
+TEST_F(TrustTest, TheControllersCallForOneNodeIsRefusedByAnother) {
+  api::TimeLimitRequest req{.job = JobId(999999), .generation = Generation(1),
+                            .time_limit = Minutes(5)};
+  auto send = [&](const std::string& node, const std::string& authorization) {
+    auto agent = api::HttpClient::Create(AgentUrl(node), cluster_->client_options());
+    if (!agent) return api::HttpResponse{.status = 0, .body = agent.error().message};
+    auto r = (*agent)->Send("POST", "/api/v1/jobs/limit", api::EncodeTimeLimitRequest(req),
+                            {{"authorization", authorization}});
+    return r ? *r : api::HttpResponse{.status = 0, .body = r.error().message};
+  };
+  api::HttpResponse mine = send("node01", cluster_->ControllerCall("node01"));
+  EXPECT_NE(mine.status, 401) << mine.body;
+  EXPECT_NE(mine.status, 0) << mine.body;
+  api::HttpResponse theirs = send("node02", cluster_->ControllerCall("node01"));
+  EXPECT_EQ(theirs.status, 401) << theirs.body;
+  // A user's token is no call of the controller either.
+  EXPECT_EQ(send("node02", cluster_->Token("")).status, 401);
+}
+
+TEST_F(TrustTest, AJobHoldsItsOwnCredentialWhichEndsWithIt) {
+  const std::string dir = cluster_->work_dir() + "/jobcred";
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);
+  // Submitted by the CLI, whose environment holds CORRAL_KEY_FILE (the cluster keyring).
+  std::ofstream(dir + "/job.sh") << "#!/bin/sh\n"
+                                 << "env > env.out\n"
+                                 << "corral show $CORRAL_JOB_ID --json > show.out 2> show.err\n"
+                                 << "printf %s \"$CORRAL_JOB_CREDENTIAL\" > cred.tmp\n"
+                                 << "mv cred.tmp cred\n"
+                                 << "while [ ! -e go ]; do sleep 0.05; done\n";
+  CliResult submitted = cluster_->Cli({"submit", "--cpus-per-task", "1", "job.sh"}, dir);
+  ASSERT_EQ(submitted.status, 0) << submitted.err;
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(dir + "/cred"); }, seconds(30)));
+  std::string credential = Read(dir + "/cred");
+  ASSERT_FALSE(credential.empty());
+  std::string env = Read(dir + "/env.out");
+  EXPECT_FALSE(Has(env, "CORRAL_KEY_FILE=")) << env;
+  EXPECT_FALSE(Has(env, "CORRAL_TOKEN=")) << env;
+  EXPECT_TRUE(Has(env, "CORRAL_CA_FILE=" + cluster_->ca_file())) << env;
+  // Inside the job, `corral` works with the job's credential.
+  std::string show = Read(dir + "/show.out");
+  EXPECT_TRUE(Has(show, "\"state\"")) << show << Read(dir + "/show.err");
+
+  auto client = api::HttpClient::Create(cluster_->url(), cluster_->client_options());
+  ASSERT_TRUE(client.has_value());
+  // "Submitted batch job N"
+  const std::string id = submitted.out.substr(submitted.out.find_last_of(' ') + 1,
+                                              submitted.out.find_last_not_of("\n") -
+                                                  submitted.out.find_last_of(' '));
+  auto job_id = ParseJobIdText(id);
+  ASSERT_TRUE(job_id.has_value()) << submitted.out;
+  auto get = [&] {
+    auto r = (*client)->Send("GET", "/api/v1/jobs/" + id, "", {{"authorization", "Bearer " + credential}});
+    return r ? *r : api::HttpResponse{.status = 0, .body = r.error().message};
+  };
+  api::HttpResponse running = get();
+  EXPECT_EQ(running.status, 200) << running.body;
+  EXPECT_FALSE(Has(running.body, credential));
+
+  std::ofstream(dir + "/go") << "";
+  auto ended = cluster_->WaitJob(*job_id, seconds(60));
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->job.state, JobState::kCompleted) << ended->job.reason;
+  api::HttpResponse after = get();
+  EXPECT_EQ(after.status, 401) << after.body;
+}
+
+TEST_F(TrustTest, TheWireHoldsNoTokenAndNoScript) {
+  RecordingRelay relay(ControllerPort());
+  auto client = api::HttpClient::Create("https://127.0.0.1:" + std::to_string(relay.port()),
+                                        cluster_->client_options());
+  ASSERT_TRUE(client.has_value());
+  const std::string marker = "corral-wire-marker-5f3a";
+  JobSpec spec = cluster_->ShellJob("echo " + marker);
+  std::string token = cluster_->Token("");
+  auto r = (*client)->Send("POST", "/api/v1/jobs", api::EncodeJobSpec(spec),
+                           {{"authorization", token}});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->status, 201) << r->body;
+  auto id = api::DecodeSubmitResponse(r->body);
+  ASSERT_TRUE(id.has_value());
+  // Reading the job back sends the script the other way.
+  auto back = (*client)->Send("GET", "/api/v1/jobs/" + id->job_id.ToString(), "",
+                              {{"authorization", token}}, true);
+  ASSERT_TRUE(back.has_value());
+  ASSERT_TRUE(Has(back->body, marker));  // it did travel, inside TLS
+  std::string wire = relay.bytes();
+  EXPECT_GT(wire.size(), 1000u);
+  EXPECT_FALSE(Has(wire, marker));
+  EXPECT_FALSE(Has(wire, token.substr(7)));
+  EXPECT_FALSE(Has(wire, "Bearer"));
+  EXPECT_FALSE(Has(wire, "/api/v1/"));
+  ASSERT_TRUE(cluster_->WaitJob(id->job_id, seconds(60)).has_value());
+}
+
+TEST_F(TrustTest, SecretFilesReadableByOthersAreRefusedAtStart) {
+  // node02's agent config, with its certificate key copied to a file others may read.
+  const std::string adir = cluster_->dir() + "/agents/node02";
+  const std::string leaky = cluster_->dir() + "/leaky.key";
+  fs::copy_file(cluster_->dir() + "/pki/nodes/node02.key", leaky);
+  chmod(leaky.c_str(), 0644);
+  std::string toml = Read(adir + "/agent.toml");
+  const std::string key_line = "key = \"" + cluster_->dir() + "/pki/nodes/node02.key\"";
+  ASSERT_TRUE(Has(toml, key_line)) << toml;
+  toml.replace(toml.find(key_line), key_line.size(), "key = \"" + leaky + "\"");
+  std::ofstream(cluster_->dir() + "/leaky-agent.toml") << toml;
+  CliResult agent = cluster_->CliAs("corral", {"agent", "--config", cluster_->dir() + "/leaky-agent.toml"});
+  EXPECT_EQ(agent.status, 1);
+  EXPECT_TRUE(Has(agent.err, leaky)) << agent.err;
+  EXPECT_TRUE(Has(agent.err, "chmod 600")) << agent.err;
+
+  // The same for a keyring.
+  const std::string leaky_ring = cluster_->dir() + "/leaky.keyring";
+  fs::copy_file(cluster_->dir() + "/pki/nodes/node02.keyring", leaky_ring);
+  chmod(leaky_ring.c_str(), 0640);
+  toml = Read(adir + "/agent.toml");
+  const std::string ring_line = "keyring = \"" + cluster_->dir() + "/pki/nodes/node02.keyring\"";
+  ASSERT_TRUE(Has(toml, ring_line)) << toml;
+  toml.replace(toml.find(ring_line), ring_line.size(), "keyring = \"" + leaky_ring + "\"");
+  std::ofstream(cluster_->dir() + "/leaky-ring.toml") << toml;
+  agent = cluster_->CliAs("corral", {"agent", "--config", cluster_->dir() + "/leaky-ring.toml"});
+  EXPECT_EQ(agent.status, 1);
+  EXPECT_TRUE(Has(agent.err, leaky_ring)) << agent.err;
+}
+
+
+// A munged of the test's own: a private key and socket in `dir`.
+class PrivateMunged {
+ public:
+  explicit PrivateMunged(const std::string& dir) : dir_(dir) {
+    fs::create_directories(dir_);
+    chmod(dir_.c_str(), 0755);
+    std::string key = dir_ + "/munge.key";
+    if (std::system(("mungekey -c -k " + key + " >/dev/null 2>&1").c_str()) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      execl("/usr/sbin/munged", "munged", "-F", "-f", ("--key-file=" + key).c_str(),
+            ("--socket=" + socket()).c_str(), ("--pid-file=" + dir_ + "/munged.pid").c_str(),
+            ("--log-file=" + dir_ + "/munged.log").c_str(),
+            ("--seed-file=" + dir_ + "/munged.seed").c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    up_ = WaitFor([&] { return fs::exists(socket()); }, seconds(10));
+  }
+  ~PrivateMunged() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool up() const { return up_; }
+  std::string socket() const { return dir_ + "/munge.socket"; }
+
+ private:
+  std::string dir_;
+  pid_t pid_ = -1;
+  bool up_ = false;
+};
+
+// Unix user `name`, created for the test when missing and removed afterwards.
+class TestUser {
+ public:
+  explicit TestUser(const std::string& name) : name_(name) {
+    if (getpwnam(name.c_str()) == nullptr) {
+      created_ = std::system(("useradd --system --no-create-home --shell /usr/sbin/nologin " +
+                              name + " >/dev/null 2>&1").c_str()) == 0;
+    }
+    if (const passwd* pw = getpwnam(name.c_str())) {
+      uid_ = pw->pw_uid;
+      gid_ = pw->pw_gid;
+    }
+  }
+  ~TestUser() {
+    if (created_) (void)std::system(("userdel " + name_ + " >/dev/null 2>&1").c_str());
+  }
+  bool exists() const { return uid_ != 0; }
+  // Runs `argv` as this user with `env`; returns its exit status, stdout and stderr.
+  CliResult Run(const std::vector<std::string>& argv, const std::vector<std::string>& env) const {
+    int out[2], err[2];
+    CliResult r;
+    if (pipe(out) != 0 || pipe(err) != 0) return r;
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      if (chdir("/tmp") != 0 || setgroups(0, nullptr) != 0 || setgid(gid_) != 0 ||
+          setuid(uid_) != 0) {
+        _exit(126);
+      }
+      std::vector<char*> a, e;
+      for (const auto& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+      a.push_back(nullptr);
+      for (const auto& s : env) e.push_back(const_cast<char*>(s.c_str()));
+      e.push_back(nullptr);
+      execve(CORRAL_BINARY, a.data(), e.data());
+      _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    auto drain = [](int fd) {
+      std::string s;
+      char buf[4096];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof buf)) > 0) s.append(buf, static_cast<size_t>(n));
+      close(fd);
+      return s;
+    };
+    r.out = drain(out[0]);
+    r.err = drain(err[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+  }
+
+ private:
+  std::string name_;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+  bool created_ = false;
+};
+
+TEST(MungeTest, AnotherLocalUserIsAuthenticatedAsThemselves) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to start munged and create a user";
+  if (!fs::exists("/usr/sbin/munged")) GTEST_SKIP() << "munge is not installed (tools/setup.sh)";
+  char tmpl[] = "/tmp/corral-munge-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  PrivateMunged munged(dir);
+  ASSERT_TRUE(munged.up()) << Read(dir + "/munged.log");
+  TestUser b("corraltestb");
+  ASSERT_TRUE(b.exists());
+  {
+    TestCluster cluster({.nodes = 1, .gpus_per_node = 0, .munge_socket = munged.socket()});
+    ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+    chmod(cluster.dir().c_str(), 0755);  // user B reads the CA certificate
+    const std::vector<std::string> env = {"CORRAL_CONTROLLER=" + cluster.url(),
+                                          "CORRAL_CA_FILE=" + cluster.ca_file(),
+                                          "CORRAL_MUNGE_SOCKET=" + munged.socket(),
+                                          "HOME=/tmp", "PATH=/usr/bin:/bin"};
+    CliResult submitted =
+        b.Run({"corral", "submit", "--hold", "--parsable", "--wrap", "true"}, env);
+    ASSERT_EQ(submitted.status, 0) << submitted.err;
+    auto id = ParseJobIdText(submitted.out.substr(0, submitted.out.find_first_of(";\n")));
+    ASSERT_TRUE(id.has_value()) << submitted.out;
+    auto job = cluster.GetJob(*id);
+    ASSERT_TRUE(job.has_value()) << job.error().message;
+    EXPECT_EQ(job->job.spec.user, "corraltestb");
+    // B cannot read the cluster's keyring, so has no other way in than MUNGE.
+    CliResult with_key = b.Run({"corral", "queue"}, [&] {
+      auto e = env;
+      e.push_back("CORRAL_KEY_FILE=" + cluster.dir() + "/pki/keyring");
+      return e;
+    }());
+    EXPECT_NE(with_key.status, 0);
+    EXPECT_TRUE(Has(with_key.err, "keyring")) << with_key.err;
+    EXPECT_EQ(cluster.Cli({"cancel", id->ToString()}).status, 0);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+}  // namespace
+}  // namespace corral::testing

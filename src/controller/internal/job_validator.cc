@@ -70,7 +70,7 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     spec.uid = ids->uid;
     spec.gid = ids->gid;
   }
-  CORRAL_RETURN_IF_ERROR(CheckJobSizes(spec));
+  CORRAL_ASSIGN_OR_RETURN(size_t job_bytes, CheckJobSizes(spec));
   // 2-5. The script, the name, the working directory, the environment.
   if (spec.script.empty()) return InvalidArgument("script: empty; a batch script is required");
   if (spec.script.size() > kMaxScriptBytes) {
@@ -104,6 +104,7 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     auto parsed = ParseArraySpec(spec.array);
     if (!parsed) return InvalidArgument("array: " + parsed.error().message);
     tasks = parsed->indices.size();
+    CORRAL_RETURN_IF_ERROR(CheckArraySize(tasks, job_bytes));
   }
   if (config_.max_submitted_jobs > 0 &&
       jobs_.ActiveJobsOf(spec.user) + tasks > config_.max_submitted_jobs) {

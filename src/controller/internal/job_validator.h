@@ -52,7 +52,8 @@ class JobValidator {
   //   5. environment: variable names without "=" or NUL, values without NUL.
   //   5b. container: image reference, mounts and name in the grammar of core/container_spec.h
   //      (an image starting with "-", a mount of "/" or with "..": refused).
-  //   6. array: a valid array spec ("0-15%4"); with its tasks, the user's pending and
+  //   6. array: a valid array spec ("0-15%4") within the array size limit
+  //      (internal/request_limits.h); with its tasks, the user's pending and
   //      running jobs within `config.max_submitted_jobs` (kResourceExhausted).
   //   7. resources: a valid request (core's `ValidateResourceRequest`).
   //   8. dependency: every job it names exists.

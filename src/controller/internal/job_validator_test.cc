@@ -159,6 +159,13 @@ TEST_F(JobValidatorTest, OversizedFieldsNulBytesAndTooManyJobsAreRefusedNamingTh
   s = Spec();
   s.name = std::string(300, 'n');
   EXPECT_EQ(field_of(s), "name");
+  // An array costs its tasks times the job (until tasks share one spec): bounded.
+  s = Spec();
+  s.script = "#!/bin/sh\n" + std::string(300 * 1024, '#') + "\n";
+  s.array = "0-1000";
+  EXPECT_EQ(field_of(s), "array");
+  s.array = "0-99";
+  EXPECT_NE(field_of(s), "array") << "100 tasks of 300 KiB are within the limit";
   // At most `max_submitted_jobs` (5 here) pending or running, array tasks counted.
   s = Spec();
   s.array = "0-5";

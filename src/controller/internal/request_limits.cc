@@ -85,7 +85,7 @@ Result<size_t> Container(const char* prefix, const ContainerSpec& c) {
 
 }  // namespace
 
-Status CheckJobSizes(const JobSpec& spec) {
+Result<size_t> CheckJobSizes(const JobSpec& spec) {
   const std::pair<const char*, const std::string*> short_fields[] = {
       {"name", &spec.name},
       {"account", &spec.account},
@@ -132,7 +132,15 @@ Status CheckJobSizes(const JobSpec& spec) {
     total += p.size();
   }
   if (total > kMaxJobBytes) return TooLong("job", total, kMaxJobBytes);
-  return {};
+  return total;
+}
+
+Status CheckArraySize(size_t tasks, size_t job_bytes) {
+  if (tasks * job_bytes <= kMaxArrayBytes) return {};
+  return InvalidArgument("array: " + std::to_string(tasks) + " tasks of a job of " +
+                         std::to_string(job_bytes) + " bytes are over the limit of " +
+                         std::to_string(kMaxArrayBytes) +
+                         " bytes for an array (fewer tasks, or a smaller script or environment)");
 }
 
 Status CheckStepSizes(const StepSpec& spec) {

@@ -18,6 +18,8 @@
 //   partitions                                   64 names of at most 256 bytes
 //   container mounts, container env              64 mounts, 256 names
 //   the whole job (every field above together)   8 MiB
+//   an array: its tasks times the whole job      256 MiB (each task keeps a copy of the job
+//                                                until arrays share one spec)
 //
 // Thread-safe: pure functions.
 #pragma once
@@ -44,9 +46,14 @@ inline constexpr size_t kMaxPartitions = 64;
 inline constexpr size_t kMaxMounts = 64;
 inline constexpr size_t kMaxContainerEnv = 256;
 inline constexpr size_t kMaxJobBytes = 8 * 1024 * 1024;
+inline constexpr size_t kMaxArrayBytes = 256 * 1024 * 1024;
 
-// Every limit of the header for a job (the script's own is JobValidator's).
-Status CheckJobSizes(const JobSpec& spec);
+// Every limit of the header for a job (the script's own is JobValidator's). Returns the job's
+// size in bytes (its variable-length fields).
+Result<size_t> CheckJobSizes(const JobSpec& spec);
+// The array limit: `tasks` copies of a job of `job_bytes`. Returns kInvalidArgument naming
+// "array" when over it.
+Status CheckArraySize(size_t tasks, size_t job_bytes);
 // The limits that apply to a step: argv, environment, paths, container.
 Status CheckStepSizes(const StepSpec& spec);
 

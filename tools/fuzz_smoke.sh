@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang in their own build directory and runs each for
 # a short while: a smoke test of the Slurm front end's parsers, the token verifier, the API's HTTP
-# wire parser and its JSON request decoders under ASan and UBSan, for CI.
+# wire parser, its JSON request decoders, the TOML configs and the container grammar under ASan
+# and UBSan, for CI.
 # Exits non-zero when a target fails to build or finds a crash (its input is kept under
 # $build/artifacts/).
 #
@@ -19,7 +20,8 @@ ninja -C "$build" -j"$jobs"
 
 mkdir -p "$build/artifacts"
 status=0
-for target in directives_fuzz hostlist_fuzz slurm_values_fuzz token_fuzz http_parser_fuzz json_codec_fuzz; do
+for target in directives_fuzz hostlist_fuzz slurm_values_fuzz token_fuzz http_parser_fuzz json_codec_fuzz \
+    config_fuzz container_spec_fuzz; do
   corpus="$build/corpus/$target"
   mkdir -p "$corpus"
   dict=()

@@ -27,11 +27,13 @@
 #include "agent/exec/step_output.h"
 #include "agent/launcher.h"
 #include "agent/node_monitor.h"
+#include "agent/routes.h"
 #include "agent/run_journal.h"
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
 #include "api/transport_policy.h"
+#include "core/check.h"
 #include "core/log.h"
 
 namespace corral::agent {
@@ -407,28 +409,37 @@ Status Agent::Start() {
     };
   };
   using Req = const api::HttpRequest&;
-  im.server.Route("GET", "/api/v1/health", [](Req) { return Ok(); });
-  im.server.Route("POST", "/api/v1/launch",
+  // Every route through the table of agent/routes.h (tests/security walks it).
+  size_t routed = 0;
+  auto route = [&](std::string_view method, std::string_view pattern, api::HttpHandler handler) {
+    CORRAL_CHECK(FindAgentRoute(method, pattern) != nullptr)
+        << method << " " << pattern << ": no row in agent/routes.cc";
+    ++routed;
+    im.server.Route(std::string(method), std::string(pattern), std::move(handler));
+  };
+  route("GET", "/api/v1/health", [](Req) { return Ok(); });
+  route("POST", "/api/v1/launch",
                   guarded([impl](Req req) { return impl->HandleLaunch(req); }));
-  im.server.Route("POST", "/api/v1/cancel", guarded([impl](Req req) {
+  route("POST", "/api/v1/cancel", guarded([impl](Req req) {
                     return impl->HandleSignal(req, &api::DecodeCancelRequest, &AgentCore::OnCancel);
                   }));
-  im.server.Route("POST", "/api/v1/signal", guarded([impl](Req req) {
+  route("POST", "/api/v1/signal", guarded([impl](Req req) {
                     return impl->HandleSignal(req, &api::DecodeSignalRequest, &AgentCore::OnSignal);
                   }));
-  im.server.Route("POST", "/api/v1/jobs/limit",
+  route("POST", "/api/v1/jobs/limit",
                   guarded([impl](Req req) { return impl->HandleTimeLimit(req); }));
-  im.server.Route("POST", "/api/v1/steps/launch",
+  route("POST", "/api/v1/steps/launch",
                   guarded([impl](Req req) { return impl->HandleStepLaunch(req); }));
-  im.server.Route("POST", "/api/v1/steps/signal", guarded([impl](Req req) {
+  route("POST", "/api/v1/steps/signal", guarded([impl](Req req) {
                     return impl->HandleSignal(req, &api::DecodeStepSignalRequest,
                                               &AgentCore::OnStepSignal);
                   }));
-  im.server.Route("POST", "/api/v1/inject", guarded([impl](Req req) {
+  route("POST", "/api/v1/inject", guarded([impl](Req req) {
                     auto r = api::DecodeInjectRequest(req.body);
                     if (!r) return api::ErrorResponse(r.error());
                     return Answer(impl->node->Inject(*r));
                   }));
+  CORRAL_CHECK(routed == AgentRoutes().size()) << "a row of agent/routes.cc without a handler";
   // The node's size as it registers (the default memory of a job is its share of it).
   im.config.cpus = inv.cpus;
   im.config.memory_mb = inv.memory_mb;

@@ -103,7 +103,9 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   for (const auto& [k, v] : root) {
     std::string key(k.str());
     if (key == "controller" || key == "store" || key == "auth" || key == "tls" ||
-        kSchedulingSections.contains(key)) continue;
+        key == "privacy" || key == "limits" || kSchedulingSections.contains(key)) {
+      continue;
+    }
     return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
   }
   auto table = [&](const char* name) -> Result<const toml::table*> {
@@ -202,6 +204,31 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
       return InvalidArgument(std::string(origin) +
                              ": [tls] ca: required with a certificate (it verifies the agents)");
     }
+  }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* pr, table("privacy"));
+  if (pr != nullptr) {
+    Reader r(origin, "privacy", *pr);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"private_data"}));
+    std::vector<std::string> items;
+    CORRAL_RETURN_IF_ERROR(r.Strings("private_data", &items));
+    for (const auto& item : items) {
+      if (item == "jobs") {
+        c.privacy.jobs = true;
+      } else if (item == "usage") {
+        c.privacy.usage = true;
+      } else {
+        return InvalidArgument(std::string(origin) + ": [privacy] private_data: unknown item \"" +
+                               item + "\" (expected \"jobs\" or \"usage\")");
+      }
+    }
+  }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* li, table("limits"));
+  if (li != nullptr) {
+    Reader r(origin, "limits", *li);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"max_submitted_jobs"}));
+    int64_t max_jobs = c.max_submitted_jobs;
+    CORRAL_RETURN_IF_ERROR(r.Int("max_submitted_jobs", 0, 100000000, &max_jobs));
+    c.max_submitted_jobs = static_cast<uint32_t>(max_jobs);
   }
   if (c.store_url.empty()) c.store_url = "sqlite:" + c.state_dir + "/corral.db";
   if (c.jwt_key_file.empty()) c.jwt_key_file = c.state_dir + "/jwt.key";

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,23 @@
 #include "core/time.h"
 
 namespace corral::controller {
+
+// [privacy] private_data (Slurm's PrivateData): what other users may not see. Owners,
+// operators and admins always see everything; nobody else ever sees a job's script,
+// environment, arguments or step argv (controller/internal/access.h).
+struct PrivacyConfig {
+  bool jobs = false;   // "jobs": other users' jobs are not listed and cannot be read
+  bool usage = false;  // "usage": other users' jobs' usage (CPU, GPU, energy) is hidden
+};
+
+// A user's uid and primary gid.
+struct UnixIds {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+};
+// How the controller finds the uid and gid of a job's user by name: returns kNotFound when
+// the user has no entry.
+using UserIdLookup = std::function<Result<UnixIds>(const std::string& user)>;
 
 struct ControllerConfig {
   std::string cluster_name = "corral";
@@ -50,6 +68,13 @@ struct ControllerConfig {
   // Plain http:// on a loopback listen address (tests, a single-host setup). Any other
   // address without TLS is refused at start.
   bool allow_plain_loopback = false;
+  // [privacy]
+  PrivacyConfig privacy;
+  // [limits] max_submitted_jobs: the most jobs (array tasks counted) one user may have
+  // pending or running at once; 0 = no limit.
+  uint32_t max_submitted_jobs = 10000;
+  // Not from the file: how job users' uids are found (the passwd database when empty).
+  UserIdLookup user_ids;
   // The whole file's text, for sched's parser of the scheduling sections.
   std::string toml_text;
 };

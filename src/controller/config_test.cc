@@ -39,6 +39,20 @@ TEST(ControllerConfigTest, DefaultsFollowTheStateDir) {
   EXPECT_EQ(c->store_url, "sqlite:/x/corral.db");
 }
 
+TEST(ControllerConfigTest, PrivacyAndLimits) {
+  auto defaults = ParseControllerConfig("", "f");
+  ASSERT_TRUE(defaults.has_value());
+  EXPECT_FALSE(defaults->privacy.jobs);
+  EXPECT_FALSE(defaults->privacy.usage);
+  EXPECT_EQ(defaults->max_submitted_jobs, 10000u);
+  auto c = ParseControllerConfig(
+      "[privacy]\nprivate_data = [\"jobs\", \"usage\"]\n[limits]\nmax_submitted_jobs = 50\n", "f");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_TRUE(c->privacy.jobs);
+  EXPECT_TRUE(c->privacy.usage);
+  EXPECT_EQ(c->max_submitted_jobs, 50u);
+}
+
 TEST(ControllerConfigTest, RejectsBadConfigsNamingTheKey) {
   struct Case {
     const char* text;
@@ -64,6 +78,10 @@ TEST(ControllerConfigTest, RejectsBadConfigsNamingTheKey) {
        "corral.toml: [auth] operator_groups: expected an array of strings"},
       {"[auth]\nmax_token_lifetime_s = 10\n",
        "corral.toml: [auth] max_token_lifetime_s: 10 is out of range 60..604800"},
+      {"[privacy]\nprivate_data = [\"scripts\"]\n",
+       "corral.toml: [privacy] private_data: unknown item \"scripts\" (expected \"jobs\" or \"usage\")"},
+      {"[limits]\nmax_submitted_jobs = -1\n",
+       "corral.toml: [limits] max_submitted_jobs: -1 is out of range 0..100000000"},
   };
   for (const auto& c : cases) {
     auto r = ParseControllerConfig(c.text, "corral.toml");

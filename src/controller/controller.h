@@ -84,12 +84,15 @@ class Controller {
   Status Recover(store::StoredState state);
 
   // --- Requests from users (identities already authenticated) ---
+  // Every request is decided by `api::Authorize` (api/access.h) with the action of its route
+  // (routes.h) against the job (its user and current run) or the node: kPermissionDenied
+  // naming the caller and the action otherwise, checked before anything else.
 
   // Validates and queues a job (an array as one job per task, with consecutive ids from the
   // array's job id on). The checks and their order: internal/job_validator.h. Returns
   // kInvalidArgument naming the field and the reason (no script, no shebang, bad resources,
   // more GPUs than any node of the partition has, unknown partition, time limit over the
-  // partition's maximum, ...), kPermissionDenied when a non-admin submits for another user or
+  // partition's maximum, ...), kPermissionDenied when a user (not an operator or admin) submits for another user or
   // the policy engine refuses the account or QOS. Nothing is recorded on error.
   Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec);
 
@@ -130,7 +133,7 @@ class Controller {
   std::vector<api::NodeInfo> ListNodes() const;
   std::vector<api::PartitionInfo> ListPartitions() const;
 
-  // Admin only (kPermissionDenied otherwise). Drain: no new jobs; running ones finish.
+  // Operators and admins (kPermissionDenied otherwise). Drain: no new jobs; running ones finish.
   // Returns kNotFound for an unknown node, kInvalidArgument for an empty reason.
   Status Drain(const api::Identity& who, const std::string& node, const std::string& reason);
   // Resume also returns the node's failed GPUs to service, except those whose checks still
@@ -139,7 +142,7 @@ class Controller {
 
   // --- GPU health (docs/agent.md, "Health checks"; controller_nodes.cc) ---
 
-  // Admin only: returns failed GPU `gpu` of `node` to service (its latched problems, such as
+  // Operators and admins: returns failed GPU `gpu` of `node` to service (its latched problems, such as
   // an XID, are dropped by the agent). Returns kPermissionDenied, kNotFound for an unknown
   // node or GPU, kFailedPrecondition when the GPU is in service or still fails a check.
   Status ResumeGpu(const api::Identity& who, const std::string& node, uint32_t gpu);

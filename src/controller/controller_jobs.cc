@@ -44,7 +44,7 @@ Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec
 
 Status Controller::Cancel(const api::Identity& who, JobId id) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCancelJob, e->job));
   if (IsTerminal(e->job.state)) {
     return FailedPrecondition("job " + id.ToString() + ": already " +
                               std::string(JobStateName(e->job.state)));
@@ -55,9 +55,9 @@ Status Controller::Cancel(const api::Identity& who, JobId id) {
 
 Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
-  if (signal <= 0 || signal >= NSIG) {
-    return InvalidArgument("signal: " + std::to_string(signal) + " is not a signal number");
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCancelJob, e->job));
+  if (signal < 1 || signal > 64 || signal >= NSIG) {
+    return InvalidArgument("signal: " + std::to_string(signal) + " is not a signal number (1-64)");
   }
   if (e->job.state != JobState::kRunning) {
     return FailedPrecondition("job " + id.ToString() + ": not running");
@@ -71,7 +71,7 @@ Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
 
 Status Controller::Requeue(const api::Identity& who, JobId id) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kRequeueJob, e->job));
   if (e->job.state == JobState::kPending) {
     return FailedPrecondition("job " + id.ToString() + ": already pending");
   }
@@ -83,13 +83,14 @@ Status Controller::Requeue(const api::Identity& who, JobId id) {
 
 Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(
+      who, hold ? api::Action::kHoldJob : api::Action::kReleaseJob, e->job));
   if (e->job.state != JobState::kPending) {
     return FailedPrecondition("job " + id.ToString() + ": not pending");
   }
   // As in Slurm: an admin's hold on someone else's job (JobHeldAdmin) is one its user cannot
   // release. The reason is stored with the job, so the kind of hold survives a restart.
-  bool admin = s_->access.IsAdmin(who);
+  bool admin = internal::IsPrivileged(who);
   bool admin_hold = e->job.spec.hold && e->job.reason == "JobHeldAdmin";
   if (!hold && admin_hold && !admin) {
     return MakeError(
@@ -106,7 +107,7 @@ Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
 
 Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration limit) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kUpdateJob, e->job));
   CORRAL_RETURN_IF_ERROR(s_->validator.ValidateTimeLimit(who, e->job, limit));
   e->job.time_limit = limit;
   e->job.spec.time_limit = limit;
@@ -121,7 +122,7 @@ Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration 
 
 Result<api::JobInfo> Controller::AcknowledgeCheckpoint(const api::Identity& who, JobId id) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCheckpointDone, e->job));
   CORRAL_RETURN_IF_ERROR(internal::CheckRunning(e->job));
   e->job.last_checkpoint = s_->clock.Now();
   s_->jobs.Put(*e);

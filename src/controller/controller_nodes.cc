@@ -140,7 +140,7 @@ Result<api::HeartbeatResponse> Controller::Heartbeat(const api::HeartbeatRequest
 
 Status Controller::Drain(const api::Identity& who, const std::string& node,
                          const std::string& reason) {
-  CORRAL_RETURN_IF_ERROR(s_->access.RequireAdmin(who, "drain"));
+  CORRAL_RETURN_IF_ERROR(api::Authorize(who, api::Action::kDrainNode, {.node = node}));
   if (reason.empty()) return InvalidArgument("reason: a reason is required to drain a node");
   CORRAL_ASSIGN_OR_RETURN(NodeEntry * n, s_->nodes.Get(node));
   internal::NodeTable::SetDrain(*n, reason, s_->clock.Now());
@@ -150,7 +150,7 @@ Status Controller::Drain(const api::Identity& who, const std::string& node,
 }
 
 Status Controller::Resume(const api::Identity& who, const std::string& node) {
-  CORRAL_RETURN_IF_ERROR(s_->access.RequireAdmin(who, "resume"));
+  CORRAL_RETURN_IF_ERROR(api::Authorize(who, api::Action::kResumeNode, {.node = node}));
   CORRAL_ASSIGN_OR_RETURN(NodeEntry * n, s_->nodes.Get(node));
   internal::NodeTable::ClearDrain(*n);
   // Failed GPUs return to service too, except those whose checks still fail.
@@ -161,7 +161,7 @@ Status Controller::Resume(const api::Identity& who, const std::string& node) {
 }
 
 Status Controller::ResumeGpu(const api::Identity& who, const std::string& node, uint32_t gpu) {
-  CORRAL_RETURN_IF_ERROR(s_->access.RequireAdmin(who, "resume-gpu"));
+  CORRAL_RETURN_IF_ERROR(api::Authorize(who, api::Action::kResumeGpu, {.node = node}));
   CORRAL_ASSIGN_OR_RETURN(NodeEntry * n, s_->nodes.Get(node));
   bool exists = std::any_of(n->node.inventory.gpus.begin(), n->node.inventory.gpus.end(),
                             [&](const GpuInfo& g) { return g.index == gpu; });
@@ -181,7 +181,7 @@ Status Controller::ResumeGpu(const api::Identity& who, const std::string& node, 
 
 Result<AgentAddress> Controller::InjectTarget(const api::Identity& who,
                                               const std::string& node) const {
-  CORRAL_RETURN_IF_ERROR(s_->access.RequireAdmin(who, "inject"));
+  CORRAL_RETURN_IF_ERROR(api::Authorize(who, api::Action::kConfigure, {.node = node}));
   CORRAL_ASSIGN_OR_RETURN(const NodeEntry* n, s_->nodes.Get(node));
   if (!n->node.responding) return Unavailable("node " + node + ": not responding");
   return internal::AddressOf(n->node);

@@ -2,6 +2,7 @@
 // step tracker's (internal/step_tracker.h). See controller.h.
 #include "controller/controller.h"
 #include "controller/internal/controller_state.h"
+#include "controller/internal/request_limits.h"
 
 namespace corral::controller {
 
@@ -9,7 +10,8 @@ using internal::JobEntry;
 
 Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id, StepSpec spec) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCreateStep, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::CheckStepSizes(spec));
   CORRAL_RETURN_IF_ERROR(internal::CheckRunning(e->job));
   if (e->cancel_requested) return FailedPrecondition("job " + id.ToString() + ": being cancelled");
   return s_->steps.Create(*e, std::move(spec));
@@ -29,7 +31,7 @@ Result<std::vector<api::StepInfo>> Controller::ListSteps(JobId id) const {
 
 Status Controller::CancelStep(const api::Identity& who, JobId id, uint32_t step) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(s_->access.CheckOwner(who, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCreateStep, e->job));
   return s_->steps.Cancel(id, step);
 }
 

@@ -26,8 +26,7 @@ ControllerState::ControllerState(ControllerConfig config_in, sched::SchedulerCon
       partitions(sched_in.partitions),
       sched_config(WithPartitions(std::move(sched_in), partitions)),
       policy(std::move(policy_in)),
-      engine(MakeEngine(sched_config)),
-      access(config.admin_users) {
+      engine(MakeEngine(sched_config)) {
   CORRAL_CHECK(policy != nullptr) << "a scheduling policy is required";
   last_pass = clock.MonotonicNow();
 }

@@ -3,7 +3,6 @@
 // answers requests with it.
 //
 //   partitions   the configured partitions            (immutable)
-//   access       who may do what                      (immutable)
 //   out          the write batch, the outbox, "a pass is due"
 //   jobs         jobs, arrays, state indexes, ended jobs; job records and counters
 //   nodes        nodes, agent addresses, liveness, drain, usage; node records
@@ -21,7 +20,7 @@
 #include <memory>
 
 #include "controller/config.h"
-#include "controller/internal/access.h"
+#include "controller/internal/access.h"  // IWYU pragma: export
 #include "controller/internal/gpu_health_tracker.h"
 #include "controller/internal/job_lifecycle.h"
 #include "controller/internal/job_table.h"
@@ -54,7 +53,6 @@ struct ControllerState {
   const sched::SchedulerConfig sched_config;
   const std::unique_ptr<sched::Policy> policy;     // decides placements
   const std::unique_ptr<sched::Scheduler> engine;  // submission checks and priorities
-  const Access access;
 
   Outputs out;
   JobTable jobs{out};
@@ -64,7 +62,7 @@ struct ControllerState {
   GpuHealthTracker health;
   UsageBook usage{sched_config, out};
   SnapshotBuilder snapshots{jobs, nodes, partitions, stops, usage, sched_config, clock};
-  JobValidator validator{access, partitions, jobs, nodes, snapshots, *engine, sched_config, clock};
+  JobValidator validator{config, partitions, jobs, nodes, snapshots, *engine, sched_config, clock};
   JobLifecycle lifecycle{jobs, nodes, steps, stops, usage, snapshots, clock, out};
 
   // Scheduling passes (controller_sched.cc).

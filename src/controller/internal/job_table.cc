@@ -35,6 +35,7 @@ JobEntry& JobTable::Restore(Job job, MonoTime now) {
     entry.cancel_requested = j.reason == kCancelRequested;
     running_.insert(j.id);
   }
+  if (!IsTerminal(j.state)) ++active_by_user_[j.spec.user];
   if (!j.spec.array.empty() && !IsTerminal(j.state)) {
     if (auto a = ParseArraySpec(j.spec.array)) entry.array_max_running = a->max_running;
   }
@@ -153,6 +154,7 @@ void JobTable::Add(JobEntry e) {
   Put(e);
   JobId id = e.job.id;
   if (e.job.state == JobState::kPending) pending_.insert(id);
+  if (!IsTerminal(e.job.state)) ++active_by_user_[e.job.spec.user];
   jobs_[id] = std::move(e);
 }
 
@@ -165,8 +167,18 @@ void JobTable::SetState(JobEntry& e, JobState state) {
   if (state != JobState::kRunning) running_.erase(id);
   if (state == JobState::kPending) pending_.insert(id);
   if (state == JobState::kRunning) running_.insert(id);
-  if (IsTerminal(state) && !IsTerminal(e.job.state)) finished_.push_back(id);
+  if (IsTerminal(state) && !IsTerminal(e.job.state)) {
+    finished_.push_back(id);
+    auto it = active_by_user_.find(e.job.spec.user);
+    if (it != active_by_user_.end() && --it->second == 0) active_by_user_.erase(it);
+  }
+  if (!IsTerminal(state) && IsTerminal(e.job.state)) ++active_by_user_[e.job.spec.user];
   e.job.state = state;
+}
+
+uint32_t JobTable::ActiveJobsOf(const std::string& user) const {
+  auto it = active_by_user_.find(user);
+  return it == active_by_user_.end() ? 0 : it->second;
 }
 
 std::vector<JobId> JobTable::TakeFinished() {

@@ -76,6 +76,8 @@ class JobTable {
   const std::map<JobId, JobEntry>& all() const { return jobs_; }
   const std::set<JobId>& pending() const { return pending_; }
   const std::set<JobId>& running() const { return running_; }
+  // How many jobs of `user` (array tasks counted) are pending or running.
+  uint32_t ActiveJobsOf(const std::string& user) const;
 
   // The task with index `task` of the array that `job` is or belongs to (aftercorr), or
   // nullopt when there is none (or `job` is unknown).
@@ -111,6 +113,7 @@ class JobTable {
   std::set<JobId> pending_;
   std::set<JobId> running_;
   std::vector<JobId> finished_;
+  std::map<std::string, uint32_t> active_by_user_;  // pending or running jobs, by user
   uint64_t next_job_id_ = 1;
   uint64_t next_generation_ = 1;
 };

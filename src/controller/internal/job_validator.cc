@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "controller/internal/access.h"
+#include "controller/internal/request_limits.h"
 #include "core/array_spec.h"
 #include "core/container_spec.h"
 #include "core/duration.h"
@@ -36,11 +38,11 @@ std::optional<std::string> OverPartitionMaxTime(Duration limit, const Partition&
          " of partition \"" + p.name + "\"";
 }
 
-JobValidator::JobValidator(const Access& access, const Partitions& partitions, const JobTable& jobs,
+JobValidator::JobValidator(const ControllerConfig& config, const Partitions& partitions, const JobTable& jobs,
                            const NodeTable& nodes, const SnapshotBuilder& snapshots,
                            const sched::Scheduler& engine,
                            const sched::SchedulerConfig& sched_config, const Clock& clock)
-    : access_(access),
+    : config_(config),
       partitions_(partitions),
       jobs_(jobs),
       nodes_(nodes),
@@ -51,15 +53,24 @@ JobValidator::JobValidator(const Access& access, const Partitions& partitions, c
 
 Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
                                   std::vector<const Partition*>* parts) const {
-  // 1. Identity: users submit as themselves; admins and the controller may submit for others.
+  // 1. Identity: users submit as themselves; operators and admins may submit for others. The
+  // uid and gid are never the request's.
+  CORRAL_RETURN_IF_ERROR(api::Authorize(who, api::Action::kSubmitJob, {}));
   if (spec.user.empty() || spec.user == who.user) {
     spec.user = who.user;
     spec.uid = who.uid;
     spec.gid = who.gid;
-  } else if (!access_.IsAdmin(who)) {
+  } else if (!IsPrivileged(who)) {
     return MakeError(ErrorCode::kPermissionDenied,
                      "user: " + who.user + " may not submit jobs as " + spec.user);
+  } else {
+    if (spec.user.size() > kMaxShortField) return InvalidArgument("user: longer than 256 bytes");
+    Result<UnixIds> ids = config_.user_ids ? config_.user_ids(spec.user) : SystemUserIds(spec.user);
+    if (!ids) return InvalidArgument("user: " + ids.error().message);
+    spec.uid = ids->uid;
+    spec.gid = ids->gid;
   }
+  CORRAL_ASSIGN_OR_RETURN(size_t job_bytes, CheckJobSizes(spec));
   // 2-5. The script, the name, the working directory, the environment.
   if (spec.script.empty()) return InvalidArgument("script: empty; a batch script is required");
   if (spec.script.size() > kMaxScriptBytes) {
@@ -88,9 +99,21 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
   // The container: image, mounts, name (the grammar the agent enforces, core/container_spec.h).
   CORRAL_RETURN_IF_ERROR(ValidateContainerSpec(spec.container));
   // 6-9. The array, the resources, the dependencies, the time limit.
+  size_t tasks = 1;
   if (!spec.array.empty()) {
     auto parsed = ParseArraySpec(spec.array);
     if (!parsed) return InvalidArgument("array: " + parsed.error().message);
+    tasks = parsed->indices.size();
+    CORRAL_RETURN_IF_ERROR(CheckArraySize(tasks, job_bytes));
+  }
+  if (config_.max_submitted_jobs > 0 &&
+      jobs_.ActiveJobsOf(spec.user) + tasks > config_.max_submitted_jobs) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     "max_submitted_jobs: " + spec.user + " has " +
+                         std::to_string(jobs_.ActiveJobsOf(spec.user)) +
+                         " jobs pending or running; " + std::to_string(tasks) +
+                         " more would be over the limit of " +
+                         std::to_string(config_.max_submitted_jobs));
   }
   if (auto s = ValidateResourceRequest(spec.resources); !s) {
     return InvalidArgument("resources." + s.error().message);
@@ -216,7 +239,7 @@ Status JobValidator::ValidateTimeLimit(const api::Identity& who, const Job& job,
                               ": a time limit can only be changed while the job is pending or "
                               "running");
   }
-  if (access_.IsAdmin(who)) return {};
+  if (IsAdministrator(who)) return {};
   if (limit > job.time_limit) {
     return MakeError(ErrorCode::kPermissionDenied,
                      what + ": only an administrator may raise a time limit (from " +

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "api/auth.h"
-#include "controller/internal/access.h"
+#include "controller/config.h"
 #include "controller/internal/job_table.h"
 #include "controller/internal/node_table.h"
 #include "controller/internal/partitions.h"
@@ -28,7 +28,7 @@ std::optional<std::string> OverPartitionMaxTime(Duration limit, const Partition&
 
 class JobValidator {
  public:
-  JobValidator(const Access& access, const Partitions& partitions, const JobTable& jobs,
+  JobValidator(const ControllerConfig& config, const Partitions& partitions, const JobTable& jobs,
                const NodeTable& nodes, const SnapshotBuilder& snapshots,
                const sched::Scheduler& engine, const sched::SchedulerConfig& sched_config,
                const Clock& clock);
@@ -41,15 +41,20 @@ class JobValidator {
   // when that is unset), and the spec completed (user, uid and gid of `who` when it names no
   // other user, name "job", working_dir "/", the default partition). The checks, in this
   // order; the first that fails is returned, naming the field:
-  //   1. user: users submit as themselves; only administrators for another user
-  //      (kPermissionDenied).
+  //   1. user: users submit as themselves (uid and gid of their credential); only operators
+  //      and administrators for another user (kPermissionDenied), whose uid and gid the
+  //      controller looks up (`config.user_ids`, else the passwd database; kInvalidArgument
+  //      for an unknown user). A uid or gid in the request is never used.
+  //   1b. sizes: every field within internal/request_limits.h (kInvalidArgument naming it).
   //   2. script: not empty, at most 4 MiB, starting with "#!", no NUL byte.
   //   3. name: at most 256 characters.
   //   4. working_dir: an absolute path.
   //   5. environment: variable names without "=" or NUL, values without NUL.
   //   5b. container: image reference, mounts and name in the grammar of core/container_spec.h
   //      (an image starting with "-", a mount of "/" or with "..": refused).
-  //   6. array: a valid array spec ("0-15%4").
+  //   6. array: a valid array spec ("0-15%4") within the array size limit
+  //      (internal/request_limits.h); with its tasks, the user's pending and
+  //      running jobs within `config.max_submitted_jobs` (kResourceExhausted).
   //   7. resources: a valid request (core's `ValidateResourceRequest`).
   //   8. dependency: every job it names exists.
   //   9. time_limit: positive.
@@ -77,7 +82,7 @@ class JobValidator {
   // Check 11 for one partition: the reason it cannot take the job, or "" when it can.
   std::string WhyNotIn(const Partition& p, const JobSpec& spec) const;
 
-  const Access& access_;
+  const ControllerConfig& config_;
   const Partitions& partitions_;
   const JobTable& jobs_;
   const NodeTable& nodes_;

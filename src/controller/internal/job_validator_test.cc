@@ -42,7 +42,14 @@ class JobValidatorTest : public ::testing::Test {
   }
 
   corral::testing::FakeClock clock_;
-  ControllerState s_{ControllerConfig{}, TwoPartitions(), std::make_unique<sched::FirstFitPolicy>(),
+  static ControllerConfig Config() {
+    ControllerConfig c;
+    c.user_ids = testing::TestUserIds;
+    c.max_submitted_jobs = 5;
+    return c;
+  }
+
+  ControllerState s_{Config(), TwoPartitions(), std::make_unique<sched::FirstFitPolicy>(),
                      clock_};
 };
 
@@ -89,6 +96,86 @@ TEST_F(JobValidatorTest, TheFirstFailingCheckInTheDocumentedOrderIsReported) {
   JobSpec for_bob = Spec();
   for_bob.user = "bob";
   EXPECT_EQ(Error(for_bob, kAdmin), "");
+}
+
+TEST_F(JobValidatorTest, TheJobUsersUidIsTheControllersNeverTheRequests) {
+  JobSpec s = Spec();
+  s.uid = 0;  // a request that asks for root
+  s.gid = 0;
+  auto own = s_.validator.ValidateSubmission(kAlice, s);
+  ASSERT_TRUE(own.has_value()) << own.error().message;
+  EXPECT_EQ(own->spec.uid, 1000u) << "the credential's uid";
+  EXPECT_EQ(own->spec.gid, 1000u);
+  s.user = "bob";
+  auto for_bob = s_.validator.ValidateSubmission(kAdmin, s);
+  ASSERT_TRUE(for_bob.has_value()) << for_bob.error().message;
+  EXPECT_EQ(for_bob->spec.uid, 1001u) << "bob's uid, looked up; not root's nor the body's";
+  EXPECT_EQ(for_bob->spec.gid, 1001u);
+  const api::Identity op{.user = "olga", .uid = 1500, .gid = 1500, .role = api::Role::kOperator};
+  auto by_operator = s_.validator.ValidateSubmission(op, s);
+  ASSERT_TRUE(by_operator.has_value()) << by_operator.error().message;
+  EXPECT_EQ(by_operator->spec.uid, 1001u);
+  s.user = "nosuchuser";
+  EXPECT_EQ(Error(s, kAdmin), "user: no such user \"nosuchuser\"");
+  s.user = "bob";
+  EXPECT_EQ(Error(s, testing::kMallory), "user: mallory may not submit jobs as bob");
+  const api::Identity agent{.user = "agent:node01", .uid = api::kNoUnixId,
+                            .gid = api::kNoUnixId, .role = api::Role::kAgent, .node = "node01"};
+  s.user = "";
+  auto by_agent = s_.validator.ValidateSubmission(agent, s);
+  ASSERT_FALSE(by_agent.has_value());
+  EXPECT_EQ(by_agent.error().code, ErrorCode::kPermissionDenied);
+}
+
+TEST_F(JobValidatorTest, OversizedFieldsNulBytesAndTooManyJobsAreRefusedNamingTheField) {
+  auto field_of = [&](JobSpec s) {
+    std::string e = Error(s);
+    return e.substr(0, e.find(':'));
+  };
+  JobSpec s = Spec();
+  s.comment = std::string(5000, 'c');
+  EXPECT_EQ(field_of(s), "comment");
+  s = Spec();
+  s.environment["BIG"] = std::string(200 * 1024, 'x');
+  EXPECT_EQ(field_of(s), "environment.BIG");
+  s = Spec();
+  for (int i = 0; i < 20; ++i) s.environment["V" + std::to_string(i)] = std::string(100000, 'x');
+  EXPECT_EQ(field_of(s), "environment");
+  s = Spec();
+  s.script_args = std::vector<std::string>(2000, "a");
+  EXPECT_EQ(field_of(s), "script_args");
+  s = Spec();
+  s.partitions = std::vector<std::string>(100, "long");
+  EXPECT_EQ(field_of(s), "partition");
+  s = Spec();
+  s.dependencies.push_back({.jobs = std::vector<JobId>(2000, JobId(1))});
+  EXPECT_EQ(field_of(s), "dependencies");
+  s = Spec();
+  s.stdout_path = std::string("/tmp/out\0x", 10);
+  EXPECT_EQ(Error(s), "stdout_path: contains a NUL byte");
+  s = Spec();
+  s.working_dir = "/" + std::string(5000, 'd');
+  EXPECT_EQ(field_of(s), "working_dir");
+  s = Spec();
+  s.name = std::string(300, 'n');
+  EXPECT_EQ(field_of(s), "name");
+  // An array costs its tasks times the job (until tasks share one spec): bounded.
+  s = Spec();
+  s.script = "#!/bin/sh\n" + std::string(300 * 1024, '#') + "\n";
+  s.array = "0-1000";
+  EXPECT_EQ(field_of(s), "array");
+  s.array = "0-99";
+  EXPECT_NE(field_of(s), "array") << "100 tasks of 300 KiB are within the limit";
+  // At most `max_submitted_jobs` (5 here) pending or running, array tasks counted.
+  s = Spec();
+  s.array = "0-5";
+  auto over = s_.validator.ValidateSubmission(kAlice, s);
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_EQ(over.error().message.rfind("max_submitted_jobs: ", 0), 0u) << over.error().message;
+  s.array = "0-4";
+  EXPECT_EQ(Error(s), "");
+  EXPECT_EQ(s_.jobs.size(), 0u) << "nothing recorded";
 }
 
 TEST_F(JobValidatorTest, HostileContainerImagesAndMountsAreRefusedNamingTheField) {

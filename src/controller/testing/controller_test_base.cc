@@ -9,6 +9,7 @@ ControllerConfig ControllerTestBase::TestConfig() {
   config.heartbeat_interval = Seconds(1);
   config.node_timeout = Seconds(5);
   config.sched_min_interval = Millis(0);
+  config.user_ids = testing::TestUserIds;
   return config;
 }
 

@@ -2,6 +2,14 @@
 
 namespace corral::controller::testing {
 
+Result<UnixIds> TestUserIds(const std::string& user) {
+  if (user == "alice") return UnixIds{.uid = 1000, .gid = 1000};
+  if (user == "bob") return UnixIds{.uid = 1001, .gid = 1001};
+  if (user == "mallory") return UnixIds{.uid = 1002, .gid = 1002};
+  if (user == "olga") return UnixIds{.uid = 1500, .gid = 1500};
+  return NotFound("no such user \"" + user + "\"");
+}
+
 api::RegisterRequest NodeRegistration(const std::string& name, uint32_t gpus, std::string address,
                                       std::vector<api::RunningJobRef> running,
                                       const std::string& model) {

@@ -13,6 +13,7 @@
 #include "api/auth.h"
 #include "api/messages.h"
 #include "controller/agent_transport.h"
+#include "controller/config.h"
 #include "core/job.h"
 
 namespace corral::controller::testing {
@@ -23,6 +24,10 @@ inline const api::Identity kBob{.user = "bob", .uid = 1001, .gid = 1001, .role =
 inline const api::Identity kMallory{
     .user = "mallory", .uid = 1002, .gid = 1002, .role = api::Role::kUser};
 inline const api::Identity kAdmin{.user = "root", .uid = 0, .gid = 0, .role = api::Role::kAdmin};
+
+// The uids of the test users (alice 1000, bob 1001, mallory 1002, olga 1500); kNotFound for
+// any other name.
+Result<UnixIds> TestUserIds(const std::string& user);
 
 // A node's registration: 16 CPUs, 64000 MB, `gpus` GPUs of `model` (indices 0..gpus-1), at
 // `address` ("http://127.0.0.1:1/<name>" when empty), running `running`.

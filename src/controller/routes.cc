@@ -1,0 +1,56 @@
+#include "controller/routes.h"
+
+namespace corral::controller {
+
+namespace {
+
+using api::Action;
+using enum RouteScope;
+
+// clang-format off
+constexpr RouteSpec kRoutes[] = {
+  {"GET",    "/api/v1/health",                         Action::kReadCluster,    kAnonymous, "liveness"},
+  {"POST",   "/api/v1/jobs",                           Action::kSubmitJob,      kCluster,   "submit a job or an array"},
+  {"GET",    "/api/v1/jobs",                           Action::kReadCluster,    kCluster,   "list jobs (as privacy allows)"},
+  {"GET",    "/api/v1/jobs/{id}",                      Action::kReadJob,        kJob,       "one job (as privacy allows)"},
+  {"GET",    "/api/v1/jobs/{id}/wait",                 Action::kReadJob,        kJob,       "long poll until the job ends"},
+  {"POST",   "/api/v1/jobs/{id}/cancel",               Action::kCancelJob,      kJob,       "cancel a job"},
+  {"DELETE", "/api/v1/jobs/{id}",                      Action::kCancelJob,      kJob,       "cancel a job"},
+  {"POST",   "/api/v1/jobs/{id}/requeue",              Action::kRequeueJob,     kJob,       "requeue a job"},
+  {"POST",   "/api/v1/jobs/{id}/hold",                 Action::kHoldJob,        kJob,       "hold a pending job"},
+  {"POST",   "/api/v1/jobs/{id}/release",              Action::kReleaseJob,     kJob,       "release a held job"},
+  {"POST",   "/api/v1/jobs/{id}/signal",               Action::kCancelJob,      kJob,       "signal a running job"},
+  {"POST",   "/api/v1/jobs/{id}/time_limit",           Action::kUpdateJob,      kJob,       "change a job's time limit"},
+  {"POST",   "/api/v1/jobs/{id}/steps",                Action::kCreateStep,     kJob,       "start a step"},
+  {"GET",    "/api/v1/jobs/{id}/steps",                Action::kReadJob,        kJob,       "a job's steps (argv as privacy allows)"},
+  {"GET",    "/api/v1/jobs/{id}/steps/{step}",         Action::kReadJob,        kJob,       "one step"},
+  {"GET",    "/api/v1/jobs/{id}/steps/{step}/wait",    Action::kReadJob,        kJob,       "long poll until the step ends"},
+  {"POST",   "/api/v1/jobs/{id}/steps/{step}/cancel",  Action::kCreateStep,     kJob,       "cancel a step"},
+  {"POST",   "/api/v1/jobs/{id}/checkpoint",           Action::kCheckpointDone, kJob,       "acknowledge a checkpoint"},
+  {"GET",    "/api/v1/jobs/{id}/why",                  Action::kReadJob,        kJob,       "what holds a job back"},
+  {"GET",    "/api/v1/nodes",                          Action::kReadCluster,    kCluster,   "list nodes"},
+  {"GET",    "/api/v1/nodes/{name}",                   Action::kReadCluster,    kCluster,   "one node"},
+  {"POST",   "/api/v1/nodes/{name}/drain",             Action::kDrainNode,      kCluster,   "drain a node"},
+  {"POST",   "/api/v1/nodes/{name}/resume",            Action::kResumeNode,     kCluster,   "resume a node"},
+  {"POST",   "/api/v1/nodes/{name}/gpus/{index}/resume", Action::kResumeGpu,    kCluster,   "return a failed GPU to service"},
+  {"POST",   "/api/v1/nodes/{name}/inject",            Action::kConfigure,      kCluster,   "inject a simulated GPU fault"},
+  {"GET",    "/api/v1/priorities",                     Action::kReadCluster,    kCluster,   "pending jobs' priorities (as privacy allows)"},
+  {"GET",    "/api/v1/partitions",                     Action::kReadCluster,    kCluster,   "list partitions"},
+  {"POST",   "/api/v1/agents/register",                Action::kNodeRegister,   kAgentNode, "an agent registers its node"},
+  {"POST",   "/api/v1/agents/heartbeat",               Action::kNodeHeartbeat,  kAgentNode, "an agent's heartbeat"},
+  {"POST",   "/api/v1/agents/events",                  Action::kNodeEvent,      kAgentNode, "an agent's job and task events"},
+};
+// clang-format on
+
+}  // namespace
+
+std::span<const RouteSpec> ControllerRoutes() { return kRoutes; }
+
+const RouteSpec* FindControllerRoute(std::string_view method, std::string_view pattern) {
+  for (const RouteSpec& r : kRoutes) {
+    if (r.method == method && r.pattern == pattern) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace corral::controller

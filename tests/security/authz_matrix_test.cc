@@ -1,0 +1,207 @@
+// The authorization matrix (issue 15, "Show"): every route of the controller's table
+// (controller/routes.h) is tried by every kind of caller against a real controller on
+// loopback, and the answer (refused: 401 or 403; allowed: anything else) must be the one the
+// matrix below says. A route without a row fails the test, and so does a row without a route:
+// a new route cannot be added unreviewed. The agent's routes (agent/routes.h) are walked the
+// same way through the one decision table (api::Authorize) they are bound to.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "agent/routes.h"
+#include "api/json_codec.h"
+#include "controller/routes.h"
+#include "controller/testing/requests.h"
+#include "tests/security/security_harness.h"
+
+namespace corral::security {
+namespace {
+
+// The callers, in the order of a row's letters.
+const std::vector<std::string> kCallers = {
+    "",              // anonymous
+    "bob",           // another user
+    "alice",         // the job's owner
+    "olga",          // an operator
+    "root",          // an admin
+    "agent:node02",  // the agent of another node
+    "agent:node01",  // the agent of the node the route is about
+    "job:J",         // the job credential of the job
+    "job:K",         // the job credential of another job (of the same user)
+};
+
+// 'y': allowed, '-': refused. Columns as kCallers.
+const std::map<std::string, std::string> kMatrix = {
+    // route                                           anon bob ali olg roo ag2 ag1 jJ  jK
+    {"GET /api/v1/health", "yyyyyyyyy"},
+    {"POST /api/v1/jobs", "-yyyy----"},
+    {"GET /api/v1/jobs", "-yyyy--yy"},
+    {"GET /api/v1/jobs/{id}", "-yyyy--yy"},
+    {"GET /api/v1/jobs/{id}/wait", "-yyyy--yy"},
+    {"POST /api/v1/jobs/{id}/cancel", "--yyy--y-"},
+    {"DELETE /api/v1/jobs/{id}", "--yyy--y-"},
+    {"POST /api/v1/jobs/{id}/requeue", "--yyy--y-"},
+    {"POST /api/v1/jobs/{id}/hold", "--yyy----"},
+    {"POST /api/v1/jobs/{id}/release", "--yyy----"},
+    {"POST /api/v1/jobs/{id}/signal", "--yyy--y-"},
+    {"POST /api/v1/jobs/{id}/time_limit", "--y-y----"},
+    {"POST /api/v1/jobs/{id}/steps", "--y-y--y-"},
+    {"GET /api/v1/jobs/{id}/steps", "-yyyy--yy"},
+    {"GET /api/v1/jobs/{id}/steps/{step}", "-yyyy--yy"},
+    {"GET /api/v1/jobs/{id}/steps/{step}/wait", "-yyyy--yy"},
+    {"POST /api/v1/jobs/{id}/steps/{step}/cancel", "--y-y--y-"},
+    {"POST /api/v1/jobs/{id}/checkpoint", "--y-y--y-"},
+    {"GET /api/v1/jobs/{id}/why", "-yyyy--yy"},
+    {"GET /api/v1/nodes", "-yyyy--yy"},
+    {"GET /api/v1/nodes/{name}", "-yyyy--yy"},
+    {"POST /api/v1/nodes/{name}/drain", "---yy----"},
+    {"POST /api/v1/nodes/{name}/resume", "---yy----"},
+    {"POST /api/v1/nodes/{name}/gpus/{index}/resume", "---yy----"},
+    {"POST /api/v1/nodes/{name}/inject", "----y----"},
+    {"GET /api/v1/priorities", "-yyyy--yy"},
+    {"GET /api/v1/partitions", "-yyyy--yy"},
+    {"POST /api/v1/agents/register", "------y--"},
+    {"POST /api/v1/agents/heartbeat", "------y--"},
+    {"POST /api/v1/agents/events", "------y--"},
+};
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+    s.replace(at, from.size(), to);
+  }
+  return s;
+}
+
+// A well-formed body for each route that takes one (what it asks is allowed or not is the
+// matrix's question; a refusal for another reason is a 4xx other than 401/403).
+std::string BodyFor(const std::string& pattern) {
+  if (pattern == "/api/v1/jobs") return api::EncodeJobSpec(TestJob(0, /*hold=*/true));
+  if (pattern == "/api/v1/jobs/{id}/signal") return R"({"signal":"10"})";
+  if (pattern == "/api/v1/jobs/{id}/time_limit") return R"({"time_limit":"5"})";
+  if (pattern == "/api/v1/jobs/{id}/steps") {
+    return api::EncodeStepSpec(controller::testing::StepRun({"/bin/true"}));
+  }
+  if (pattern == "/api/v1/nodes/{name}/drain") return api::EncodeDrainRequest({.reason = "test"});
+  if (pattern == "/api/v1/nodes/{name}/inject") return api::EncodeInjectRequest({.gpu = 0});
+  if (pattern == "/api/v1/agents/register") {
+    return api::EncodeRegisterRequest(controller::testing::NodeRegistration("node01", 0));
+  }
+  if (pattern == "/api/v1/agents/heartbeat") {
+    return api::EncodeHeartbeatRequest({.node = "node01"});
+  }
+  if (pattern == "/api/v1/agents/events") return api::EncodeJobEventsRequest({.node = "node01"});
+  return "";
+}
+
+TEST(AuthzMatrixTest, EveryControllerRouteAnswersEveryCallerAsTheMatrixSays) {
+  SecurityCluster cluster;
+  // Alice's jobs J and K stay pending on nodes without GPUs (they ask for one each).
+  JobId j = cluster.Submit("alice", TestJob(1));
+  JobId k = cluster.Submit("alice", TestJob(1));
+  cluster.RegisterNode("node01", 0);
+  cluster.RegisterNode("node02", 0);
+
+  std::set<std::string> routes;
+  for (const controller::RouteSpec& spec : controller::ControllerRoutes()) {
+    std::string key = std::string(spec.method) + " " + std::string(spec.pattern);
+    routes.insert(key);
+    auto row = kMatrix.find(key);
+    if (row == kMatrix.end()) {
+      ADD_FAILURE() << key << ": a route without a row in the authorization matrix";
+      continue;
+    }
+    ASSERT_EQ(row->second.size(), kCallers.size()) << key;
+    std::string path = std::string(spec.pattern);
+    path = Replace(path, "{id}", j.ToString());
+    path = Replace(path, "{step}", "1");
+    path = Replace(path, "{name}", "node01");
+    path = Replace(path, "{index}", "0");
+    if (path.ends_with("/wait")) path += "?timeout=0";
+    for (size_t c = 0; c < kCallers.size(); ++c) {
+      std::string caller = kCallers[c];
+      if (caller == "job:J") caller = "job:" + j.ToString();
+      if (caller == "job:K") caller = "job:" + k.ToString();
+      if (key == "POST /api/v1/jobs/{id}/release") {
+        // A hold of its owner's, not an administrator's (which only operators and admins may
+        // release: a rule of the job, tested in controller_test), before every try.
+        cluster.Send("alice", "POST", "/api/v1/jobs/" + j.ToString() + "/hold");
+      }
+      api::HttpResponse r =
+          cluster.Send(caller, std::string(spec.method), path, BodyFor(std::string(spec.pattern)));
+      ASSERT_NE(r.status, 0) << key << " as " << kCallers[c] << ": " << r.body;
+      bool refused = r.status == 401 || r.status == 403;
+      bool expect_allowed = row->second[c] == 'y';
+      EXPECT_EQ(!refused, expect_allowed)
+          << key << " as " << (caller.empty() ? "anonymous" : caller) << ": " << r.status << " "
+          << r.body;
+    }
+  }
+  for (const auto& [key, row] : kMatrix) {
+    EXPECT_TRUE(routes.contains(key)) << key << ": a row for a route the controller does not have";
+  }
+}
+
+// Agent routes: only the controller, and only with a credential for this node.
+// Columns: anonymous, a user, an admin, an operator, an agent (even of this node), a job
+// credential, the controller for this node, the controller for another node.
+const std::map<std::string, std::string> kAgentMatrix = {
+    {"GET /api/v1/health", "yyyyyyyy"},        {"POST /api/v1/launch", "------y-"},
+    {"POST /api/v1/cancel", "------y-"},       {"POST /api/v1/signal", "------y-"},
+    {"POST /api/v1/jobs/limit", "------y-"},   {"POST /api/v1/steps/launch", "------y-"},
+    {"POST /api/v1/steps/signal", "------y-"}, {"POST /api/v1/inject", "------y-"},
+};
+
+TEST(AuthzMatrixTest, EveryAgentRouteIsForTheControllerOfThatNodeOnly) {
+  const std::string node = "node01";
+  std::vector<std::optional<api::Identity>> callers = {
+      std::nullopt,
+      api::Identity{.user = "alice", .uid = 1000, .gid = 1000, .role = api::Role::kUser},
+      api::Identity{.user = "root", .uid = 0, .gid = 0, .role = api::Role::kAdmin},
+      api::Identity{.user = "olga", .uid = 1500, .gid = 1500, .role = api::Role::kOperator},
+      api::Identity{.user = "agent:node01",
+                    .uid = api::kNoUnixId,
+                    .gid = api::kNoUnixId,
+                    .role = api::Role::kAgent,
+                    .node = node},
+      api::Identity{.user = "alice",
+                    .uid = 1000,
+                    .gid = 1000,
+                    .role = api::Role::kJob,
+                    .job = JobId(1),
+                    .generation = Generation(1)},
+      api::Identity{.user = "corral-controller",
+                    .uid = api::kNoUnixId,
+                    .gid = api::kNoUnixId,
+                    .role = api::Role::kController,
+                    .node = node},
+      api::Identity{.user = "corral-controller",
+                    .uid = api::kNoUnixId,
+                    .gid = api::kNoUnixId,
+                    .role = api::Role::kController,
+                    .node = "node02"},
+  };
+  std::set<std::string> routes;
+  for (const agent::AgentRouteSpec& spec : agent::AgentRoutes()) {
+    std::string key = std::string(spec.method) + " " + std::string(spec.pattern);
+    routes.insert(key);
+    auto row = kAgentMatrix.find(key);
+    if (row == kAgentMatrix.end()) {
+      ADD_FAILURE() << key << ": an agent route without a row in the authorization matrix";
+      continue;
+    }
+    ASSERT_EQ(row->second.size(), callers.size()) << key;
+    for (size_t c = 0; c < callers.size(); ++c) {
+      bool allowed = spec.anonymous ||
+                     (callers[c] && api::Authorize(*callers[c], spec.action, {.node = node}));
+      EXPECT_EQ(allowed, row->second[c] == 'y') << key << " caller " << c;
+    }
+  }
+  for (const auto& [key, row] : kAgentMatrix) {
+    EXPECT_TRUE(routes.contains(key)) << key << ": a row for a route the agent does not have";
+  }
+}
+
+}  // namespace
+}  // namespace corral::security

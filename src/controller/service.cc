@@ -253,10 +253,10 @@ Status ControllerService::Start() {
                                 .authorization = [impl] { return impl->AgentAuthorization(); }});
 
   RegisterRoutes(im.server, {.service = this,
-                            .authenticator = im.authenticator.get(),
-                            .clock = &im.clock,
-                            .privacy = im.config.privacy,
-                            .agent_authorization = [impl] { return impl->AgentAuthorization(); }});
+                             .authenticator = im.authenticator.get(),
+                             .clock = &im.clock,
+                             .privacy = im.config.privacy,
+                             .agent_authorization = [impl] { return impl->AgentAuthorization(); }});
 
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;

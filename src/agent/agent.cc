@@ -418,27 +418,25 @@ Status Agent::Start() {
     im.server.Route(std::string(method), std::string(pattern), std::move(handler));
   };
   route("GET", "/api/v1/health", [](Req) { return Ok(); });
-  route("POST", "/api/v1/launch",
-                  guarded([impl](Req req) { return impl->HandleLaunch(req); }));
+  route("POST", "/api/v1/launch", guarded([impl](Req req) { return impl->HandleLaunch(req); }));
   route("POST", "/api/v1/cancel", guarded([impl](Req req) {
-                    return impl->HandleSignal(req, &api::DecodeCancelRequest, &AgentCore::OnCancel);
-                  }));
+          return impl->HandleSignal(req, &api::DecodeCancelRequest, &AgentCore::OnCancel);
+        }));
   route("POST", "/api/v1/signal", guarded([impl](Req req) {
-                    return impl->HandleSignal(req, &api::DecodeSignalRequest, &AgentCore::OnSignal);
-                  }));
+          return impl->HandleSignal(req, &api::DecodeSignalRequest, &AgentCore::OnSignal);
+        }));
   route("POST", "/api/v1/jobs/limit",
-                  guarded([impl](Req req) { return impl->HandleTimeLimit(req); }));
+        guarded([impl](Req req) { return impl->HandleTimeLimit(req); }));
   route("POST", "/api/v1/steps/launch",
-                  guarded([impl](Req req) { return impl->HandleStepLaunch(req); }));
+        guarded([impl](Req req) { return impl->HandleStepLaunch(req); }));
   route("POST", "/api/v1/steps/signal", guarded([impl](Req req) {
-                    return impl->HandleSignal(req, &api::DecodeStepSignalRequest,
-                                              &AgentCore::OnStepSignal);
-                  }));
+          return impl->HandleSignal(req, &api::DecodeStepSignalRequest, &AgentCore::OnStepSignal);
+        }));
   route("POST", "/api/v1/inject", guarded([impl](Req req) {
-                    auto r = api::DecodeInjectRequest(req.body);
-                    if (!r) return api::ErrorResponse(r.error());
-                    return Answer(impl->node->Inject(*r));
-                  }));
+          auto r = api::DecodeInjectRequest(req.body);
+          if (!r) return api::ErrorResponse(r.error());
+          return Answer(impl->node->Inject(*r));
+        }));
   CORRAL_CHECK(routed == AgentRoutes().size()) << "a row of agent/routes.cc without a handler";
   // The node's size as it registers (the default memory of a job is its share of it).
   im.config.cpus = inv.cpus;

@@ -60,9 +60,12 @@ TEST(ControllerConfigTest, RejectsBadConfigsNamingTheKey) {
   } cases[] = {
       {"[controller]\nlisen = \"x\"\n", "corral.toml: [controller] unknown key \"lisen\""},
       {"[contoller]\n", "corral.toml: unknown section or key \"contoller\""},
-      {"[controller]\nlisten = \"host\"\n", "corral.toml: [controller] listen: expected HOST:PORT, got \"host\""},
-      {"[controller]\nlisten = \"h:99999\"\n", "corral.toml: [controller] listen: bad port in \"h:99999\""},
-      {"[controller]\nnode_timeout_s = 0\n", "corral.toml: [controller] node_timeout_s: 0 is out of range 1..86400"},
+      {"[controller]\nlisten = \"host\"\n",
+       "corral.toml: [controller] listen: expected HOST:PORT, got \"host\""},
+      {"[controller]\nlisten = \"h:99999\"\n",
+       "corral.toml: [controller] listen: bad port in \"h:99999\""},
+      {"[controller]\nnode_timeout_s = 0\n",
+       "corral.toml: [controller] node_timeout_s: 0 is out of range 1..86400"},
       {"[controller]\nheartbeat_interval_s = 10\nnode_timeout_s = 5\n",
        "corral.toml: [controller] node_timeout_s must be longer than heartbeat_interval_s"},
       {"[auth]\nmunge = \"yes\"\n", "corral.toml: [auth] munge: expected true or false"},
@@ -79,7 +82,8 @@ TEST(ControllerConfigTest, RejectsBadConfigsNamingTheKey) {
       {"[auth]\nmax_token_lifetime_s = 10\n",
        "corral.toml: [auth] max_token_lifetime_s: 10 is out of range 60..604800"},
       {"[privacy]\nprivate_data = [\"scripts\"]\n",
-       "corral.toml: [privacy] private_data: unknown item \"scripts\" (expected \"jobs\" or \"usage\")"},
+       "corral.toml: [privacy] private_data: unknown item \"scripts\" (expected \"jobs\" or "
+       "\"usage\")"},
       {"[limits]\nmax_submitted_jobs = -1\n",
        "corral.toml: [limits] max_submitted_jobs: -1 is out of range 0..100000000"},
   };

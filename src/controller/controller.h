@@ -92,8 +92,8 @@ class Controller {
   // array's job id on). The checks and their order: internal/job_validator.h. Returns
   // kInvalidArgument naming the field and the reason (no script, no shebang, bad resources,
   // more GPUs than any node of the partition has, unknown partition, time limit over the
-  // partition's maximum, ...), kPermissionDenied when a user (not an operator or admin) submits for another user or
-  // the policy engine refuses the account or QOS. Nothing is recorded on error.
+  // partition's maximum, ...), kPermissionDenied when a user (not an operator or admin) submits for
+  // another user or the policy engine refuses the account or QOS. Nothing is recorded on error.
   Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec);
 
   // Cancels a pending job at once; a running one is signalled and ends CANCELLED when its
@@ -142,9 +142,9 @@ class Controller {
 
   // --- GPU health (docs/agent.md, "Health checks"; controller_nodes.cc) ---
 
-  // Operators and admins: returns failed GPU `gpu` of `node` to service (its latched problems, such as
-  // an XID, are dropped by the agent). Returns kPermissionDenied, kNotFound for an unknown
-  // node or GPU, kFailedPrecondition when the GPU is in service or still fails a check.
+  // Operators and admins: returns failed GPU `gpu` of `node` to service (its latched problems, such
+  // as an XID, are dropped by the agent). Returns kPermissionDenied, kNotFound for an unknown node
+  // or GPU, kFailedPrecondition when the GPU is in service or still fails a check.
   Status ResumeGpu(const api::Identity& who, const std::string& node, uint32_t gpu);
   // Admin only: where to forward a fault injection for `node`. Returns kPermissionDenied,
   // kNotFound, kUnavailable when the node does not respond.

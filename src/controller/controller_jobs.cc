@@ -83,8 +83,8 @@ Status Controller::Requeue(const api::Identity& who, JobId id) {
 
 Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(
-      who, hold ? api::Action::kHoldJob : api::Action::kReleaseJob, e->job));
+  CORRAL_RETURN_IF_ERROR(
+      internal::AuthorizeJob(who, hold ? api::Action::kHoldJob : api::Action::kReleaseJob, e->job));
   if (e->job.state != JobState::kPending) {
     return FailedPrecondition("job " + id.ToString() + ": not pending");
   }

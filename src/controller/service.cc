@@ -217,8 +217,8 @@ struct ControllerService::Impl {
 
 ControllerService::ControllerService(ControllerConfig config, sched::SchedulerConfig sched_config,
                                      std::unique_ptr<sched::Policy> policy,
-                                     std::unique_ptr<store::Store> store,
-                                     ServiceSecurity security, const Clock& clock)
+                                     std::unique_ptr<store::Store> store, ServiceSecurity security,
+                                     const Clock& clock)
     : impl_(std::make_unique<Impl>(config, clock, std::move(store), std::move(security))) {
   impl_->controller = std::make_unique<Controller>(std::move(config), std::move(sched_config),
                                                    std::move(policy), clock);
@@ -299,23 +299,21 @@ Status ControllerService::Start() {
   };
   im.transport = std::make_unique<HttpAgentTransport>(
       im.clock, std::move(replies),
-      HttpAgentTransportOptions{.threads = 4,
-                                .give_up_after = im.config.node_timeout,
-                                .authorization =
-                                    [impl](const std::string& node) {
-                                      return impl->AgentAuthorization(node);
-                                    },
-                                .client = im.agent_client});
+      HttpAgentTransportOptions{
+          .threads = 4,
+          .give_up_after = im.config.node_timeout,
+          .authorization =
+              [impl](const std::string& node) { return impl->AgentAuthorization(node); },
+          .client = im.agent_client});
 
-  RegisterRoutes(im.server, {.service = this,
-                            .authenticator = im.authenticator.get(),
-                            .clock = &im.clock,
-                            .privacy = im.config.privacy,
-                            .agent_authorization =
-                                [impl](const std::string& node) {
-                                  return impl->AgentAuthorization(node);
-                                },
-                            .agent_client = im.agent_client});
+  RegisterRoutes(im.server,
+                 {.service = this,
+                  .authenticator = im.authenticator.get(),
+                  .clock = &im.clock,
+                  .privacy = im.config.privacy,
+                  .agent_authorization =
+                      [impl](const std::string& node) { return impl->AgentAuthorization(node); },
+                  .agent_client = im.agent_client});
 
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;

@@ -11,7 +11,8 @@ using testing::kAdmin;
 using testing::kAlice;
 using testing::kBob;
 
-const api::Identity kOperator{.user = "olga", .uid = 1500, .gid = 1500, .role = api::Role::kOperator};
+const api::Identity kOperator{
+    .user = "olga", .uid = 1500, .gid = 1500, .role = api::Role::kOperator};
 
 Job AlicesJob() {
   Job job;
@@ -38,8 +39,12 @@ TEST(AccessTest, JobActionsAreDecidedByTheTableAgainstTheJob) {
   EXPECT_TRUE(AuthorizeJob(kAdmin, api::Action::kUpdateJob, job).has_value());
   // A job credential acts on its own job's current run only.
   job.allocation.generation = Generation(3);
-  api::Identity cred{.user = "alice", .uid = 1000, .gid = 1000, .role = api::Role::kJob,
-                     .job = JobId(7), .generation = Generation(3)};
+  api::Identity cred{.user = "alice",
+                     .uid = 1000,
+                     .gid = 1000,
+                     .role = api::Role::kJob,
+                     .job = JobId(7),
+                     .generation = Generation(3)};
   EXPECT_TRUE(AuthorizeJob(cred, api::Action::kCreateStep, job).has_value());
   cred.generation = Generation(2);
   EXPECT_FALSE(AuthorizeJob(cred, api::Action::kCreateStep, job).has_value()) << "an older run";
@@ -47,8 +52,11 @@ TEST(AccessTest, JobActionsAreDecidedByTheTableAgainstTheJob) {
   cred.job = JobId(8);
   EXPECT_FALSE(AuthorizeJob(cred, api::Action::kCreateStep, job).has_value()) << "another job";
   // An agent is never an administrator.
-  api::Identity agent{.user = "agent:node01", .uid = api::kNoUnixId, .gid = api::kNoUnixId,
-                      .role = api::Role::kAgent, .node = "node01"};
+  api::Identity agent{.user = "agent:node01",
+                      .uid = api::kNoUnixId,
+                      .gid = api::kNoUnixId,
+                      .role = api::Role::kAgent,
+                      .node = "node01"};
   EXPECT_FALSE(AuthorizeJob(agent, api::Action::kCancelJob, job).has_value());
   EXPECT_FALSE(IsAdministrator(agent));
   EXPECT_FALSE(IsPrivileged(agent));

@@ -38,9 +38,9 @@ std::optional<std::string> OverPartitionMaxTime(Duration limit, const Partition&
          " of partition \"" + p.name + "\"";
 }
 
-JobValidator::JobValidator(const ControllerConfig& config, const Partitions& partitions, const JobTable& jobs,
-                           const NodeTable& nodes, const SnapshotBuilder& snapshots,
-                           const sched::Scheduler& engine,
+JobValidator::JobValidator(const ControllerConfig& config, const Partitions& partitions,
+                           const JobTable& jobs, const NodeTable& nodes,
+                           const SnapshotBuilder& snapshots, const sched::Scheduler& engine,
                            const sched::SchedulerConfig& sched_config, const Clock& clock)
     : config_(config),
       partitions_(partitions),

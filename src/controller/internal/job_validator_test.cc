@@ -49,8 +49,7 @@ class JobValidatorTest : public ::testing::Test {
     return c;
   }
 
-  ControllerState s_{Config(), TwoPartitions(), std::make_unique<sched::FirstFitPolicy>(),
-                     clock_};
+  ControllerState s_{Config(), TwoPartitions(), std::make_unique<sched::FirstFitPolicy>(), clock_};
 };
 
 TEST_F(JobValidatorTest, TheJobAsItWouldBeQueued) {
@@ -119,8 +118,11 @@ TEST_F(JobValidatorTest, TheJobUsersUidIsTheControllersNeverTheRequests) {
   EXPECT_EQ(Error(s, kAdmin), "user: no such user \"nosuchuser\"");
   s.user = "bob";
   EXPECT_EQ(Error(s, testing::kMallory), "user: mallory may not submit jobs as bob");
-  const api::Identity agent{.user = "agent:node01", .uid = api::kNoUnixId,
-                            .gid = api::kNoUnixId, .role = api::Role::kAgent, .node = "node01"};
+  const api::Identity agent{.user = "agent:node01",
+                            .uid = api::kNoUnixId,
+                            .gid = api::kNoUnixId,
+                            .role = api::Role::kAgent,
+                            .node = "node01"};
   s.user = "";
   auto by_agent = s_.validator.ValidateSubmission(agent, s);
   ASSERT_FALSE(by_agent.has_value());

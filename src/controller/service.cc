@@ -13,6 +13,8 @@
 #include "api/json_codec.h"
 #include "controller/controller.h"
 #include "controller/http_agent_transport.h"
+#include "controller/metrics/routes.h"
+#include "controller/metrics/service_metrics.h"
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/log.h"
@@ -108,6 +110,8 @@ struct ControllerService::Impl {
   std::map<JobId, std::vector<std::weak_ptr<Waiter>>> waiters;
   std::map<std::pair<JobId, uint32_t>, std::vector<std::weak_ptr<Waiter>>> step_waiters;
 
+  metrics::ServiceMetrics service_metrics;  // requests by route, store commits (/metrics)
+
   std::mutex token_mu;
   std::string agent_token;
   Timestamp agent_token_time{};
@@ -148,8 +152,12 @@ struct ControllerService::Impl {
     store::WriteBatch batch = controller->TakeWrites();
     if (batch.empty()) return;
     for (int attempt = 1;; ++attempt) {
+      MonoTime start = clock.MonotonicNow();
       Status s = store->Write(batch);
-      if (s) return;
+      if (s) {
+        service_metrics.RecordCommit(batch.size(), clock.MonotonicNow() - start);
+        return;
+      }
       CORRAL_LOG(Error) << "store write of " << batch.size() << " changes failed (attempt "
                         << attempt << "): " << s.error().message;
       // Fail-stop: the in-memory state is ahead of the store; a restart recovers from the
@@ -296,6 +304,10 @@ Status ControllerService::Start() {
     return [impl, handler](const api::HttpRequest& req) -> api::HttpResponse {
       Result<api::Identity> who = impl->authenticator->Authenticate(req, impl->clock.Now());
       if (!who) return api::ErrorResponse(who.error());
+      if (who->role == api::Role::kMetrics) {  // a scraper reads /metrics only
+        return api::ErrorResponse({ErrorCode::kPermissionDenied,
+                                   req.path + ": a metrics credential reads /metrics only"});
+      }
       return handler(req, *who);
     };
   };
@@ -312,6 +324,13 @@ Status ControllerService::Start() {
   };
   ControllerService* self = this;
   auto& server = im.server;
+  metrics::RecordRequestsByRoute(server, im.service_metrics, im.clock);
+  metrics::AddMetricsRoutes(
+      server, *this,
+      [impl](const api::HttpRequest& req) {
+        return impl->authenticator->Authenticate(req, impl->clock.Now());
+      },
+      im.service_metrics);
 
   server.Route("GET", "/api/v1/health", [](const api::HttpRequest&) { return Ok(); });
 

@@ -25,12 +25,15 @@
 #include "agent/agent_core.h"
 #include "agent/exec/process_supervisor.h"
 #include "agent/exec/step_output.h"
+#include "agent/gpu_jobs.h"
+#include "agent/gpu_metrics.h"
 #include "agent/launcher.h"
 #include "agent/node_monitor.h"
 #include "agent/run_journal.h"
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/metrics_text.h"
 #include "core/log.h"
 
 namespace corral::agent {
@@ -72,6 +75,10 @@ struct Agent::Impl {
   // GPU sampling, health, isolation, containers (node_monitor.h); set before the server starts.
   std::unique_ptr<NodeMonitor> node;
   std::unique_ptr<Launcher> launcher;
+  // /metrics: which job holds which GPU (and the job-mapping directory); the GPUs as
+  // discovered. Set before the server starts.
+  std::unique_ptr<GpuJobs> gpu_jobs;
+  std::vector<GpuInfo> metrics_gpus;
 
   std::mutex mu;
   AgentCore core;                                                // guarded by mu
@@ -126,12 +133,14 @@ struct Agent::Impl {
   }
   void Execute(const command::FinishRun& c, std::vector<api::JobEvent>* events) {
     if (node) node->FinishJob(c.run, &events->at(c.event));
+    if (gpu_jobs) gpu_jobs->Release(c.run);
   }
   void Execute(const command::FinishTask& c, std::vector<api::JobEvent>*) {
     if (node) node->FinishTask(c.run, c.step, c.task, c.killed);
   }
   void Execute(const command::ReleaseRun& c, std::vector<api::JobEvent>*) {
     if (node) node->ReleaseRun(c.run);
+    if (gpu_jobs) gpu_jobs->Release(c.run);
   }
   void Execute(const command::RemoveRunDir& c, std::vector<api::JobEvent>*) {
     std::error_code ec;
@@ -243,6 +252,7 @@ struct Agent::Impl {
     Apply(std::move(d.effects));
     if (!d.start) return Answer(d.answer);
     auto started = launcher->StartBatch(job, cluster);
+    if (started) HoldGpus(job);
     Effects fx;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -250,6 +260,36 @@ struct Agent::Impl {
     }
     Apply(std::move(fx));
     return Ok();
+  }
+
+  // The GPUs `job`'s run holds here, for /metrics and the job-mapping directory.
+  void HoldGpus(const Job& job) {
+    for (const NodeAllocation& a : job.allocation.nodes) {
+      if (a.node_name != config.name || a.gpus.empty()) continue;
+      gpu_jobs->Hold({job.id, job.allocation.generation},
+                     {.job = job.id.ToString(), .user = job.spec.user, .account = job.spec.account},
+                     a.gpus);
+    }
+  }
+
+  // GET /metrics (docs/metrics.md): the GPUs' dcgm-exporter series, read now.
+  api::HttpResponse HandleMetrics() {
+    GpuMetricsInput in{.hostname = config.name,
+                       .gpus = metrics_gpus,
+                       .gpu_backend = std::string(gpus->name()),
+                       .driver_version = gpus->driver_version(),
+                       .cuda_version = gpus->cuda_version()};
+    if (auto readings = gpus->Read()) {
+      in.readings = std::move(*readings);
+    } else {
+      in.readings_error = readings.error().message;
+    }
+    gpu_jobs->Retain(node->Runs());
+    in.holders = gpu_jobs->Holders();
+    api::HttpResponse r;
+    r.content_type = std::string(api::kMetricsContentType);
+    r.body = RenderGpuMetrics(in);
+    return r;
   }
 
   // Steps (`corral run`): docs/agent.md, "Multi-node steps".
@@ -268,6 +308,7 @@ struct Agent::Impl {
     Apply(std::move(d.effects));
     if (!d.start) return Answer(d.answer);
     JobEnvContext ctx = launcher->StepContext(*launch, cluster);
+    HoldGpus(launch->job);
     std::unique_ptr<StepOutputForwarder> forwarder;
     if (!launch->io_url.empty()) {
       forwarder = std::make_unique<StepOutputForwarder>(
@@ -412,6 +453,22 @@ Status Agent::Start() {
                     return impl->HandleSignal(req, &api::DecodeStepSignalRequest,
                                               &AgentCore::OnStepSignal);
                   }));
+  // GET /metrics: a metrics token (`corral token --role metrics`), an admin's or the
+  // controller's.
+  im.server.Route("GET", "/metrics", [impl](Req req) -> api::HttpResponse {
+    auto header = req.header("authorization");
+    if (header.rfind("Bearer ", 0) != 0) {
+      return api::ErrorResponse({ErrorCode::kUnauthenticated, "missing Bearer token"});
+    }
+    auto who = impl->key.Verify(header.substr(7), impl->clock.Now());
+    if (!who) return api::ErrorResponse(who.error());
+    if (who->role != api::Role::kMetrics && who->role != api::Role::kAdmin &&
+        who->role != api::Role::kController) {
+      return api::ErrorResponse(
+          {ErrorCode::kPermissionDenied, "/metrics: a metrics token is needed"});
+    }
+    return impl->HandleMetrics();
+  });
   im.server.Route("POST", "/api/v1/inject", guarded([impl](Req req) {
                     auto r = api::DecodeInjectRequest(req.body);
                     if (!r) return api::ErrorResponse(r.error());
@@ -427,6 +484,11 @@ Status Agent::Start() {
   });
   im.node->Start();
   im.launcher = std::make_unique<Launcher>(im.config, *im.supervisor, im.node.get(), inv.gpus);
+  im.metrics_gpus = inv.gpus;
+  im.gpu_jobs = std::make_unique<GpuJobs>(im.config.job_mapping_dir, JobMappingFileNames(*im.gpus));
+  if (Status s = im.gpu_jobs->WriteMappingDir(); !s) {
+    CORRAL_LOG(Warn) << "job-mapping directory: " << s.error().message;
+  }
   CORRAL_RETURN_IF_ERROR(im.server.Start(im.config.listen_host, im.config.listen_port));
   inv.address = url();
   CORRAL_LOG(Info) << "agent " << inv.name << " listening on " << inv.address << " with "

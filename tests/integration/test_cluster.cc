@@ -18,13 +18,11 @@
 #include "api/http_status.h"
 #include "api/json_codec.h"
 #include "core/clock.h"
+#include "tests/integration/test_util.h"
 
 extern char** environ;
 
 namespace corral::testing {
-namespace {
-
-namespace fs = std::filesystem;
 
 uint16_t FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -45,6 +43,10 @@ std::string ReadFile(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
+
+namespace {
+
+namespace fs = std::filesystem;
 
 std::string Tail(const std::string& text, size_t n = 3000) {
   return text.size() <= n ? text : text.substr(text.size() - n);

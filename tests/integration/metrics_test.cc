@@ -134,6 +134,14 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
     auto r = cluster.Submit(held);
     ASSERT_TRUE(r.has_value()) << r.error().message;
   }
+  // A user whose name would break an unescaped label value (a token's user; the job stays
+  // held, so it never needs a Unix account).
+  const std::string hostile_user = "o\"brien\\x\ny caf\xC3\xA9";
+  JobSpec theirs = cluster.ShellJob("true");
+  theirs.user = hostile_user;
+  theirs.hold = true;
+  auto hostile = cluster.Submit(theirs, hostile_user);
+  ASSERT_TRUE(hostile.has_value()) << hostile.error().message;
   ASSERT_TRUE(WaitFor(
       [&] {
         auto j = cluster.GetJob(job);
@@ -175,6 +183,8 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
   auto [rc, lint] = Promtool(dir_, controller->body);
   EXPECT_EQ(rc, 0) << lint << "\n" << controller->body;
   EXPECT_EQ(lint, "");
+  EXPECT_NE(controller->body.find("user=\"o\\\"brien\\\\x\\ny caf\xC3\xA9\""), std::string::npos)
+      << controller->body;
 
   auto targets_answer = Get(cluster.url(), "/metrics/targets", token);
   ASSERT_TRUE(targets_answer.has_value());

@@ -10,6 +10,8 @@ packages=(
   libspdlog-dev libfmt-dev libmunge-dev libhwloc-dev
   # tests and benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev munge postgresql curl procps python3
+  # observability: prometheus and promtool (tests/integration/metrics_test.cc, docs/metrics.md)
+  prometheus
   # containers (tests/integration/gpu_node_test.cc runs a job in podman from a local busybox
   # image; runc because crun refuses hosts with a hybrid cgroup layout)
   podman runc busybox-static

@@ -25,6 +25,8 @@
 #include "agent/agent_core.h"
 #include "agent/exec/process_supervisor.h"
 #include "agent/exec/step_output.h"
+#include "agent/gpu_jobs.h"
+#include "agent/gpu_metrics.h"
 #include "agent/launcher.h"
 #include "agent/node_monitor.h"
 #include "agent/routes.h"
@@ -34,6 +36,8 @@
 #include "api/json_codec.h"
 #include "api/transport_policy.h"
 #include "core/check.h"
+#include "api/metrics_text.h"
+#include "api/scrape_token.h"
 #include "core/log.h"
 
 namespace corral::agent {
@@ -75,6 +79,7 @@ struct Agent::Impl {
   std::unique_ptr<GpuBackend> gpus;
   api::Credentials credentials;
   std::unique_ptr<api::Authenticator> authenticator;  // the controller's calls for this node
+  api::ScrapeToken scrape_token;  // reads /metrics (set before the server starts)
   const Clock& clock;
   FileRunJournal journal;
   api::HttpServer server;
@@ -83,6 +88,10 @@ struct Agent::Impl {
   // GPU sampling, health, isolation, containers (node_monitor.h); set before the server starts.
   std::unique_ptr<NodeMonitor> node;
   std::unique_ptr<Launcher> launcher;
+  // /metrics: which job holds which GPU (and the job-mapping directory); the GPUs as
+  // discovered. Set before the server starts.
+  std::unique_ptr<GpuJobs> gpu_jobs;
+  std::vector<GpuInfo> metrics_gpus;
 
   std::mutex mu;
   AgentCore core;                                                // guarded by mu
@@ -142,12 +151,14 @@ struct Agent::Impl {
   }
   void Execute(const command::FinishRun& c, std::vector<api::JobEvent>* events) {
     if (node) node->FinishJob(c.run, &events->at(c.event));
+    if (gpu_jobs) gpu_jobs->Release(c.run);
   }
   void Execute(const command::FinishTask& c, std::vector<api::JobEvent>*) {
     if (node) node->FinishTask(c.run, c.step, c.task, c.killed);
   }
   void Execute(const command::ReleaseRun& c, std::vector<api::JobEvent>*) {
     if (node) node->ReleaseRun(c.run);
+    if (gpu_jobs) gpu_jobs->Release(c.run);
   }
   void Execute(const command::RemoveRunDir& c, std::vector<api::JobEvent>*) {
     std::error_code ec;
@@ -259,6 +270,7 @@ struct Agent::Impl {
     Apply(std::move(d.effects));
     if (!d.start) return Answer(d.answer);
     auto started = launcher->StartBatch(job, cluster, launch->job_credential);
+    if (started) HoldGpus(job);
     Effects fx;
     {
       std::lock_guard<std::mutex> lock(mu);
@@ -266,6 +278,36 @@ struct Agent::Impl {
     }
     Apply(std::move(fx));
     return Ok();
+  }
+
+  // The GPUs `job`'s run holds here, for /metrics and the job-mapping directory.
+  void HoldGpus(const Job& job) {
+    for (const NodeAllocation& a : job.allocation.nodes) {
+      if (a.node_name != config.name || a.gpus.empty()) continue;
+      gpu_jobs->Hold({job.id, job.allocation.generation},
+                     {.job = job.id.ToString(), .user = job.spec.user, .account = job.spec.account},
+                     a.gpus);
+    }
+  }
+
+  // GET /metrics (docs/metrics.md): the GPUs' dcgm-exporter series, read now.
+  api::HttpResponse HandleMetrics() {
+    GpuMetricsInput in{.hostname = config.name,
+                       .gpus = metrics_gpus,
+                       .gpu_backend = std::string(gpus->name()),
+                       .driver_version = gpus->driver_version(),
+                       .cuda_version = gpus->cuda_version()};
+    if (auto readings = gpus->Read()) {
+      in.readings = std::move(*readings);
+    } else {
+      in.readings_error = readings.error().message;
+    }
+    gpu_jobs->Retain(node->Runs());
+    in.holders = gpu_jobs->Holders();
+    api::HttpResponse r;
+    r.content_type = std::string(api::kMetricsContentType);
+    r.body = RenderGpuMetrics(in);
+    return r;
   }
 
   // Steps (`corral run`): docs/agent.md, "Multi-node steps".
@@ -284,6 +326,7 @@ struct Agent::Impl {
     Apply(std::move(d.effects));
     if (!d.start) return Answer(d.answer);
     JobEnvContext ctx = launcher->StepContext(*launch, cluster);
+    HoldGpus(launch->job);
     std::unique_ptr<StepOutputForwarder> forwarder;
     if (!launch->io_url.empty()) {
       forwarder = std::make_unique<StepOutputForwarder>(
@@ -350,6 +393,9 @@ std::string Agent::url() const {
 
 Status Agent::Start() {
   Impl& im = *impl_;
+  if (!im.config.metrics_token_file.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(im.scrape_token, api::ScrapeToken::FromFile(im.config.metrics_token_file));
+  }
   std::error_code ec;
   fs::create_directories(im.config.state_dir + "/running", ec);
   if (ec) return Internal("state_dir \"" + im.config.state_dir + "\": " + ec.message());
@@ -437,6 +483,15 @@ Status Agent::Start() {
           if (!r) return api::ErrorResponse(r.error());
           return Answer(impl->node->Inject(*r));
         }));
+  // GET /metrics (docs/metrics.md): the scrape token (`[metrics] token_file`) or the
+  // controller's call for this node. Outside the route table, as the controller's /metrics.
+  im.server.Route("GET", "/metrics", [impl](Req req) -> api::HttpResponse {
+    if (!impl->scrape_token.Matches(req.header("authorization"))) {
+      auto who = impl->authenticator->Authenticate(req, impl->clock.Now());
+      if (!who) return api::ErrorResponse(who.error());
+    }
+    return impl->HandleMetrics();
+  });
   CORRAL_CHECK(routed == AgentRoutes().size()) << "a row of agent/routes.cc without a handler";
   // The node's size as it registers (the default memory of a job is its share of it).
   im.config.cpus = inv.cpus;
@@ -448,6 +503,11 @@ Status Agent::Start() {
   });
   im.node->Start();
   im.launcher = std::make_unique<Launcher>(im.config, *im.supervisor, im.node.get(), inv.gpus);
+  im.metrics_gpus = inv.gpus;
+  im.gpu_jobs = std::make_unique<GpuJobs>(im.config.job_mapping_dir, JobMappingFileNames(*im.gpus));
+  if (Status s = im.gpu_jobs->WriteMappingDir(); !s) {
+    CORRAL_LOG(Warn) << "job-mapping directory: " << s.error().message;
+  }
   CORRAL_RETURN_IF_ERROR(im.server.Start(im.config.listen_host, im.config.listen_port));
   inv.address = url();
   CORRAL_LOG(Info) << "agent " << inv.name << " listening on " << inv.address << " with "

@@ -91,6 +91,20 @@ TEST(AgentConfigTest, LaunchSection) {
       "agent.toml: [launch] checkpoint_root: \"ckpt\" is not an absolute path");
 }
 
+TEST(AgentConfigTest, MetricsSection) {
+  auto d = ParseAgentConfig("[agent]\nname = \"n\"\n", "agent.toml");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->job_mapping_dir, "");  // no job-mapping directory unless asked
+  auto c = ParseAgentConfig("[metrics]\njob_mapping_dir = \"/run/dcgm-jobs\"\n", "agent.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  EXPECT_EQ(c->job_mapping_dir, "/run/dcgm-jobs");
+  EXPECT_EQ(
+      ParseAgentConfig("[metrics]\njob_mapping_dir = \"jobs\"\n", "agent.toml").error().message,
+      "agent.toml: [metrics] job_mapping_dir: must be an absolute path");
+  EXPECT_EQ(ParseAgentConfig("[metrics]\nport = 9400\n", "agent.toml").error().message,
+            "agent.toml: [metrics] unknown key \"port\"");
+}
+
 TEST(AgentConfigTest, ContainerSectionKeepsTheLockedDownOptions) {
   auto d = ParseAgentConfig("[container]\nruntime = \"podman\"\n", "agent.toml");
   ASSERT_TRUE(d.has_value());

@@ -139,7 +139,8 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
   for (const auto& [k, v] : root) {
     std::string key(k.str());
     if (key != "agent" && key != "gpu" && key != "auth" && key != "launch" && key != "health" &&
-        key != "cgroup" && key != "container" && key != "tls") {
+        key != "cgroup" && key != "container" && key != "tls" &&
+        key != "metrics") {
       return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
     }
     if (!v.is_table())
@@ -208,6 +209,16 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     }
   }
   if (c.gpu_fallback.empty()) c.gpu_fallback = c.gpu_backend == "auto" ? "simulated" : "none";
+  if (const toml::table* m = root["metrics"].as_table()) {
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "metrics", *m, {"job_mapping_dir", "token_file"}));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "metrics", *m, "job_mapping_dir", &c.job_mapping_dir));
+    CORRAL_RETURN_IF_ERROR(Get(origin, "metrics", *m, "token_file", &c.metrics_token_file));
+    if (!c.job_mapping_dir.empty() && c.job_mapping_dir[0] != '/') {
+      return InvalidArgument(Where(origin, "metrics", "job_mapping_dir") +
+                             ": must be an absolute path");
+    }
+  }
   if (const toml::table* h = root["health"].as_table()) {
     CORRAL_RETURN_IF_ERROR(
         CheckKeys(origin, "health", *h,

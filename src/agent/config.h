@@ -55,6 +55,12 @@ struct AgentConfig {
   std::string checkpoint_root;       // CORRAL_CHECKPOINT_DIR = <root>/<job id>;
                                      // "" = <working dir>/.corral/checkpoints/<job id>
   bool allow_root_jobs = false;      // run jobs and steps as uid 0 or gid 0
+  // [metrics] job_mapping_dir: dcgm-exporter's HPC job-mapping directory, kept up to date
+  // (agent/gpu_jobs.h); "" = none.
+  std::string job_mapping_dir;
+  // [metrics] token_file: the scrape token (api/scrape_token.h) that reads /metrics; "" = only
+  // the controller's calls may.
+  std::string metrics_token_file;
 };
 
 // Returns kInvalidArgument naming the file, section, key and reason.

@@ -224,6 +224,8 @@ Status Authorize(const Identity& who, Action action, const Resource& target) {
         return Denied(who, rule, target, "not the controller's action");
       }
       return {};
+    case Role::kMetrics:
+      return Denied(who, rule, target, "a metrics credential reads /metrics only");
   }
   return Denied(who, rule, target, "unknown role");
 }

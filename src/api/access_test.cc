@@ -105,6 +105,10 @@ const Identity kControllerCall{.user = "corral-controller",
                                .node = "node01"};
 const Identity kController{
     .user = "corral-controller", .uid = kNoUnixId, .gid = kNoUnixId, .role = Role::kController};
+// A scraper's token (`corral token --role metrics`): it reads /metrics, which no action of this
+// table covers, so it may do none of them.
+const Identity kMetrics{
+    .user = "metrics", .uid = kNoUnixId, .gid = kNoUnixId, .role = Role::kMetrics};
 
 // Targets: alice's job 42 (run 3) on node01, and bob's job 43 on node02.
 const Resource kOwnJob{
@@ -147,8 +151,8 @@ const std::vector<Row> kTable = {
 TEST(AuthorizeTest, EveryPrincipalEveryActionMatchesTheTable) {
   // alice owns job 42 as a user; oscar (operator) owns nothing; the job principal is alice's.
   const std::vector<std::pair<char, Identity>> principals = {
-      {'u', kUser},  {'o', kOperator},       {'a', kAdmin},     {'j', kJob},
-      {'g', kAgent}, {'c', kControllerCall}, {'C', kController}};
+      {'u', kUser},  {'o', kOperator},       {'a', kAdmin},      {'j', kJob},
+      {'g', kAgent}, {'c', kControllerCall}, {'C', kController}, {'m', kMetrics}};
   std::set<std::string> names;
   for (const Row& row : kTable) {
     names.insert(std::string(ActionName(row.action)));

@@ -56,10 +56,12 @@ class TempDir {
 };
 
 TEST(RoleTest, NamesRoundTrip) {
-  for (Role r :
-       {Role::kUser, Role::kAdmin, Role::kAgent, Role::kController, Role::kOperator, Role::kJob}) {
+  for (Role r : {Role::kUser, Role::kAdmin, Role::kAgent, Role::kController, Role::kOperator,
+                 Role::kJob, Role::kMetrics}) {
     EXPECT_EQ(*ParseRole(RoleName(r)), r);
   }
+  EXPECT_EQ(RoleName(Role::kMetrics), "metrics");
+  EXPECT_FALSE(IsUserRole(Role::kMetrics));
   EXPECT_EQ(RoleName(Role::kController), "controller");
   EXPECT_EQ(RoleName(Role::kOperator), "operator");
   EXPECT_EQ(RoleName(Role::kJob), "job");

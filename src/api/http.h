@@ -129,6 +129,11 @@ struct HttpAuthResult {
 // request has no body yet and no route parameters. Must be thread-safe.
 using HttpAuthHook = std::function<HttpAuthResult(const HttpRequest& head)>;
 
+// Wraps the handler of route `method` `pattern` (request metrics by route pattern, not by raw
+// path: controller/metrics/service_metrics.h).
+using HttpRouteWrapper =
+    std::function<HttpHandler(const std::string& method, const std::string& pattern, HttpHandler)>;
+
 // Counters of a running server (a snapshot; each figure read atomically).
 struct HttpServerStats {
   size_t connections = 0;
@@ -167,6 +172,10 @@ class HttpServer {
   // with an authenticated request stop counting as anonymous. A hook that throws refuses with
   // 500. Requires: not started (checked).
   void SetAuthHook(HttpAuthHook hook);
+
+  // Sets the wrapper that every later `Route` call applies to its handler. Requires: not
+  // started (checked).
+  void SetRouteWrapper(HttpRouteWrapper wrapper);
 
   // Binds and listens on `host:port` (port 0 = any free port) and starts serving.
   // Returns kUnavailable naming the address if it cannot bind, kInvalidArgument naming the

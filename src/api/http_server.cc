@@ -150,6 +150,7 @@ struct HttpServer::Impl {
   internal::WireLimits limits;
   internal::Router router;
   HttpAuthHook auth_hook;
+  HttpRouteWrapper route_wrapper;
   std::unique_ptr<internal::TlsContext> tls;  // set when TLS is on
   std::atomic<size_t> tls_handshakes{0};
   std::atomic<size_t> tls_resumed{0};
@@ -193,7 +194,13 @@ HttpServer::~HttpServer() {
 
 void HttpServer::Route(std::string method, std::string pattern, HttpHandler handler) {
   CORRAL_CHECK(!impl_->started) << "HttpServer::Route after Start";
+  if (impl_->route_wrapper) handler = impl_->route_wrapper(method, pattern, std::move(handler));
   impl_->router.Add(std::move(method), std::move(pattern), std::move(handler));
+}
+
+void HttpServer::SetRouteWrapper(HttpRouteWrapper wrapper) {
+  CORRAL_CHECK(!impl_->started) << "HttpServer::SetRouteWrapper after Start";
+  impl_->route_wrapper = std::move(wrapper);
 }
 
 void HttpServer::SetAuthHook(HttpAuthHook hook) {

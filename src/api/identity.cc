@@ -16,20 +16,22 @@ std::string_view RoleName(Role r) {
       return "operator";
     case Role::kJob:
       return "job";
+    case Role::kMetrics:
+      return "metrics";
   }
   return "user";
 }
 
 Result<Role> ParseRole(std::string_view s) {
-  for (Role r :
-       {Role::kUser, Role::kAdmin, Role::kAgent, Role::kController, Role::kOperator, Role::kJob}) {
+  for (Role r : {Role::kUser, Role::kAdmin, Role::kAgent, Role::kController, Role::kOperator,
+                 Role::kJob, Role::kMetrics}) {
     if (RoleName(r) == s) return r;
   }
   // Quote the name only when it is short and printable: it may come from a token.
   bool printable = s.size() <= 32;
   for (char c : s) printable = printable && c > ' ' && c < 0x7f && c != '"';
   return InvalidArgument("unknown role \"" + (printable ? std::string(s) : std::string("?")) +
-                         "\" (expected user, operator, admin, agent, controller or job)");
+                         "\" (expected user, operator, admin, agent, controller, job or metrics)");
 }
 
 bool IsUserRole(Role r) { return r == Role::kUser || r == Role::kOperator || r == Role::kAdmin; }

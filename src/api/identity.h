@@ -20,8 +20,10 @@
 
 namespace corral::api {
 
-enum class Role { kUser, kAdmin, kAgent, kController, kOperator, kJob };
-// "user", "admin", "agent", "controller", "operator", "job".
+// kMetrics: a scraper (Prometheus) that may read /metrics and /metrics/targets and nothing else
+// (`corral token --role metrics`; docs/metrics.md).
+enum class Role { kUser, kAdmin, kAgent, kController, kOperator, kJob, kMetrics };
+// "user", "admin", "agent", "controller", "operator", "job", "metrics".
 std::string_view RoleName(Role r);
 // Returns kInvalidArgument for any other name.
 Result<Role> ParseRole(std::string_view s);

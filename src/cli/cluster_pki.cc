@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/scrape_token.h"
 #include "api/pki.h"
 #include "api/token.h"
 
@@ -49,6 +50,9 @@ Status InitClusterPki(const ClusterPki& pki, const std::string& cluster, Timesta
   }
   if (!Exists(pki.keyring())) {
     CORRAL_RETURN_IF_ERROR(api::Keyring::CreateFile(pki.keyring(), "cluster-1"));
+  }
+  if (!Exists(pki.metrics_token())) {
+    CORRAL_RETURN_IF_ERROR(api::ScrapeToken::CreateFile(pki.metrics_token()));
   }
   return {};
 }

@@ -34,6 +34,8 @@ struct ClusterPki {
   std::string ca_certificate() const { return dir + "/ca.crt"; }
   std::string ca_key() const { return dir + "/ca.key"; }
   std::string keyring() const { return dir + "/keyring"; }
+  // The scrape token (api/scrape_token.h): reads /metrics of the controller and the agents.
+  std::string metrics_token() const { return dir + "/metrics.token"; }
   std::string controller_certificate() const { return dir + "/controller.crt"; }
   std::string controller_key() const { return dir + "/controller.key"; }
   std::string node_certificate(const std::string& node) const;

@@ -18,10 +18,12 @@
 #include "cli/run.h"
 #include "cli/submit.h"
 #include "cli/table.h"
+#include "cli/token.h"
 #include "core/clock.h"
 #include "core/duration.h"
 #include "core/hostlist.h"
 #include "core/resources.h"
+#include "core/software_drift.h"
 #include "core/strings.h"
 
 namespace corral::cli {
@@ -281,6 +283,21 @@ std::string NodeReason(const api::NodeInfo& n) {
   return "-";
 }
 
+// "550.54/12.4", with "DRIFT(p,q)" when the node differs from partitions p and q; "-" when
+// it reports no versions.
+std::string SoftwareColumn(const api::NodeInfo& n,
+                           const std::map<std::string, std::vector<std::string>>& drift) {
+  const NodeInventory& inv = n.node.inventory;
+  if (inv.driver_version.empty() && inv.cuda_version.empty()) return "-";
+  std::string out = (inv.driver_version.empty() ? "?" : inv.driver_version) + "/" +
+                    (inv.cuda_version.empty() ? "?" : inv.cuda_version);
+  auto it = drift.find(inv.name);
+  if (it == drift.end()) return out;
+  std::string parts;
+  for (const auto& p : it->second) parts += (parts.empty() ? "" : ",") + p;
+  return out + " DRIFT(" + parts + ")";
+}
+
 int Nodes(Client& c, const Args& a) {
   auto nodes = c.ListNodes();
   if (!nodes) return Error(nodes.error().message);
@@ -289,7 +306,18 @@ int Nodes(Client& c, const Args& a) {
     return 0;
   }
   Table t({"NODE", "STATE", "CPUS(A/T)", "MEM_MB(A/T)", "GPUS(A/T)", "GPU_MODEL", "PARTITIONS",
-           "REASON"});
+           "SOFTWARE", "REASON"});
+  // Software drift (core/software_drift.h): nodes whose driver/CUDA versions differ from
+  // their partition's common ones are marked.
+  std::vector<NodeSoftware> software;
+  for (const auto& n : *nodes) {
+    software.push_back({.node = n.node.inventory.name,
+                        .partitions = n.partitions,
+                        .driver_version = n.node.inventory.driver_version,
+                        .cuda_version = n.node.inventory.cuda_version,
+                        .nccl_version = {}});
+  }
+  auto drift = FindSoftwareDrift(software);
   for (const auto& n : *nodes) {
     const NodeInventory& inv = n.node.inventory;
     std::string model = inv.gpus.empty() ? "-" : inv.gpus.front().model;
@@ -301,7 +329,7 @@ int Nodes(Client& c, const Args& a) {
          std::to_string(n.alloc_mem_mb) + "/" + std::to_string(inv.memory_mb),
          std::to_string(n.alloc_gpus.size()) + "/" + std::to_string(inv.gpus.size()) +
              (n.node.failed_gpus.empty() ? "" : " (failed " + n.node.failed_gpus.ToString() + ")"),
-         model, parts.empty() ? "-" : parts, NodeReason(n)});
+         model, parts.empty() ? "-" : parts, SoftwareColumn(n, drift), NodeReason(n)});
   }
   std::fputs(t.Render().c_str(), stdout);
   return 0;
@@ -542,6 +570,8 @@ void PrintUsage() {
   std::printf(
       "  %-12s %s\n", "node",
       "corral node resume-gpu NODE GPU | corral node inject NODE --gpu N --xid X ... (admins)");
+  std::printf("  %-12s %s\n", "token",
+              "corral token --role metrics   (a bearer token for Prometheus; docs/metrics.md)");
   std::printf(
       "\nEvery client command takes --controller URL and --json. The controller is found through\n"
       "--controller, CORRAL_CONTROLLER, or the running `corral dev` cluster.\n");
@@ -552,6 +582,7 @@ int RunClientCommand(int argc, char** argv) {
   if (name == "submit") return RunSubmitCommand(argc, argv);
   if (name == "node") return RunNodeCommand(argc, argv);
   if (name == "ca") return RunCaCommand(argc, argv);
+  if (name == "token") return RunTokenCommand(argc, argv);
   if (name == "run") return RunStepCommand(argc, argv);
   for (const auto& info : Commands()) {
     if (name != info.name) continue;

@@ -230,7 +230,8 @@ int RunDevCommand(int argc, char** argv) {
     while (std::getline(in, line)) {
       // Drop the controller's own sections from the given file; we write ours below.
       if (line.rfind("[controller]", 0) == 0 || line.rfind("[store]", 0) == 0 ||
-          line.rfind("[auth]", 0) == 0 || line.rfind("[tls]", 0) == 0) {
+          line.rfind("[auth]", 0) == 0 || line.rfind("[tls]", 0) == 0 ||
+          line.rfind("[metrics]", 0) == 0) {
         skip = true;
         continue;
       }
@@ -257,6 +258,8 @@ int RunDevCommand(int argc, char** argv) {
         << "certificate = \"" << pki.controller_certificate() << "\"\n"
         << "key = \"" << pki.controller_key() << "\"\n"
         << "ca = \"" << pki.ca_certificate() << "\"\n\n"
+        << "[metrics]\n"
+        << "token_file = \"" << pki.metrics_token() << "\"\n\n"
         << scheduling;
   }
   std::vector<Child> children;
@@ -326,6 +329,8 @@ int RunDevCommand(int argc, char** argv) {
           << "certificate = \"" << pki.node_certificate(name) << "\"\n"
           << "key = \"" << pki.node_key(name) << "\"\n"
           << "ca = \"" << pki.ca_certificate() << "\"\n\n"
+          << "[metrics]\n"
+          << "token_file = \"" << pki.metrics_token() << "\"\n\n"
           // Jobs run as the user who started the dev cluster; root's jobs only when that is root.
           << "[launch]\n"
           << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n";

@@ -103,7 +103,7 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   for (const auto& [k, v] : root) {
     std::string key(k.str());
     if (key == "controller" || key == "store" || key == "auth" || key == "tls" ||
-        key == "privacy" || key == "limits" || kSchedulingSections.contains(key)) {
+        key == "privacy" || key == "limits" || key == "metrics" || kSchedulingSections.contains(key)) {
       continue;
     }
     return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
@@ -221,6 +221,12 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
                                item + "\" (expected \"jobs\" or \"usage\")");
       }
     }
+  }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* me, table("metrics"));
+  if (me != nullptr) {
+    Reader r(origin, "metrics", *me);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"token_file"}));
+    CORRAL_RETURN_IF_ERROR(r.String("token_file", &c.metrics_token_file));
   }
   CORRAL_ASSIGN_OR_RETURN(const toml::table* li, table("limits"));
   if (li != nullptr) {

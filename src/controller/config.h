@@ -75,6 +75,9 @@ struct ControllerConfig {
   uint32_t max_submitted_jobs = 10000;
   // Not from the file: how job users' uids are found (the passwd database when empty).
   UserIdLookup user_ids;
+  // [metrics] token_file: the scrape token (api/scrape_token.h) that reads /metrics and
+  // /metrics/targets; "" = only admins' and operators' credentials may.
+  std::string metrics_token_file;
   // The whole file's text, for sched's parser of the scheduling sections.
   std::string toml_text;
 };

@@ -27,6 +27,7 @@
 #include "api/messages.h"
 #include "controller/agent_transport.h"
 #include "controller/config.h"
+#include "controller/metrics/cluster_metrics.h"
 #include "core/clock.h"
 #include "core/job.h"
 #include "core/partition.h"
@@ -244,6 +245,13 @@ class Controller {
 
   const ControllerConfig& config() const;
   size_t job_count() const;
+
+  // --- Metrics (controller_metrics.cc; docs/metrics.md) ---
+
+  // The counts /metrics and /metrics/targets render: active jobs by state, partition, account
+  // and user; pending reasons; nodes and their GPUs; fair-share usage; the scheduler's
+  // figures. Counts only, so that the state thread is held briefly.
+  metrics::ClusterMetrics CollectMetrics();
 
  private:
   std::unique_ptr<internal::ControllerState> s_;

@@ -51,7 +51,13 @@ void Controller::Schedule() {
   Timestamp now = s.clock.Now();
   s.usage.Advance(now, s.snapshots.RunningViews());
   if (s.jobs.pending().empty()) return;
+  metrics::PassFigures figures{.queue_length = s.jobs.pending().size()};
   sched::Plan plan = s.policy->Decide(s.snapshots.BuildForPass(), now);
+  figures.started = plan.starts.size();
+  figures.examined = plan.starts.size();
+  figures.reservations = plan.reservations.size();
+  for (const auto& placement : plan.starts) figures.backfilled += placement.backfilled ? 1 : 0;
+  for (const auto& reason : plan.pending) figures.examined += reason.examined ? 1 : 0;
   for (const auto& placement : plan.starts) {
     JobEntry* e = s.jobs.Find(placement.job);
     if (e == nullptr || e->job.state != JobState::kPending || placement.nodes.empty()) {
@@ -74,6 +80,7 @@ void Controller::Schedule() {
     e->estimated_start = reason.estimated_start;
     e->blockers = std::move(reason.blockers);
   }
+  s.metrics.sched.RecordPass(s.clock.MonotonicNow() - s.last_pass, figures, now);
 }
 
 Result<std::vector<sched::PriorityFactors>> Controller::Priorities(std::optional<JobId> job) const {

@@ -8,11 +8,14 @@
 #include <thread>
 
 #include "api/http.h"
+#include "api/scrape_token.h"
 #include "api/transport_policy.h"
 #include "controller/controller.h"
 #include "controller/http_agent_transport.h"
 #include "controller/job_credentials.h"
 #include "controller/service_routes.h"
+#include "controller/metrics/routes.h"
+#include "controller/metrics/service_metrics.h"
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/log.h"
@@ -85,6 +88,9 @@ struct ControllerService::Impl {
 
   MonoTime next_live_resync{};  // state thread only
 
+  api::ScrapeToken scrape_token;  // reads /metrics (`[metrics] token_file`); set by Start
+  metrics::ServiceMetrics service_metrics;  // requests by route, store commits (/metrics)
+
   // The controller's call tokens, one per node (aud = the node), reused for a minute.
   std::mutex token_mu;
   std::map<std::string, std::pair<std::string, Timestamp>> agent_tokens;
@@ -155,8 +161,12 @@ struct ControllerService::Impl {
     store::WriteBatch batch = controller->TakeWrites();
     if (batch.empty()) return;
     for (int attempt = 1;; ++attempt) {
+      MonoTime start = clock.MonotonicNow();
       Status s = store->Write(batch);
-      if (s) return;
+      if (s) {
+        service_metrics.RecordCommit(batch.size(), clock.MonotonicNow() - start);
+        return;
+      }
       CORRAL_LOG(Error) << "store write of " << batch.size() << " changes failed (attempt "
                         << attempt << "): " << s.error().message;
       // Fail-stop: the in-memory state is ahead of the store; a restart recovers from the
@@ -279,6 +289,10 @@ std::string ControllerService::url() const {
 
 Status ControllerService::Start() {
   Impl& im = *impl_;
+  if (!im.config.metrics_token_file.empty()) {
+    CORRAL_ASSIGN_OR_RETURN(im.scrape_token,
+                            api::ScrapeToken::FromFile(im.config.metrics_token_file));
+  }
   CORRAL_ASSIGN_OR_RETURN(store::StoredState state, im.store->Load());
   CORRAL_RETURN_IF_ERROR(im.controller->Recover(std::move(state)));
   im.ResyncLiveRuns();  // recovered running jobs keep their credentials
@@ -306,6 +320,19 @@ Status ControllerService::Start() {
               [impl](const std::string& node) { return impl->AgentAuthorization(node); },
           .client = im.agent_client});
 
+  metrics::RecordRequestsByRoute(im.server, im.service_metrics, im.clock);
+  metrics::AddMetricsRoutes(
+      im.server, *this,
+      [impl](const api::HttpRequest& req) -> Result<api::Identity> {
+        if (impl->scrape_token.Matches(req.header("authorization"))) {
+          return api::Identity{.user = "metrics",
+                               .uid = api::kNoUnixId,
+                               .gid = api::kNoUnixId,
+                               .role = api::Role::kMetrics};
+        }
+        return impl->authenticator->Authenticate(req, impl->clock.Now());
+      },
+      im.service_metrics);
   RegisterRoutes(im.server,
                  {.service = this,
                   .authenticator = im.authenticator.get(),

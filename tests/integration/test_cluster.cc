@@ -20,13 +20,11 @@
 #include "cli/cluster_pki.h"
 #include "core/check.h"
 #include "core/clock.h"
+#include "tests/integration/test_util.h"
 
 extern char** environ;
 
 namespace corral::testing {
-namespace {
-
-namespace fs = std::filesystem;
 
 uint16_t FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -47,6 +45,10 @@ std::string ReadFile(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
+
+namespace {
+
+namespace fs = std::filesystem;
 
 std::string Tail(const std::string& text, size_t n = 3000) {
   return text.size() <= n ? text : text.substr(text.size() - n);
@@ -124,6 +126,8 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
                                        << "certificate = \"" << pki.controller_certificate() << "\"\n"
                                        << "key = \"" << pki.controller_key() << "\"\n"
                                        << "ca = \"" << pki.ca_certificate() << "\"\n"
+                                       << "[metrics]\n"
+                                       << "token_file = \"" << pki.metrics_token() << "\"\n"
                                        << options_.extra_controller_toml << "\n";
   for (uint32_t i = 1; i <= options_.nodes; ++i) {
     char name[16];
@@ -149,6 +153,8 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
                                         << "certificate = \"" << pki.node_certificate(name) << "\"\n"
                                         << "key = \"" << pki.node_key(name) << "\"\n"
                                         << "ca = \"" << pki.ca_certificate() << "\"\n"
+                                        << "[metrics]\n"
+                                        << "token_file = \"" << pki.metrics_token() << "\"\n"
                                         // The tests' jobs run as the user that runs them (root
                                         // on the build machines, which agents refuse by default;
                                         // other users' tokens carry root's gid 0 as well).

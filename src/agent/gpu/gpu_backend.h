@@ -38,6 +38,36 @@ struct GpuSample {
   bool operator==(const GpuSample&) const = default;
 };
 
+// One reading of one GPU for the agent's /metrics (agent/gpu_metrics.h), in the units of
+// dcgm-exporter's default counters. Reading never consumes anything (XID events stay for
+// `Sample`). Optional fields a backend cannot read stay unset and are not exported.
+struct GpuReading {
+  uint32_t index = 0;
+  bool present = true;
+  std::string pci_bus_id;                   // "00000000:3B:00.0"; "" when unknown
+  std::string mig_profile;                  // a MIG slice's profile ("1g.10gb"); "" for a whole GPU
+  std::optional<uint32_t> mig_parent;       // a MIG slice's GPU index
+  std::optional<uint32_t> gpu_instance_id;  // a MIG slice's GPU instance id
+  double utilization = 0;                   // DCGM_FI_DEV_GPU_UTIL, %
+  uint64_t memory_used_mb = 0;              // DCGM_FI_DEV_FB_USED, MiB
+  uint64_t memory_free_mb = 0;              // DCGM_FI_DEV_FB_FREE, MiB
+  double power_watts = 0;                   // DCGM_FI_DEV_POWER_USAGE, W
+  double temperature_c = 0;                 // DCGM_FI_DEV_GPU_TEMP, C
+  std::optional<double> memory_temperature_c;          // DCGM_FI_DEV_MEMORY_TEMP, C
+  std::optional<uint32_t> sm_clock_mhz;                // DCGM_FI_DEV_SM_CLOCK, MHz
+  std::optional<uint32_t> memory_clock_mhz;            // DCGM_FI_DEV_MEM_CLOCK, MHz
+  double energy_joules = 0;                 // DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION (exported in mJ)
+  uint32_t last_xid = 0;                    // DCGM_FI_DEV_XID_ERRORS: the last XID seen, 0 = none
+  std::optional<uint64_t> pcie_replays;                // DCGM_FI_DEV_PCIE_REPLAY_COUNTER
+  uint64_t remapped_correctable = 0;        // DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS
+  uint64_t remapped_uncorrectable = 0;      // DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS
+  bool row_remap_failure = false;           // DCGM_FI_DEV_ROW_REMAP_FAILURE
+  // DCGM_FI_PROF_* (ratios 0-1) where the backend has them.
+  std::optional<double> gr_engine_active;
+  std::optional<double> pipe_tensor_active;
+  std::optional<double> dram_active;
+};
+
 // A fault or a reading injected into a backend (`corral node inject`): only the simulated
 // backend accepts them. Unset fields leave the GPU as it is.
 struct GpuFault {
@@ -62,6 +92,12 @@ class GpuBackend {
   virtual Result<std::vector<GpuInfo>> Discover() = 0;
   // Samples every GPU. Returns kUnavailable when sampling fails.
   virtual Result<std::vector<GpuSample>> Sample() = 0;
+  // The GPUs' current readings for /metrics, without consuming XID events. Returns
+  // kUnimplemented for a backend that has none, kUnavailable when reading fails.
+  virtual Result<std::vector<GpuReading>> Read() {
+    return MakeError(ErrorCode::kUnimplemented,
+                     "the " + std::string(name()) + " GPU backend has no metrics readings");
+  }
   virtual std::string driver_version() const { return ""; }
   virtual std::string cuda_version() const { return ""; }
   // The device files that give access to device `index` (as numbered by Discover), for the

@@ -233,7 +233,72 @@ class NvmlGpuBackend final : public GpuBackend {
     return out;
   }
 
+  // /metrics readings (gpu_backend.h): what Sample reads, free memory, remapped rows, the
+  // PCI bus id in NVML's form, MIG parent and GPU instance, and the last XID (kept, not
+  // consumed). Clocks, memory temperature and PCIe replays are not in the resolved table.
+  Result<std::vector<GpuReading>> Read() override {
+    std::map<nvmlDevice_t, uint32_t> last_xid;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_xid = last_xid_;
+    }
+    std::map<nvmlDevice_t, uint32_t> parents;  // physical GPU -> its ordinal
+    std::vector<GpuReading> out;
+    for (const Device& d : devices_) {
+      parents.try_emplace(d.gpu, static_cast<uint32_t>(parents.size()));
+      GpuReading r;
+      r.index = d.index;
+      r.pci_bus_id = NvmlBusId(d.bus_id);
+      nvmlMemory_t mem{};
+      nvmlReturn_t rc = nvml_.nvmlDeviceGetMemoryInfo(d.mig != nullptr ? d.mig : d.gpu, &mem);
+      if (rc == NVML_ERROR_GPU_IS_LOST) {
+        r.present = false;
+        out.push_back(std::move(r));
+        continue;
+      }
+      if (rc == NVML_SUCCESS) {
+        r.memory_used_mb = mem.used >> 20;
+        r.memory_free_mb = mem.free >> 20;
+      }
+      GpuSample s;
+      Read(d, &s);
+      r.utilization = s.utilization;
+      r.power_watts = s.power_watts;
+      r.temperature_c = s.temperature_c;
+      r.energy_joules = s.energy_joules;
+      r.row_remap_failure = s.row_remap_failure;
+      unsigned corr = 0, unc = 0, pending = 0, failed = 0;
+      if (nvml_.nvmlDeviceGetRemappedRows != nullptr &&
+          nvml_.nvmlDeviceGetRemappedRows(d.gpu, &corr, &unc, &pending, &failed) ==
+              NVML_SUCCESS) {
+        r.remapped_correctable = corr;
+        r.remapped_uncorrectable = unc;
+      }
+      if (auto it = last_xid.find(d.gpu); it != last_xid.end()) r.last_xid = it->second;
+      if (d.mig != nullptr) {
+        r.mig_parent = parents.at(d.gpu);
+        r.mig_profile = d.info.model;
+        unsigned gi = 0;
+        if (nvml_.nvmlDeviceGetGpuInstanceId != nullptr &&
+            nvml_.nvmlDeviceGetGpuInstanceId(d.mig, &gi) == NVML_SUCCESS) {
+          r.gpu_instance_id = gi;
+        }
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
  private:
+  // "0000:3b:00.0" (sysfs) -> "00000000:3B:00.0" (NVML and dcgm-exporter).
+  static std::string NvmlBusId(const std::string& sysfs) {
+    if (sysfs.empty()) return "";
+    std::string id = Upper(sysfs);
+    size_t colon = id.find(':');
+    if (colon != std::string::npos && colon < 8) id = std::string(8 - colon, '0') + id;
+    return id;
+  }
+
   std::string Text(nvmlReturn_t r) const {
     const char* text = nvml_.nvmlErrorString != nullptr ? nvml_.nvmlErrorString(r) : nullptr;
     return std::string(text != nullptr ? text : "error") + " (" + std::to_string(r) + ")";
@@ -378,6 +443,7 @@ class NvmlGpuBackend final : public GpuBackend {
         if (r == NVML_SUCCESS && data.eventType == nvmlEventTypeXidCriticalError) {
           std::lock_guard<std::mutex> lock(mu_);
           pending_xids_[data.device].push_back(static_cast<uint32_t>(data.eventData));
+          last_xid_[data.device] = static_cast<uint32_t>(data.eventData);
         } else if (r != NVML_SUCCESS && r != NVML_ERROR_TIMEOUT) {
           // GPU_IS_LOST and friends: the sampler reports the GPU; do not spin.
           for (int i = 0; i < 10 && !stopping_; ++i)
@@ -398,6 +464,7 @@ class NvmlGpuBackend final : public GpuBackend {
   std::atomic<bool> stopping_{false};
   std::mutex mu_;
   std::map<nvmlDevice_t, std::vector<uint32_t>> pending_xids_;  // guarded by mu_
+  std::map<nvmlDevice_t, uint32_t> last_xid_;                   // for Read; guarded by mu_
 };
 
 }  // namespace

@@ -126,6 +126,35 @@ TEST_F(NvmlBackendTest, SamplesReadingsAndXidEvents) {
   EXPECT_FALSE((*(*b)->Sample())[0].present);
 }
 
+TEST_F(NvmlBackendTest, MetricsReadingsKeepXidsAndNameMigSlices) {
+  Write(
+      "gpu NVIDIA H100 80GB HBM3|GPU-p|00000000:1B:00.0|0|81559|-\n"
+      "gpu NVIDIA H100 80GB HBM3|GPU-q|00000000:3B:00.0|1|81559|-\n"
+      "mig 1|NVIDIA H100 80GB HBM3 MIG 1g.10gb|MIG-aaaa|9856|7|0\n"
+      "util 0 55\npower 0 300\nenergy 0 1234\n");
+  auto b = MakeNvmlGpuBackend(Config());
+  ASSERT_TRUE(b.has_value()) << b.error().message;
+  auto r = (*b)->Read();
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].pci_bus_id, "00000000:1B:00.0");
+  EXPECT_EQ((*r)[0].utilization, 55);
+  EXPECT_DOUBLE_EQ((*r)[0].power_watts, 300);
+  EXPECT_DOUBLE_EQ((*r)[0].energy_joules, 1234);
+  EXPECT_FALSE((*r)[0].mig_parent.has_value());
+  EXPECT_FALSE((*r)[0].sm_clock_mhz.has_value());  // not read through NVML here
+  EXPECT_EQ((*r)[1].mig_parent, 1u);
+  EXPECT_EQ((*r)[1].gpu_instance_id, 7u);
+  EXPECT_EQ((*r)[1].mig_profile, "1g.10gb");
+
+  // An XID shows as the last one in every reading and still reaches the next Sample.
+  Append("xid 0 48\n");
+  ASSERT_TRUE(nvml_.WaitXidsHandled(1));
+  EXPECT_EQ((*(*b)->Read())[0].last_xid, 48u);
+  EXPECT_EQ((*(*b)->Read())[0].last_xid, 48u);
+  EXPECT_EQ((*(*b)->Sample())[0].xid_events, (std::vector<uint32_t>{48}));
+}
+
 TEST_F(NvmlBackendTest, UnusableLibraryOrNoGpuIsUnavailableWithOneLine) {
   NvmlConfig missing = Config();
   missing.library = dir_ + "/libnvidia-ml.so.1";

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <mutex>
@@ -33,6 +34,7 @@ struct SimGpu {
   bool row_remap_failure = false;
   bool vanished = false;
   std::vector<uint32_t> xids;
+  uint32_t last_xid = 0;  // what /metrics shows (Read); Sample consumes `xids`
 };
 
 class SimulatedGpuBackend final : public GpuBackend {
@@ -100,6 +102,42 @@ class SimulatedGpuBackend final : public GpuBackend {
     return out;
   }
 
+  // Plausible readings that follow the injected state: clocks rise with utilisation, the
+  // memory runs a few degrees warmer than the GPU, and the PCI bus id follows the index.
+  Result<std::vector<GpuReading>> Read() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Integrate();
+    std::vector<GpuReading> out;
+    for (uint32_t i = 0; i < config_.count; ++i) {
+      const SimGpu& g = gpus_[i];
+      GpuReading r;
+      r.index = i;
+      char bus[32];
+      std::snprintf(bus, sizeof bus, "00000000:%02X:00.0", 0x18 + i * 0x10 % 0xe0);
+      r.pci_bus_id = bus;
+      r.present = !g.vanished;
+      if (r.present) {
+        r.utilization = g.utilization;
+        r.memory_used_mb = std::min(g.memory_used_mb, config_.memory_mb);
+        r.memory_free_mb = config_.memory_mb - r.memory_used_mb;
+        r.power_watts = g.power_watts;
+        r.temperature_c = g.temperature_c;
+        r.memory_temperature_c = g.temperature_c + 3;
+        r.sm_clock_mhz = static_cast<uint32_t>(345 + g.utilization / 100 * (1980 - 345));
+        r.memory_clock_mhz = 2619;
+        r.pcie_replays = 0;
+        r.energy_joules = g.energy_joules;
+        r.last_xid = g.last_xid;
+        r.row_remap_failure = g.row_remap_failure;
+        r.remapped_uncorrectable = g.row_remap_failure ? 1 : 0;
+        r.gr_engine_active = g.utilization / 100;
+        r.dram_active = g.utilization / 200;
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
   std::vector<std::string> DeviceFiles(uint32_t index) const override {
     if (config_.device_dir.empty() || index >= config_.count) return {};
     return {config_.device_dir + "/nvidia" + std::to_string(index)};
@@ -118,7 +156,10 @@ class SimulatedGpuBackend final : public GpuBackend {
       g = SimGpu();
       g.energy_joules = energy;
     }
-    if (f.xid) g.xids.push_back(*f.xid);
+    if (f.xid) {
+      g.xids.push_back(*f.xid);
+      g.last_xid = *f.xid;
+    }
     if (f.ecc_uncorrectable) g.ecc_uncorrectable = *f.ecc_uncorrectable;
     if (f.temperature_c) g.temperature_c = *f.temperature_c;
     if (f.power_watts) g.power_watts = *f.power_watts;

@@ -32,6 +32,7 @@
 #include "controller/internal/step_tracker.h"
 #include "controller/internal/stop_timers.h"
 #include "controller/internal/usage_book.h"
+#include "controller/metrics/state_metrics.h"
 #include "core/clock.h"
 #include "sched/config.h"
 #include "sched/policy.h"
@@ -71,6 +72,9 @@ struct ControllerState {
   // it ended (and at least sched_min_interval), so that with a long queue passes never take
   // more than about half of the state thread and submissions keep being answered.
   Duration last_pass_cost{};
+  // The scheduler's figures and the node -> partitions cache of /metrics
+  // (controller_metrics.cc).
+  metrics::StateMetrics metrics;
 };
 
 }  // namespace corral::controller::internal

@@ -1,0 +1,21 @@
+// StateMetrics: what the controller's state keeps for /metrics besides its tables: the
+// scheduler's figures (`SchedStats`) and each node's partitions (static configuration, looked
+// up once per node rather than at every scrape).
+//
+// Not thread-safe; state thread only.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "controller/metrics/sched_stats.h"
+
+namespace corral::controller::metrics {
+
+struct StateMetrics {
+  SchedStats sched;
+  std::unordered_map<std::string, std::vector<std::string>> node_partitions;
+};
+
+}  // namespace corral::controller::metrics

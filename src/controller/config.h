@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,33 @@
 #include "core/time.h"
 
 namespace corral::controller {
+
+// What the controller does with a job that wastes its GPUs (docs/metrics-jobs.md).
+enum class GpuWasteAction { kNotify, kCancel, kRequeue };
+
+// [gpu_waste]: a job whose GPUs all stay under `threshold` percent utilisation for `window`
+// is flagged (logged, shown by `corral show`, counted by `corral report waste`); with action
+// cancel or requeue, it is cancelled or requeued once it has been flagged for `grace`.
+struct GpuWastePolicy {
+  bool enabled = true;
+  double threshold = 5;  // percent
+  Duration window = Minutes(30);
+  GpuWasteAction action = GpuWasteAction::kNotify;
+  Duration grace = Minutes(10);
+  bool operator==(const GpuWastePolicy&) const = default;
+};
+
+struct GpuWasteConfig {
+  GpuWastePolicy defaults;                           // [gpu_waste]
+  std::map<std::string, GpuWastePolicy> partitions;  // [gpu_waste.partition.NAME]
+  std::map<std::string, GpuWastePolicy> qos;         // [gpu_waste.qos.NAME]
+  // A job's policy: its QOS's, else its partition's, else the defaults.
+  const GpuWastePolicy& For(const std::string& partition, const std::string& qos_name) const {
+    if (auto it = qos.find(qos_name); it != qos.end()) return it->second;
+    if (auto it = partitions.find(partition); it != partitions.end()) return it->second;
+    return defaults;
+  }
+};
 
 struct ControllerConfig {
   std::string cluster_name = "corral";
@@ -33,6 +61,7 @@ struct ControllerConfig {
   bool munge = false;
   std::string munge_socket;                     // "" = munged's default socket
   std::vector<std::string> admins;
+  GpuWasteConfig gpu_waste;
   // The whole file's text, for sched's parser of the scheduling sections.
   std::string toml_text;
 };

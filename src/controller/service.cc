@@ -12,6 +12,7 @@
 #include "api/http_status.h"
 #include "api/json_codec.h"
 #include "controller/controller.h"
+#include "controller/gpu_stats_routes.h"
 #include "controller/http_agent_transport.h"
 #include "core/check.h"
 #include "core/duration.h"
@@ -713,6 +714,8 @@ Status ControllerService::Start() {
                  if (!s) return api::ErrorResponse(s.error());
                  return Ok();
                }));
+
+  AddGpuStatsRoutes(server, *this, *im.store, *im.authenticator, im.clock, im.config.gpu_waste);
 
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;

@@ -209,11 +209,16 @@ struct Agent::Impl {
   }
 
   Effects Heartbeat(api::HeartbeatRequest req) {
-    if (node) node->FillHeartbeat(&req);
+    uint64_t samples = 0;
+    if (node) {
+      node->FillHeartbeat(&req);
+      samples = node->TakeGpuSamples(&req);
+    }
     auto resp = api::CheckResponse(controller->Send(
         "POST", "/api/v1/agents/heartbeat", api::EncodeHeartbeatRequest(req), AuthHeaders(), true));
     Result<api::HeartbeatResponse> reply =
         resp ? api::DecodeHeartbeatResponse(resp->body) : tl::unexpected<Error>(resp.error());
+    if (reply && node) node->GpuSamplesDelivered(samples);
     std::lock_guard<std::mutex> lock(mu);
     return core.OnHeartbeatReply(reply);
   }

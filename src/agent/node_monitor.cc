@@ -20,6 +20,8 @@
 #include "agent/exec/container_host.h"
 #include "agent/exec/cpu_binding.h"
 #include "agent/exec/usage.h"
+#include "agent/gpu_sample_buffer.h"
+#include "agent/job_gpu_load.h"
 #include "core/log.h"
 #include "core/strings.h"
 
@@ -38,6 +40,11 @@ std::string Dir(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
+
+// Readings kept for the controller between heartbeats (64 GPUs x 128 samples), and the most
+// one heartbeat carries.
+constexpr size_t kSampleBufferCapacity = 8192;
+constexpr size_t kSamplesPerHeartbeat = 2048;
 
 // The agent's own home directory (the environment of a runtime that runs as root).
 std::string AgentHome() {
@@ -89,7 +96,8 @@ struct NodeMonitor::Impl {
         gpus(std::move(g)),
         clock(cl),
         on_health_change(std::move(cb)),
-        health(c.health) {}
+        health(c.health),
+        loads(c.state_dir + "/gpu-load") {}
 
   const AgentConfig config;
   GpuBackend& backend;
@@ -113,6 +121,9 @@ struct NodeMonitor::Impl {
   HealthReport report;              // guarded by mu
   UsageTracker usage;               // guarded by mu
   std::map<JobRun, RunEntry> runs;  // guarded by mu
+  JobGpuLoads loads;                // guarded by mu; simulated backend only
+  GpuSampleBuffer samples_for_controller{kSampleBufferCapacity};  // guarded by mu
+  MonoTime last_recorded{};                                       // guarded by mu
   std::thread thread;
   // Serialises PrepareJob and PrepareTask: a run's cgroup is made once, and the CPUs of
   // runs being prepared at the same time never overlap. Taken before `mu`.
@@ -320,13 +331,20 @@ struct NodeMonitor::Impl {
     if (run_script && !config.health.script.empty()) {
       script_problem = RunHealthScript(config.health.script, config.health.script_timeout, clock);
     }
+    if (simulated()) {
+      std::lock_guard<std::mutex> lock(mu);
+      loads.Apply(backend);
+    }
     Result<std::vector<GpuSample>> samples = backend.Sample();
     MonoTime now = clock.MonotonicNow();
     bool changed = false;
     HealthReport r;
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (samples) usage.Observe(*samples, now);
+      if (samples) {
+        usage.Observe(*samples, now);
+        RecordForController(*samples, now);
+      }
       if (run_script) health.SetScriptResult(script_problem);
       r = health.Observe(gpus, samples);
       changed = r != report;
@@ -339,6 +357,31 @@ struct NodeMonitor::Impl {
       for (const auto& p : r.gpus) CORRAL_LOG(Warn) << "health: gpu " << p.gpu << ": " << p.reason;
       if (!r.node_problem.empty()) CORRAL_LOG(Warn) << "health: node: " << r.node_problem;
       if (on_health_change) on_health_change();
+    }
+  }
+
+  bool simulated() const { return backend.name() == "simulated"; }
+
+  // Keeps the readings of the GPUs held by runs for the next heartbeat, one round per
+  // `sample_interval` (health checks may sample more often). Requires mu.
+  void RecordForController(const std::vector<GpuSample>& samples, MonoTime now) {
+    if (runs.empty()) return;
+    if (last_recorded != MonoTime{} && now - last_recorded < config.sample_interval * 9 / 10)
+      return;
+    last_recorded = now;
+    const Timestamp at = clock.Now();
+    for (const auto& [run, entry] : runs) {
+      for (const GpuSample& g : samples) {
+        if (!g.present || !entry.gpus.contains(g.index)) continue;
+        samples_for_controller.Add(
+            {.gpu = g.index,
+             .job = run.job,
+             .time = at,
+             .utilization = g.utilization,
+             .memory_used_mb = g.memory_used_mb,
+             .power_watts = g.power_watts,
+             .energy_mj = static_cast<uint64_t>(std::max(0.0, g.energy_joules) * 1000)});
+      }
     }
   }
 
@@ -438,6 +481,11 @@ Status NodeMonitor::PrepareJob(const Job& job, ProcessSpec* spec) {
   }
   entry.batch = true;
   std::lock_guard<std::mutex> lock(im.mu);
+  if (im.simulated()) {
+    for (std::string& kv : im.loads.Start(run, entry.gpus, spec->env, spec->uid, spec->gid)) {
+      spec->env.push_back(std::move(kv));
+    }
+  }
   im.usage.Start(run, entry.gpus, im.clock.MonotonicNow());
   im.runs[run] = std::move(entry);
   return {};
@@ -511,6 +559,7 @@ void NodeMonitor::FinishJob(JobRun run, api::JobEvent* ev) {
     if (it == im.runs.end()) return;
     entry = std::move(it->second);
     im.runs.erase(it);
+    im.loads.Finish(run, im.backend);
     JobUsage u = im.usage.Finish(run, im.clock.MonotonicNow());
     ev->usage.gpu_seconds = u.gpu_seconds;
     ev->usage.gpu_util_mean = u.gpu_util_mean;
@@ -562,6 +611,18 @@ void NodeMonitor::FillHeartbeat(api::HeartbeatRequest* req) const {
   for (const auto& p : im.report.gpus) req->gpu_problems.push_back({p.gpu, p.reason, p.latched});
   req->node_problem = im.report.node_problem;
   req->auto_resume = im.config.health.auto_resume;
+}
+
+uint64_t NodeMonitor::TakeGpuSamples(api::HeartbeatRequest* req) const {
+  const Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  return im.samples_for_controller.Peek(kSamplesPerHeartbeat, &req->gpu_samples);
+}
+
+void NodeMonitor::GpuSamplesDelivered(uint64_t token) {
+  Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  im.samples_for_controller.Delivered(token);
 }
 
 void NodeMonitor::ClearGpus(const std::vector<uint32_t>& gpus) {

@@ -89,6 +89,11 @@ class NodeMonitor {
 
   // What the next heartbeat reports.
   void FillHeartbeat(api::HeartbeatRequest* req) const;
+  // Adds the GPU readings of jobs not yet delivered (oldest first, a bounded number) to the
+  // heartbeat; returns the token that `GpuSamplesDelivered` takes once the controller has
+  // answered it. A heartbeat that fails leaves them for the next.
+  uint64_t TakeGpuSamples(api::HeartbeatRequest* req) const;
+  void GpuSamplesDelivered(uint64_t token);
   // An operator resumed these GPUs: forget their latched problems.
   void ClearGpus(const std::vector<uint32_t>& gpus);
   // `corral node inject`: applies a fault to the backend, then re-checks health at once.

@@ -40,6 +40,12 @@ Result<JobInfo> DecodeJobInfo(std::string_view json);
 std::string EncodeJobInfoList(const std::vector<JobInfo>& jobs);
 Result<std::vector<JobInfo>> DecodeJobInfoList(std::string_view json);
 
+// Per-job GPU statistics and the GPU-waste report (lenient: answers).
+std::string EncodeGpuStatsInfo(const GpuStatsInfo& s);
+Result<GpuStatsInfo> DecodeGpuStatsInfo(std::string_view json);
+std::string EncodeWasteReport(const WasteReport& r);
+Result<WasteReport> DecodeWasteReport(std::string_view json);
+
 std::string EncodeNodeInfo(const NodeInfo& n);
 Result<NodeInfo> DecodeNodeInfo(std::string_view json);
 // {"nodes": [...]}

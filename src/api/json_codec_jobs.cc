@@ -45,6 +45,24 @@ Result<std::vector<JobInfo>> DecodeJobInfoList(std::string_view json) {
   return DecodeList<JobInfo>(kJobsList, json);
 }
 
+std::string EncodeGpuStatsInfo(const GpuStatsInfo& s) {
+  size_t buckets = 0;
+  for (const auto& g : s.gpus) buckets += g.buckets.size();
+  return Encode(s, 256 + s.gpus.size() * 384 + buckets * 160);
+}
+
+Result<GpuStatsInfo> DecodeGpuStatsInfo(std::string_view json) {
+  return Decode<GpuStatsInfo>(json, kLenient);
+}
+
+std::string EncodeWasteReport(const WasteReport& r) {
+  return Encode(r, 128 + (r.users.size() + r.accounts.size()) * 128);
+}
+
+Result<WasteReport> DecodeWasteReport(std::string_view json) {
+  return Decode<WasteReport>(json, kLenient);
+}
+
 std::string EncodeWhyInfo(const WhyInfo& w) { return Encode(w, 512 + w.blockers.size() * 256); }
 
 Result<WhyInfo> DecodeWhyInfo(std::string_view json) { return Decode<WhyInfo>(json, kLenient); }

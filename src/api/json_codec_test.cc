@@ -218,7 +218,7 @@ SubmitResponse FullSubmitResponse() {
 JobInfo FullJobInfo() {
   return JobInfo{
       .job = FullJob(), .reason_detail = "waiting for 8 h100 GPUs", .estimated_start = At(7200),
-      .priority = 4242};
+      .priority = 4242, .gpu_waste = "GPUs gpu01:0 under 5% utilisation for 30m"};
 }
 
 NodeInfo FullNodeInfo() {
@@ -423,6 +423,38 @@ TEST(JsonCodecTest, JobInfoRoundTrips) {
   ExpectRoundTrip(JobInfo{}, EncodeJobInfo, DecodeJobInfo);
 }
 
+TEST(JsonCodecTest, GpuStatsAndWasteReportRoundTrip) {
+  GpuStatsInfo s{.job = JobId(42),
+                 .gpus = {{.node = "gpu01",
+                           .gpu = 3,
+                           .model = "h100",
+                           .memory_mb = 81920,
+                           .samples = 360,
+                           .util_mean = 4.25,
+                           .util_max = 87.5,
+                           .idle_fraction = 0.95,
+                           .mem_max_mb = 9216,
+                           .power_max_watts = 412.5,
+                           .energy_joules = 123456.75,
+                           .bucket_width = Seconds(20),
+                           .buckets = {{.start = At(60),
+                                        .samples = 4,
+                                        .util_mean = 12.5,
+                                        .util_max = 50,
+                                        .mem_max_mb = 9000,
+                                        .energy_joules = 2800.5}}}},
+                 .waste_flagged = At(3600),
+                 .waste_note = "GPU gpu01:3 under 5% utilisation for 30m"};
+  ExpectRoundTrip(s, EncodeGpuStatsInfo, DecodeGpuStatsInfo);
+  ExpectRoundTrip(GpuStatsInfo{}, EncodeGpuStatsInfo, DecodeGpuStatsInfo);
+  WasteReport r{.since = At(0),
+                .threshold = 5,
+                .users = {{.name = "alice", .jobs = 3, .flagged = 1, .gpu_hours = 24.5,
+                           .wasted_gpu_hours = 8.25}},
+                .accounts = {{.name = "physics", .jobs = 3, .gpu_hours = 24.5}}};
+  ExpectRoundTrip(r, EncodeWasteReport, DecodeWasteReport);
+}
+
 TEST(JsonCodecTest, JobInfoListRoundTrips) {
   std::vector<JobInfo> jobs = {FullJobInfo(), JobInfo{}, FullJobInfo()};
   jobs[2].job.id = JobId(std::numeric_limits<uint64_t>::max());
@@ -575,7 +607,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(Partition), 128u) << "Partition changed: update json_codec.cc and FullPartition";
   EXPECT_EQ(sizeof(SubmitResponse), 32u)
       << "SubmitResponse changed: update json_codec.cc and FullSubmitResponse";
-  EXPECT_EQ(sizeof(JobInfo), 1376u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
+  EXPECT_EQ(sizeof(JobInfo), 1408u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
   EXPECT_EQ(sizeof(NodeInfo), 464u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
   EXPECT_EQ(sizeof(PartitionInfo), 144u)
       << "PartitionInfo changed: update json_codec.cc and FullPartitionInfo";

@@ -43,6 +43,7 @@ struct JobInfo {
   std::string reason_detail;          // for people, when pending
   Timestamp estimated_start{};        // epoch when unknown
   int64_t priority = 0;               // a pending job's priority in the last scheduling pass
+  std::string gpu_waste;              // why it is flagged as wasting its GPUs; "" = it is not
   bool operator==(const JobInfo&) const = default;
 };
 
@@ -294,6 +295,62 @@ struct BlockerInfo {
   int64_t requested = 0;
   std::vector<JobId> jobs;            // dependencies not met, reservation holders, victims
   bool operator==(const BlockerInfo&) const = default;
+};
+
+// One time bucket of one GPU of a job (GET /api/v1/jobs/{id}/gpustats; core/gpu_series.h).
+struct GpuStatsBucket {
+  Timestamp start{};
+  uint32_t samples = 0;
+  double util_mean = 0;               // percent
+  double util_max = 0;
+  uint64_t mem_max_mb = 0;
+  double energy_joules = 0;
+  bool operator==(const GpuStatsBucket&) const = default;
+};
+
+// One GPU of a job: its totals and its downsampled series.
+struct GpuStatsGpu {
+  std::string node;
+  uint32_t gpu = 0;                   // node-local index
+  std::string model;                  // the node's inventory ("" when unknown)
+  uint64_t memory_mb = 0;             // the GPU's memory (0 = unknown)
+  uint32_t samples = 0;
+  double util_mean = 0;               // percent
+  double util_max = 0;
+  double idle_fraction = 0;           // of the samples, under 1%
+  uint64_t mem_max_mb = 0;
+  double power_max_watts = 0;
+  double energy_joules = 0;
+  Duration bucket_width{};
+  std::vector<GpuStatsBucket> buckets;
+  bool operator==(const GpuStatsGpu&) const = default;
+};
+
+// A job's GPU statistics (`corral jobstats`, `seff`), and its GPU-waste flag.
+struct GpuStatsInfo {
+  JobId job;
+  std::vector<GpuStatsGpu> gpus;      // by node, then GPU; empty when nothing was sampled
+  Timestamp waste_flagged{};          // epoch = not flagged
+  std::string waste_note;
+  bool operator==(const GpuStatsInfo&) const = default;
+};
+
+// GPU waste by user or account (GET /api/v1/reports/waste, `corral report waste`).
+struct WasteReportRow {
+  std::string name;                   // the user or the account
+  uint32_t jobs = 0;                  // jobs with GPUs in the period
+  uint32_t flagged = 0;               // of them, flagged as wasting their GPUs
+  double gpu_hours = 0;
+  double wasted_gpu_hours = 0;        // GPU-hours under the threshold
+  bool operator==(const WasteReportRow&) const = default;
+};
+
+struct WasteReport {
+  Timestamp since{};
+  double threshold = 0;               // percent
+  std::vector<WasteReportRow> users;     // most wasted first
+  std::vector<WasteReportRow> accounts;
+  bool operator==(const WasteReport&) const = default;
 };
 
 // Why a job waits (`corral why JOB`): every blocker from the last scheduling pass.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -284,6 +285,23 @@ Result<std::vector<api::PriorityInfo>> Client::Priorities(JobId job) {
   if (job.value != 0) path += "?job=" + job.ToString();
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", path, "", true));
   return api::DecodePriorityList(r.body);
+}
+
+Result<api::GpuStatsInfo> Client::GpuStats(JobId job) {
+  CORRAL_ASSIGN_OR_RETURN(auto r,
+                          Call("GET", "/api/v1/jobs/" + job.ToString() + "/gpustats", "", true));
+  return api::DecodeGpuStatsInfo(r.body);
+}
+
+Result<api::WasteReport> Client::WasteReport(Timestamp since) {
+  std::string path = "/api/v1/reports/waste";
+  if (since != Timestamp{}) {
+    path += "?since=" +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::seconds>(since.time_since_epoch()).count());
+  }
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", path, "", true));
+  return api::DecodeWasteReport(r.body);
 }
 
 Result<api::WhyInfo> Client::Why(JobId job) {

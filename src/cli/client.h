@@ -86,6 +86,10 @@ class Client {
   // `job` = 0: every pending job.
   Result<std::vector<api::PriorityInfo>> Priorities(JobId job);
   Result<api::WhyInfo> Why(JobId job);
+  // Per-job GPU statistics; the GPU-waste report since `since` (the epoch: the server's
+  // default period).
+  Result<api::GpuStatsInfo> GpuStats(JobId job);
+  Result<api::WasteReport> WasteReport(Timestamp since);
   // Steps (`corral run`) and checkpoints.
   Result<api::StepInfo> CreateStep(JobId id, const StepSpec& spec);
   Result<api::StepInfo> GetStep(JobId id, uint32_t step);

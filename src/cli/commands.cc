@@ -14,6 +14,7 @@
 #include "api/json_codec.h"
 #include "cli/client.h"
 #include "cli/internal/slurm_cli.h"
+#include "cli/jobstats.h"
 #include "cli/node_commands.h"
 #include "cli/run.h"
 #include "cli/submit.h"
@@ -211,6 +212,7 @@ void PrintJob(const api::JobInfo& info) {
   row("StdErr:", s.stderr_path.empty() ? "(with stdout)" : s.stderr_path);
   if (j.usage.cpu_seconds > 0) row("CPUTime:", std::to_string(j.usage.cpu_seconds) + " s");
   AddUsageRows(j.usage, t);
+  if (!info.gpu_waste.empty()) row("GpuWaste:", info.gpu_waste);
   std::fputs(t.Render().c_str(), stdout);
 }
 
@@ -527,6 +529,19 @@ const std::vector<CommandInfo>& Commands() {
        {},
        Priority},
       {"why", "corral why JOB          (everything that holds a pending job back)", {}, {}, Why},
+      {"jobstats",
+       "corral jobstats JOB...   (how a job used its GPUs: per-GPU use and notes)",
+       {},
+       {},
+       [](Client& c, const Args& a) { return Jobstats(c, a.positional, a.json); }},
+      {"report",
+       "corral report waste [--since TIME]   (wasted GPU-hours by user and account)",
+       {"since"},
+       {},
+       [](Client& c, const Args& a) {
+         auto it = a.values.find("since");
+         return Report(c, a.positional, it == a.values.end() ? "" : it->second, a.json);
+       }},
       {"drain",
        "corral drain NODE --reason TEXT",
        {"reason"},

@@ -17,6 +17,7 @@ constexpr SlurmCommand kCommands[] = {
     {"salloc", internal::RunSalloc},     {"squeue", internal::RunSqueue},
     {"sinfo", internal::RunSinfo},       {"sacct", internal::RunSacct},
     {"scontrol", internal::RunScontrol}, {"scancel", internal::RunScancel},
+    {"seff", internal::RunSeff},
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The Slurm front end: when the `corral` binary is called through a link named `sbatch`,
-// `srun`, `salloc`, `squeue`, `sinfo`, `sacct`, `scontrol` or `scancel` (busybox-style: the
+// `srun`, `salloc`, `squeue`, `sinfo`, `sacct`, `scontrol`, `scancel` or `seff` (busybox-style: the
 // base name of argv[0]), it behaves like that Slurm 22.05 command on top of Corral's API
 // (docs/slurm.md).
 //

@@ -86,6 +86,58 @@ class Reader {
   const toml::table& table_;
 };
 
+// The keys of one GPU-waste policy table, over `p` (the defaults, for an override).
+Status ParseGpuWastePolicy(std::string_view origin, const std::string& section,
+                           const toml::table& t, bool allow_subtables, GpuWastePolicy* p) {
+  Reader r(origin, section, t);
+  std::set<std::string> known = {"enabled", "threshold_percent", "window_s", "action", "grace_s"};
+  if (allow_subtables) known.insert({"partition", "qos"});
+  CORRAL_RETURN_IF_ERROR(r.Unknown(known));
+  CORRAL_RETURN_IF_ERROR(r.Bool("enabled", &p->enabled));
+  int64_t threshold = static_cast<int64_t>(p->threshold);
+  CORRAL_RETURN_IF_ERROR(r.Int("threshold_percent", 0, 100, &threshold));
+  p->threshold = static_cast<double>(threshold);
+  CORRAL_RETURN_IF_ERROR(r.DurationKey("window_s", Seconds(1), 1, 86400 * 30, &p->window));
+  CORRAL_RETURN_IF_ERROR(r.DurationKey("grace_s", Seconds(1), 0, 86400 * 30, &p->grace));
+  std::string action;
+  CORRAL_RETURN_IF_ERROR(r.String("action", &action));
+  if (action == "notify") {
+    p->action = GpuWasteAction::kNotify;
+  } else if (action == "cancel") {
+    p->action = GpuWasteAction::kCancel;
+  } else if (action == "requeue") {
+    p->action = GpuWasteAction::kRequeue;
+  } else if (!action.empty()) {
+    return InvalidArgument(std::string(origin) + ": [" + section + "] action: \"" + action +
+                           "\" is not one of notify, cancel, requeue");
+  }
+  return {};
+}
+
+// [gpu_waste], then [gpu_waste.partition.NAME] and [gpu_waste.qos.NAME], which start from it.
+Status ParseGpuWaste(std::string_view origin, const toml::table& t, GpuWasteConfig* c) {
+  CORRAL_RETURN_IF_ERROR(ParseGpuWastePolicy(origin, "gpu_waste", t, true, &c->defaults));
+  for (const char* kind : {"partition", "qos"}) {
+    const toml::node* n = t.get(kind);
+    if (n == nullptr) continue;
+    if (!n->is_table()) {
+      return InvalidArgument(std::string(origin) + ": [gpu_waste] " + kind +
+                             ": expected [gpu_waste." + kind + ".NAME] tables");
+    }
+    auto& out = std::string_view(kind) == "partition" ? c->partitions : c->qos;
+    for (const auto& [name, sub] : *n->as_table()) {
+      std::string section = std::string("gpu_waste.") + kind + "." + std::string(name.str());
+      if (!sub.is_table()) {
+        return InvalidArgument(std::string(origin) + ": [" + section + "] must be a [table]");
+      }
+      GpuWastePolicy p = c->defaults;
+      CORRAL_RETURN_IF_ERROR(ParseGpuWastePolicy(origin, section, *sub.as_table(), false, &p));
+      out[std::string(name.str())] = p;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::string_view origin) {
@@ -103,7 +155,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   for (const auto& [k, v] : root) {
     std::string key(k.str());
     if (key == "controller" || key == "store" || key == "auth" || key == "tls" ||
-        key == "privacy" || key == "limits" || key == "metrics" || kSchedulingSections.contains(key)) {
+        key == "privacy" || key == "limits" || key == "metrics" || key == "gpu_waste" ||
+        kSchedulingSections.contains(key)) {
       continue;
     }
     return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
@@ -236,6 +289,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
     CORRAL_RETURN_IF_ERROR(r.Int("max_submitted_jobs", 0, 100000000, &max_jobs));
     c.max_submitted_jobs = static_cast<uint32_t>(max_jobs);
   }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* gw, table("gpu_waste"));
+  if (gw != nullptr) CORRAL_RETURN_IF_ERROR(ParseGpuWaste(origin, *gw, &c.gpu_waste));
   if (c.store_url.empty()) c.store_url = "sqlite:" + c.state_dir + "/corral.db";
   if (c.jwt_key_file.empty()) c.jwt_key_file = c.state_dir + "/jwt.key";
   return c;

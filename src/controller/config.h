@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,32 @@ struct UnixIds {
 // How the controller finds the uid and gid of a job's user by name: returns kNotFound when
 // the user has no entry.
 using UserIdLookup = std::function<Result<UnixIds>(const std::string& user)>;
+// What the controller does with a job that wastes its GPUs (docs/metrics-jobs.md).
+enum class GpuWasteAction { kNotify, kCancel, kRequeue };
+
+// [gpu_waste]: a job whose GPUs all stay under `threshold` percent utilisation for `window`
+// is flagged (logged, shown by `corral show`, counted by `corral report waste`); with action
+// cancel or requeue, it is cancelled or requeued once it has been flagged for `grace`.
+struct GpuWastePolicy {
+  bool enabled = true;
+  double threshold = 5;  // percent
+  Duration window = Minutes(30);
+  GpuWasteAction action = GpuWasteAction::kNotify;
+  Duration grace = Minutes(10);
+  bool operator==(const GpuWastePolicy&) const = default;
+};
+
+struct GpuWasteConfig {
+  GpuWastePolicy defaults;                           // [gpu_waste]
+  std::map<std::string, GpuWastePolicy> partitions;  // [gpu_waste.partition.NAME]
+  std::map<std::string, GpuWastePolicy> qos;         // [gpu_waste.qos.NAME]
+  // A job's policy: its QOS's, else its partition's, else the defaults.
+  const GpuWastePolicy& For(const std::string& partition, const std::string& qos_name) const {
+    if (auto it = qos.find(qos_name); it != qos.end()) return it->second;
+    if (auto it = partitions.find(partition); it != partitions.end()) return it->second;
+    return defaults;
+  }
+};
 
 struct ControllerConfig {
   std::string cluster_name = "corral";
@@ -78,6 +105,7 @@ struct ControllerConfig {
   // [metrics] token_file: the scrape token (api/scrape_token.h) that reads /metrics and
   // /metrics/targets; "" = only admins' and operators' credentials may.
   std::string metrics_token_file;
+  GpuWasteConfig gpu_waste;
   // The whole file's text, for sched's parser of the scheduling sections.
   std::string toml_text;
 };

@@ -149,3 +149,45 @@ TEST(ControllerConfigTest, PlainHttpOnlyOnLoopbackWhenAllowed) {
 
 }  // namespace
 }  // namespace corral::controller
+
+namespace corral::controller {
+namespace {
+
+TEST(ControllerConfigTest, GpuWastePoliciesOverrideTheDefaultsPerPartitionAndQos) {
+  auto c = ParseControllerConfig(R"(
+[gpu_waste]
+threshold_percent = 10
+window_s = 600
+[gpu_waste.partition.gpu]
+action = "cancel"
+grace_s = 60
+[gpu_waste.qos.debug]
+enabled = false
+)", "corral.toml");
+  ASSERT_TRUE(c.has_value()) << c.error().message;
+  const GpuWasteConfig& w = c->gpu_waste;
+  EXPECT_EQ(w.defaults.threshold, 10);
+  EXPECT_EQ(w.defaults.window, Seconds(600));
+  EXPECT_EQ(w.defaults.action, GpuWasteAction::kNotify);
+  const GpuWastePolicy& gpu = w.For("gpu", "normal");
+  EXPECT_EQ(gpu.action, GpuWasteAction::kCancel);
+  EXPECT_EQ(gpu.grace, Seconds(60));
+  EXPECT_EQ(gpu.threshold, 10);  // inherited
+  EXPECT_FALSE(w.For("gpu", "debug").enabled);
+  EXPECT_EQ(&w.For("cpu", ""), &w.defaults);
+}
+
+TEST(ControllerConfigTest, BadGpuWasteKeysAreNamed) {
+  auto bad = ParseControllerConfig("[gpu_waste]\naction = \"kill\"\n", "c.toml");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("[gpu_waste] action"), std::string::npos);
+  bad = ParseControllerConfig("[gpu_waste.partition.gpu]\nwindow = 5\n", "c.toml");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("gpu_waste.partition.gpu"), std::string::npos);
+  bad = ParseControllerConfig("[gpu_waste]\nthreshold_percent = 101\n", "c.toml");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message.find("threshold_percent"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace corral::controller

@@ -83,6 +83,7 @@ Status Controller::Recover(store::StoredState state) {
   s.nodes.RestoreCounter(state.meta);
   s.usage.Recover(state.meta);
   s.steps.Recover(state.meta);
+  s.gpu_stats.Recover(state.gpu_series);
   // Jobs still running on GPUs taken out of service (after the usage ledger is back: a job
   // stopped at once is charged).
   for (const auto& [name, n] : s.nodes.all()) {
@@ -100,7 +101,9 @@ Status Controller::Recover(store::StoredState state) {
 
 Result<api::JobInfo> Controller::GetJob(JobId id) const {
   CORRAL_ASSIGN_OR_RETURN(const internal::JobEntry* e, s_->jobs.Get(id));
-  return internal::JobTable::Info(*e);
+  api::JobInfo info = internal::JobTable::Info(*e);
+  info.gpu_waste = s_->gpu_stats.WasteNote(id);
+  return info;
 }
 
 std::map<JobId, Generation> Controller::RunningRuns() const {
@@ -112,7 +115,10 @@ std::map<JobId, Generation> Controller::RunningRuns() const {
 }
 
 std::vector<api::JobInfo> Controller::ListJobs(const JobFilter& filter) const {
-  return s_->jobs.List(filter, s_->clock.Now() - s_->config.list_completed_for);
+  std::vector<api::JobInfo> jobs =
+      s_->jobs.List(filter, s_->clock.Now() - s_->config.list_completed_for);
+  for (api::JobInfo& info : jobs) info.gpu_waste = s_->gpu_stats.WasteNote(info.job.id);
+  return jobs;
 }
 
 Result<api::NodeInfo> Controller::GetNode(const std::string& name) const {
@@ -166,6 +172,7 @@ void Controller::Tick() {
     s.lifecycle.FailJobsOn(n, "stopped responding");
     s.out.MarkDirty();
   }
+  internal::TickGpuStats(s);
   // Spacing counts from the end of the last pass.
   bool due = s.out.sched_dirty && now - (s.last_pass + s.last_pass_cost) >= PassSpacing();
   if (due || now - s.last_pass >= s.config.sched_periodic_interval) Schedule();

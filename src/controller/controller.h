@@ -29,6 +29,7 @@
 #include "controller/config.h"
 #include "controller/metrics/cluster_metrics.h"
 #include "core/clock.h"
+#include "core/gpu_series.h"
 #include "core/job.h"
 #include "core/partition.h"
 #include "core/result.h"
@@ -223,10 +224,23 @@ class Controller {
   Result<std::vector<sched::Blocker>> Blockers(JobId id) const;
   const sched::SchedulerConfig& sched_config() const;
 
+  // --- Per-job GPU statistics and GPU waste (controller_gpu.cc; docs/metrics-jobs.md) ---
+
+  // Job `id`'s GPU statistics: from the series kept while it runs, else from `stored` (the
+  // store's copy, `Store::GetGpuSeries`, which the caller reads off the state thread).
+  // Returns kNotFound for an unknown job, kInternal for a stored series that cannot be
+  // decoded.
+  Result<api::GpuStatsInfo> GpuStats(JobId id, const std::optional<std::string>& stored) const;
+  // The series kept for the running jobs among `ids` (fresher than the store's).
+  std::map<JobId, JobGpuSeries> LiveGpuSeries(const std::vector<JobId>& ids) const;
+  // Every running job flagged as wasting its GPUs, and why (for the metrics).
+  std::vector<std::pair<JobId, std::string>> GpuWasteFlags() const;
+
   // --- Periodic work ---
 
-  // Marks nodes without heartbeats DOWN (failing or requeueing their jobs) and runs a
-  // scheduling pass when something changed (or the periodic interval passed).
+  // Marks nodes without heartbeats DOWN (failing or requeueing their jobs), applies the
+  // GPU-waste policy, and runs a scheduling pass when something changed (or the periodic
+  // interval passed).
   void Tick();
   // Forces a scheduling pass now (tests and the service after recovery).
   void Schedule();

@@ -112,6 +112,7 @@ Result<api::HeartbeatResponse> Controller::Heartbeat(const api::HeartbeatRequest
     return response;
   }
   MonoTime now = s.clock.MonotonicNow();
+  s.gpu_stats.Observe(request.node, request.gpu_samples);
   if (s.nodes.Heartbeat(*n, s.clock.Now(), now)) {
     // Back from DOWN without a restart (a network partition healed). Its jobs were failed or
     // requeued when it went down; the kill list below stops whatever still runs there.

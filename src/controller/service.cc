@@ -11,6 +11,7 @@
 #include "api/scrape_token.h"
 #include "api/transport_policy.h"
 #include "controller/controller.h"
+#include "controller/gpu_stats_routes.h"
 #include "controller/http_agent_transport.h"
 #include "controller/job_credentials.h"
 #include "controller/service_routes.h"
@@ -341,6 +342,8 @@ Status ControllerService::Start() {
                   .agent_authorization =
                       [impl](const std::string& node) { return impl->AgentAuthorization(node); },
                   .agent_client = im.agent_client});
+
+  AddGpuStatsRoutes(im.server, *this, *im.store, *im.authenticator, im.clock, im.config.gpu_waste);
 
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;

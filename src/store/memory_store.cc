@@ -21,6 +21,9 @@ Status MemoryStore::Write(const WriteBatch& batch) {
             meta_.insert_or_assign(o.key, o.value);
           } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
             jobs_.erase(o.id);
+            gpu_series_.erase(o.id);
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGpuSeriesOp>) {
+            gpu_series_.insert_or_assign(o.job, o.body);
           } else {
             static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
             meta_.erase(o.key);
@@ -40,7 +43,20 @@ Result<StoredState> MemoryStore::Load() {
   state.nodes.reserve(nodes_.size());
   for (const auto& [id, node] : nodes_) state.nodes.push_back(node);
   state.meta = meta_;
+  for (const auto& [id, body] : gpu_series_) {
+    auto job = jobs_.find(id);
+    if (job != jobs_.end() && job->second.state == JobState::kRunning) {
+      state.gpu_series.emplace(id, body);
+    }
+  }
   return state;
+}
+
+Result<std::optional<std::string>> MemoryStore::GetGpuSeries(JobId job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = gpu_series_.find(job);
+  if (it == gpu_series_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
 }
 
 Result<std::vector<Job>> MemoryStore::QueryJobs(const JobQuery& query) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ class MemoryStore final : public Store {
   Result<StoredState> Load() override;
   // Never fails.
   Result<std::vector<Job>> QueryJobs(const JobQuery& query) override;
+  // Never fails.
+  Result<std::optional<std::string>> GetGpuSeries(JobId job) override;
   std::string_view kind() const override { return "memory"; }
 
   // Number of successful `Write` calls (lets tests see group commit at work).
@@ -36,6 +39,7 @@ class MemoryStore final : public Store {
   std::map<JobId, Job> jobs_;                // guarded by mu_
   std::map<NodeId, Node> nodes_;             // guarded by mu_
   std::map<std::string, std::string> meta_;  // guarded by mu_
+  std::map<JobId, std::string> gpu_series_;  // guarded by mu_
   uint64_t write_count_ = 0;                 // guarded by mu_
 };
 

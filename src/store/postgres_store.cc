@@ -73,9 +73,29 @@ const PgStatement& PutMeta() {
       "corral_put_meta", internal::PutMetaSql(Dialect::kPostgres), {kTextOid, kTextOid}};
   return s;
 }
+// A job goes with its GPU series (one statement: the write pipeline sends one per op).
 const PgStatement& DeleteJob() {
   static const PgStatement s{
-      "corral_delete_job", internal::DeleteJobSql(Dialect::kPostgres), {kInt8Oid}};
+      "corral_delete_job",
+      "WITH series AS (" + internal::DeleteGpuSeriesSql(Dialect::kPostgres) + ") " +
+          internal::DeleteJobSql(Dialect::kPostgres),
+      {kInt8Oid}};
+  return s;
+}
+const PgStatement& UpsertGpuSeries() {
+  static const PgStatement s{"corral_upsert_gpu_series",
+                             internal::UpsertGpuSeriesSql(Dialect::kPostgres),
+                             {kInt8Oid, kByteaOid}};
+  return s;
+}
+const PgStatement& SelectGpuSeries() {
+  static const PgStatement s{
+      "corral_select_gpu_series", internal::SelectGpuSeriesSql(Dialect::kPostgres), {kInt8Oid}};
+  return s;
+}
+const PgStatement& SelectRunningGpuSeries() {
+  static const PgStatement s{
+      "corral_select_running_gpu_series", internal::SelectRunningGpuSeriesSql(), {}};
   return s;
 }
 const PgStatement& DeleteMeta() {
@@ -92,6 +112,8 @@ const PgStatement& CountJobs() {
   return s;
 }
 constexpr internal::Column kCountColumn[] = {{"count", ColumnType::kInt}};
+constexpr internal::Column kSeriesColumns[] = {{"job_id", ColumnType::kInt},
+                                               {"body", ColumnType::kBlob}};
 const PgStatement& SelectNodes() {
   static const PgStatement s{"corral_select_nodes", internal::SelectNodesSql(), {}};
   return s;
@@ -539,6 +561,8 @@ Status PostgresStore::Write(const WriteBatch& batch) {
         return PutMeta();
       case 3:
         return DeleteJob();
+      case 5:
+        return UpsertGpuSeries();
       default:
         return DeleteMeta();
     }
@@ -555,6 +579,8 @@ Status PostgresStore::Write(const WriteBatch& batch) {
             return "write meta \"" + o.key + "\"";
           } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
             return "delete job " + o.id.ToString();
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGpuSeriesOp>) {
+            return "write gpu series of job " + o.job.ToString();
           } else {
             return "delete meta \"" + o.key + "\"";
           }
@@ -567,7 +593,9 @@ Status PostgresStore::Write(const WriteBatch& batch) {
       std::is_same_v<std::variant_alternative_t<3, WriteBatch::Op>, WriteBatch::DeleteJobOp>);
   static_assert(
       std::is_same_v<std::variant_alternative_t<4, WriteBatch::Op>, WriteBatch::DeleteMetaOp>);
-  static_assert(std::variant_size_v<WriteBatch::Op> == 5);
+  static_assert(
+      std::is_same_v<std::variant_alternative_t<5, WriteBatch::Op>, WriteBatch::PutGpuSeriesOp>);
+  static_assert(std::variant_size_v<WriteBatch::Op> == 6);
   auto fail = [&](Status s) {
     c.RollbackQuietly();
     return s;
@@ -596,6 +624,9 @@ Status PostgresStore::Write(const WriteBatch& batch) {
             params.Text(o.value);
           } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
             params.Int(static_cast<int64_t>(o.id.value));
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGpuSeriesOp>) {
+            params.Int(static_cast<int64_t>(o.job.value));
+            params.Blob(o.body);
           } else {
             params.Text(o.key);
           }
@@ -669,6 +700,19 @@ Result<StoredState> PostgresStore::Load() {
             std::string(pq_.getvalue(r.get(), i, 1), pq_.getlength(r.get(), i, 1)));
       }
     }
+    {
+      CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecPrepared(SelectRunningGpuSeries(), none,
+                                                            "read gpu series", PGRES_TUPLES_OK));
+      PgRowReader reader(pq_, r.get(), kSeriesColumns);
+      int n = pq_.ntuples(r.get());
+      for (int i = 0; i < n; ++i) {
+        reader.set_row(i);
+        JobId id(static_cast<uint64_t>(reader.Int(0)));
+        std::string blob(reader.Blob(1));
+        if (!reader.error.empty()) return Internal(c.prefix() + "gpu series: " + reader.error);
+        state.gpu_series.emplace(id, std::move(blob));
+      }
+    }
     CORRAL_RETURN_IF_ERROR(c.Exec("COMMIT", "end read"));
     return {};
   };
@@ -708,6 +752,27 @@ Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
   CORRAL_RETURN_IF_ERROR(
       CollectRows(pq_, r->get(), internal::kJobColumns, c.prefix(), internal::ReadJobRow, &jobs));
   return jobs;
+}
+
+Result<std::optional<std::string>> PostgresStore::GetGpuSeries(JobId job) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  if (!reader_) {
+    auto conn = std::make_unique<Connection>(pq_, url_, name_);
+    CORRAL_RETURN_IF_ERROR(conn->Connect());
+    reader_ = std::move(conn);
+  }
+  Connection& c = *reader_;
+  CORRAL_RETURN_IF_ERROR(c.EnsureConnected());
+  PgParams params;
+  params.Int(static_cast<int64_t>(job.value));
+  CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecPrepared(SelectGpuSeries(), params,
+                                                        "read gpu series", PGRES_TUPLES_OK));
+  if (pq_.ntuples(r.get()) == 0) return std::optional<std::string>();
+  PgRowReader reader(pq_, r.get(), kSeriesColumns);
+  reader.set_row(0);
+  std::string body(reader.Blob(1));
+  if (!reader.error.empty()) return Internal(c.prefix() + "gpu series: " + reader.error);
+  return std::optional<std::string>(std::move(body));
 }
 
 }  // namespace corral::store

@@ -65,6 +65,8 @@ class PostgresStore final : public Store {
   Result<StoredState> Load() override;
   // See `Store::QueryJobs`. Filters in SQL with bound parameters. Errors as `Load`.
   Result<std::vector<Job>> QueryJobs(const JobQuery& query) override;
+  // See `Store::GetGpuSeries`; on the reader's connection. Errors as `Load`.
+  Result<std::optional<std::string>> GetGpuSeries(JobId job) override;
   std::string_view kind() const override { return "postgresql"; }
 
   // The URL without its password and parameters, as used in error messages.

@@ -399,6 +399,8 @@ Status SqliteStore::Write(const WriteBatch& batch) {
   static const std::string kPutMeta = internal::PutMetaSql(Dialect::kSqlite);
   static const std::string kDeleteJob = internal::DeleteJobSql(Dialect::kSqlite);
   static const std::string kDeleteMeta = internal::DeleteMetaSql(Dialect::kSqlite);
+  static const std::string kUpsertSeries = internal::UpsertGpuSeriesSql(Dialect::kSqlite);
+  static const std::string kDeleteSeries = internal::DeleteGpuSeriesSql(Dialect::kSqlite);
   for (const WriteBatch::Op& op : batch.ops()) {
     Status s = std::visit(
         [&](const auto& o) -> Status {
@@ -420,9 +422,20 @@ Status SqliteStore::Write(const WriteBatch& batch) {
                 },
                 "write meta \"" + o.key + "\"");
           } else if constexpr (std::is_same_v<T, WriteBatch::DeleteJobOp>) {
+            CORRAL_RETURN_IF_ERROR(run(
+                kDeleteSeries, [&](Binder& b) { b.Int(static_cast<int64_t>(o.id.value)); },
+                "delete gpu series of job " + o.id.ToString()));
             return run(
                 kDeleteJob, [&](Binder& b) { b.Int(static_cast<int64_t>(o.id.value)); },
                 "delete job " + o.id.ToString());
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGpuSeriesOp>) {
+            return run(
+                kUpsertSeries,
+                [&](Binder& b) {
+                  b.Int(static_cast<int64_t>(o.job.value));
+                  b.Blob(o.body);
+                },
+                "write gpu series of job " + o.job.ToString());
           } else {
             static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
             return run(
@@ -522,6 +535,20 @@ Result<StoredState> SqliteStore::Load() {
       }
       if (rc != SQLITE_DONE) return c.Fail(rc, "read meta");
     }
+    {
+      static const std::string kSql = internal::SelectRunningGpuSeriesSql();
+      CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c.Statement(kSql));
+      StatementScope scope(stmt);
+      int rc;
+      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        const void* data = sqlite3_column_blob(stmt, 1);
+        int size = sqlite3_column_bytes(stmt, 1);
+        state.gpu_series.emplace(
+            JobId(static_cast<uint64_t>(sqlite3_column_int64(stmt, 0))),
+            size > 0 ? std::string(static_cast<const char*>(data), size) : std::string());
+      }
+      if (rc != SQLITE_DONE) return c.Fail(rc, "read gpu series");
+    }
     return {};
   };
   Status s = body();
@@ -563,6 +590,25 @@ Result<std::vector<Job>> SqliteStore::QueryJobs(const JobQuery& query) {
   CORRAL_RETURN_IF_ERROR(
       c->CollectRows(stmt, internal::kJobColumns, internal::ReadJobRow, &jobs, "query jobs"));
   return jobs;
+}
+
+Result<std::optional<std::string>> SqliteStore::GetGpuSeries(JobId job) {
+  std::unique_lock<std::mutex> lock(in_memory() ? write_mu_ : read_mu_);
+  Connection* c = writer_.get();
+  if (!in_memory()) {
+    CORRAL_ASSIGN_OR_RETURN(c, Reader());
+  }
+  static const std::string kSql = internal::SelectGpuSeriesSql(Dialect::kSqlite);
+  CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c->Statement(kSql));
+  StatementScope scope(stmt);
+  sqlite3_bind_int64(stmt, 1, static_cast<int64_t>(job.value));
+  int rc = sqlite3_step(stmt);
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  if (rc != SQLITE_ROW) return c->Fail(rc, "read gpu series");
+  const void* data = sqlite3_column_blob(stmt, 1);
+  int size = sqlite3_column_bytes(stmt, 1);
+  return std::optional<std::string>(
+      size > 0 ? std::string(static_cast<const char*>(data), size) : std::string());
 }
 
 }  // namespace corral::store

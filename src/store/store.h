@@ -29,6 +29,9 @@ struct StoredState {
   std::vector<Job> jobs;     // every job, sorted by id
   std::vector<Node> nodes;   // every node ever registered, sorted by id
   std::map<std::string, std::string> meta;  // counters such as "next_job_id"
+  // The GPU series (core/gpu_series.h, encoded) of the jobs that are RUNNING: what a
+  // restarted controller keeps adding to. Those of other jobs are read by `GetGpuSeries`.
+  std::map<JobId, std::string> gpu_series;
 };
 
 // A set of changes applied atomically by `Store::Write`. Later puts of the same key in one
@@ -40,14 +43,21 @@ class WriteBatch {
   struct PutMetaOp { std::string key; std::string value; };
   struct DeleteJobOp { JobId id; };
   struct DeleteMetaOp { std::string key; };
-  using Op = std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp, DeleteMetaOp>;
+  struct PutGpuSeriesOp { JobId job; std::string body; };
+  using Op =
+      std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp, DeleteMetaOp, PutGpuSeriesOp>;
 
   void PutJob(const Job& job) { ops_.push_back(PutJobOp{job}); }
   void PutNode(const Node& node) { ops_.push_back(PutNodeOp{node}); }
   void PutMeta(std::string key, std::string value) {
     ops_.push_back(PutMetaOp{std::move(key), std::move(value)});
   }
+  // Removes the job and its GPU series.
   void DeleteJob(JobId id) { ops_.push_back(DeleteJobOp{id}); }
+  // Stores job `job`'s GPU series (`EncodeGpuSeries`), replacing the one stored before.
+  void PutGpuSeries(JobId job, std::string body) {
+    ops_.push_back(PutGpuSeriesOp{job, std::move(body)});
+  }
   // Removes the meta key (nothing when it is absent).
   void DeleteMeta(std::string key) { ops_.push_back(DeleteMetaOp{std::move(key)}); }
 
@@ -90,6 +100,10 @@ class Store {
 
   // Jobs matching `query`, sorted by id.
   virtual Result<std::vector<Job>> QueryJobs(const JobQuery& query) = 0;
+
+  // Job `job`'s stored GPU series (`EncodeGpuSeries`), nullopt when it has none. Thread-safe
+  // as `QueryJobs`. Returns kInternal (kUnavailable) with the database's message on failure.
+  virtual Result<std::optional<std::string>> GetGpuSeries(JobId job) = 0;
 
   // "sqlite", "postgresql", "memory".
   virtual std::string_view kind() const = 0;

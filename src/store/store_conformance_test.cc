@@ -256,6 +256,7 @@ TYPED_TEST(StoreConformanceTest, NewStoreIsEmpty) {
   EXPECT_TRUE(s.jobs.empty());
   EXPECT_TRUE(s.nodes.empty());
   EXPECT_TRUE(s.meta.empty());
+  EXPECT_TRUE(s.gpu_series.empty());
   EXPECT_TRUE(this->QueryIds({}).empty());
 }
 
@@ -559,6 +560,50 @@ TYPED_TEST(StoreConformanceTest, ReopenRecoversEverything) {
   more.PutJob(PopulatedJob(51, 0));
   this->WriteOk(more);
   EXPECT_EQ(this->QueryIds({.ids = {JobId(51)}}), std::vector<uint64_t>{51});
+}
+
+TYPED_TEST(StoreConformanceTest, GpuSeriesAreKeptWithTheirJob) {
+  Job running = PopulatedJob(1, 0);
+  running.state = JobState::kRunning;
+  Job done = PopulatedJob(2, 0);
+  done.state = JobState::kCompleted;
+  // A blob with every byte value, and an empty one.
+  std::string body;
+  for (int i = 0; i < 256; ++i) body.push_back(static_cast<char>(i));
+  WriteBatch b;
+  b.PutJob(running);
+  b.PutJob(done);
+  b.PutJob(PopulatedJob(3, 0));
+  b.PutGpuSeries(JobId(1), "old");
+  b.PutGpuSeries(JobId(1), body);  // later wins
+  b.PutGpuSeries(JobId(2), "");
+  this->WriteOk(b);
+  // Load carries the series of running jobs only; any job's is read on demand.
+  StoredState s = this->LoadOk();
+  EXPECT_EQ(s.gpu_series, (std::map<JobId, std::string>{{JobId(1), body}}));
+  auto one = this->store_->GetGpuSeries(JobId(1));
+  ASSERT_TRUE(one.has_value()) << one.error().message;
+  EXPECT_EQ(*one, std::optional<std::string>(body));
+  auto two = this->store_->GetGpuSeries(JobId(2));
+  ASSERT_TRUE(two.has_value()) << two.error().message;
+  EXPECT_EQ(*two, std::optional<std::string>(""));
+  auto three = this->store_->GetGpuSeries(JobId(3));
+  ASSERT_TRUE(three.has_value()) << three.error().message;
+  EXPECT_FALSE(three->has_value());
+  // Deleting a job deletes its series.
+  WriteBatch del;
+  del.DeleteJob(JobId(2));
+  this->WriteOk(del);
+  two = this->store_->GetGpuSeries(JobId(2));
+  ASSERT_TRUE(two.has_value());
+  EXPECT_FALSE(two->has_value());
+  if (!this->env_->Durable()) return;
+  this->Reopen();
+  ASSERT_NE(this->store_, nullptr);
+  EXPECT_EQ(this->LoadOk().gpu_series, (std::map<JobId, std::string>{{JobId(1), body}}));
+  one = this->store_->GetGpuSeries(JobId(1));
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(*one, std::optional<std::string>(body));
 }
 
 TYPED_TEST(StoreConformanceTest, CorruptRowIsAnErrorNamingTheRow) {

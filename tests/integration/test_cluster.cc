@@ -86,8 +86,8 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
   fs::create_directories(work_dir_);
   bin_dir_ = dir_ + "/bin";
   fs::create_directories(bin_dir_);
-  for (const char* name : {"corral", "sbatch", "srun", "salloc", "squeue", "sinfo", "sacct", "scontrol",
-                           "scancel"}) {
+  for (const char* name : {"corral", "sbatch", "srun", "salloc", "squeue", "sinfo", "sacct",
+                           "scontrol", "scancel", "seff"}) {
     std::error_code ec;
     fs::create_symlink(CORRAL_BINARY, bin_dir_ + "/" + name, ec);
   }

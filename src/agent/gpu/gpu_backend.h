@@ -107,6 +107,15 @@ class GpuBackend {
     (void)index;
     return {};
   }
+  // The simulated backend only (others ignore it): the job holding GPU `index` drives it at
+  // `utilization` percent (nullopt: it is released and idles). Memory follows unless
+  // `memory_used_mb` is given; power follows from idle (~70 W) to the model's maximum.
+  virtual void SetJobLoad(uint32_t index, std::optional<double> utilization,
+                          std::optional<uint64_t> memory_used_mb = std::nullopt) {
+    (void)index;
+    (void)utilization;
+    (void)memory_used_mb;
+  }
   // Applies an injected fault. Returns kUnimplemented for backends of real hardware,
   // kNotFound for an unknown GPU index.
   virtual Status Inject(const GpuFault& fault) {

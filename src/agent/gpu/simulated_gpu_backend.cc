@@ -23,6 +23,21 @@ uint64_t Hash(std::string_view s, uint64_t seed) {
 constexpr double kIdleTemperatureC = 35;
 constexpr double kIdlePowerWatts = 70;
 
+// The board power of a model at full load (its TDP), for simulated power readings; 300 W for
+// a model not listed.
+double MaxPowerWatts(std::string_view model) {
+  struct Tdp {
+    std::string_view prefix;
+    double watts;
+  };
+  static constexpr Tdp kTdp[] = {{"h200", 700}, {"h100", 700}, {"b200", 1000}, {"gb200", 1200},
+                                 {"a100", 400}, {"a10", 150},  {"l40", 300},   {"v100", 300}};
+  for (const Tdp& t : kTdp) {
+    if (model.substr(0, t.prefix.size()) == t.prefix) return t.watts;
+  }
+  return 300;
+}
+
 // The injectable state of one simulated GPU.
 struct SimGpu {
   double utilization = 0;
@@ -141,6 +156,29 @@ class SimulatedGpuBackend final : public GpuBackend {
   std::vector<std::string> DeviceFiles(uint32_t index) const override {
     if (config_.device_dir.empty() || index >= config_.count) return {};
     return {config_.device_dir + "/nvidia" + std::to_string(index)};
+  }
+
+  void SetJobLoad(uint32_t index, std::optional<double> utilization,
+                  std::optional<uint64_t> memory_used_mb) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (index >= config_.count) return;
+    Integrate();
+    SimGpu& g = gpus_[index];
+    if (!utilization) {
+      g.utilization = 0;
+      g.memory_used_mb = 0;
+      g.power_watts = kIdlePowerWatts;
+      return;
+    }
+    double u = std::clamp(*utilization, 0.0, 100.0);
+    g.utilization = u;
+    // A job holds a working set that grows with how hard it drives the GPU; an idle one
+    // holds a few hundred MB (a CUDA context).
+    g.memory_used_mb =
+        memory_used_mb
+            ? std::min(*memory_used_mb, config_.memory_mb)
+            : 512 + static_cast<uint64_t>(static_cast<double>(config_.memory_mb) * 0.8 * u / 100);
+    g.power_watts = kIdlePowerWatts + (MaxPowerWatts(config_.model) - kIdlePowerWatts) * u / 100;
   }
 
   Status Inject(const GpuFault& f) override {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "agent/gpu/gpu_backend.h"
+#include "core/testing/fake_clock.h"
 
 namespace corral::agent {
 namespace {
@@ -41,6 +42,33 @@ TEST(SimulatedGpuBackendTest, RejectsBadConfig) {
   EXPECT_FALSE(MakeSimulatedGpuBackend({.count = 65}).has_value());
   EXPECT_FALSE(MakeSimulatedGpuBackend({.nvlink = "mesh"}).has_value());
   EXPECT_FALSE(MakeSimulatedGpuBackend({.model = "h100;rm -rf"}).has_value());
+}
+
+TEST(SimulatedGpuBackendTest, AJobLoadDrivesUtilisationMemoryPowerAndEnergy) {
+  corral::testing::FakeClock clock;
+  auto b = MakeSimulatedGpuBackend({.count = 2, .model = "h100", .memory_mb = 81920}, &clock);
+  ASSERT_TRUE(b.has_value());
+  GpuBackend& gpus = **b;
+  gpus.SetJobLoad(0, 95.0);
+  gpus.SetJobLoad(1, 0.0, 9216);
+  clock.Advance(Seconds(10));
+  auto s = gpus.Sample();
+  ASSERT_TRUE(s.has_value());
+  EXPECT_DOUBLE_EQ((*s)[0].utilization, 95);
+  EXPECT_GT((*s)[0].memory_used_mb, 60000u);
+  EXPECT_NEAR((*s)[0].power_watts, 70 + 630 * 0.95, 1e-9);
+  EXPECT_NEAR((*s)[0].energy_joules, 10 * (70 + 630 * 0.95), 1e-6);
+  EXPECT_DOUBLE_EQ((*s)[1].utilization, 0);
+  EXPECT_EQ((*s)[1].memory_used_mb, 9216u);
+  EXPECT_DOUBLE_EQ((*s)[1].power_watts, 70);
+  // Released: back to idle; the energy counter keeps counting.
+  gpus.SetJobLoad(0, std::nullopt);
+  clock.Advance(Seconds(1));
+  s = gpus.Sample();
+  EXPECT_DOUBLE_EQ((*s)[0].utilization, 0);
+  EXPECT_EQ((*s)[0].memory_used_mb, 0u);
+  EXPECT_NEAR((*s)[0].energy_joules, 10 * (70 + 630 * 0.95) + 70, 1e-6);
+  gpus.SetJobLoad(7, 50.0);  // no such GPU: nothing happens
 }
 
 }  // namespace

@@ -149,6 +149,59 @@ void Fields(V& v, S& s) {
   v("reason_detail", s.reason_detail);
   v("estimated_start", s.estimated_start);
   v("priority", s.priority);
+  v("gpu_waste", s.gpu_waste);
+}
+
+template <typename V, Is<GpuStatsBucket> S>
+void Fields(V& v, S& s) {
+  v("start", s.start);
+  v("samples", s.samples);
+  v("util_mean", s.util_mean);
+  v("util_max", s.util_max);
+  v("mem_max_mb", s.mem_max_mb);
+  v("energy_joules", s.energy_joules);
+}
+
+template <typename V, Is<GpuStatsGpu> S>
+void Fields(V& v, S& s) {
+  v("node", s.node);
+  v("gpu", s.gpu);
+  v("model", s.model);
+  v("memory_mb", s.memory_mb);
+  v("samples", s.samples);
+  v("util_mean", s.util_mean);
+  v("util_max", s.util_max);
+  v("idle_fraction", s.idle_fraction);
+  v("mem_max_mb", s.mem_max_mb);
+  v("power_max_watts", s.power_max_watts);
+  v("energy_joules", s.energy_joules);
+  v("bucket_width", s.bucket_width);
+  v("buckets", s.buckets);
+}
+
+template <typename V, Is<GpuStatsInfo> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("gpus", s.gpus);
+  v("waste_flagged", s.waste_flagged);
+  v("waste_note", s.waste_note);
+}
+
+template <typename V, Is<WasteReportRow> S>
+void Fields(V& v, S& s) {
+  v("name", s.name);
+  v("jobs", s.jobs);
+  v("flagged", s.flagged);
+  v("gpu_hours", s.gpu_hours);
+  v("wasted_gpu_hours", s.wasted_gpu_hours);
+}
+
+template <typename V, Is<WasteReport> S>
+void Fields(V& v, S& s) {
+  v("since", s.since);
+  v("threshold", s.threshold);
+  v("users", s.users);
+  v("accounts", s.accounts);
 }
 
 template <typename V, Is<BlockerInfo> S>

@@ -10,6 +10,7 @@
 //   stops        checkpoint-and-stop grace timers, preemptors
 //   health       GPU and node health reports
 //   usage        the fair-share usage ledger; its record
+//   gpu_stats    per-job GPU series and GPU-waste flags; their records
 //   snapshots    what the scheduler sees (reads the above)
 //   validator    submission and time-limit checks (reads the above)
 //   lifecycle    the job state changes that reach across the tables
@@ -22,6 +23,7 @@
 #include "controller/config.h"
 #include "controller/internal/access.h"  // IWYU pragma: export
 #include "controller/internal/gpu_health_tracker.h"
+#include "controller/internal/gpu_stats_book.h"
 #include "controller/internal/job_lifecycle.h"
 #include "controller/internal/job_table.h"
 #include "controller/internal/job_validator.h"
@@ -65,6 +67,8 @@ struct ControllerState {
   SnapshotBuilder snapshots{jobs, nodes, partitions, stops, usage, sched_config, clock};
   JobValidator validator{config, partitions, jobs, nodes, snapshots, *engine, sched_config, clock};
   JobLifecycle lifecycle{jobs, nodes, steps, stops, usage, snapshots, clock, out};
+  GpuStatsBook gpu_stats{jobs, out};
+  MonoTime last_waste_check{};
 
   // Scheduling passes (controller_sched.cc).
   MonoTime last_pass{};
@@ -76,5 +80,9 @@ struct ControllerState {
   // (controller_metrics.cc).
   metrics::StateMetrics metrics;
 };
+
+// Per-job GPU series and the GPU-waste policy, from Tick (controller_gpu.cc): decides at most
+// every few seconds, applies the verdicts, persists what changed.
+void TickGpuStats(ControllerState& s);
 
 }  // namespace corral::controller::internal

@@ -217,6 +217,9 @@ Status ReadNodeRow(RowReader& r, Node* node) {
   return {};
 }
 
+constexpr Column kGpuSeriesColumns[] = {{"job_id", ColumnType::kInt},
+                                        {"body", ColumnType::kBlob}};
+
 std::vector<std::string> CreateSchemaSql(Dialect d) {
   static constexpr Column kMetaColumns[] = {{"key", ColumnType::kText},
                                             {"value", ColumnType::kText}};
@@ -229,6 +232,7 @@ std::vector<std::string> CreateSchemaSql(Dialect d) {
       "CREATE INDEX IF NOT EXISTS jobs_end_time ON jobs (end_time)",
       CreateTable(d, "nodes", kNodeColumns),
       CreateTable(d, "meta", kMetaColumns),
+      CreateTable(d, "gpu_series", kGpuSeriesColumns),
   };
 }
 
@@ -251,6 +255,17 @@ std::string SelectNodesSql() {
   return "SELECT " + ColumnList(kNodeColumns) + " FROM nodes ORDER BY id";
 }
 std::string SelectMetaSql() { return "SELECT key, value FROM meta ORDER BY key"; }
+std::string UpsertGpuSeriesSql(Dialect d) { return Upsert(d, "gpu_series", kGpuSeriesColumns); }
+std::string DeleteGpuSeriesSql(Dialect d) {
+  return "DELETE FROM gpu_series WHERE job_id = " + Placeholder(d, 1);
+}
+std::string SelectGpuSeriesSql(Dialect d) {
+  return "SELECT job_id, body FROM gpu_series WHERE job_id = " + Placeholder(d, 1);
+}
+std::string SelectRunningGpuSeriesSql() {
+  return "SELECT g.job_id, g.body FROM gpu_series g JOIN jobs j ON j.id = g.job_id "
+         "WHERE j.state = 'RUNNING' ORDER BY g.job_id";
+}
 
 BuiltQuery BuildJobQuery(const JobQuery& q, Dialect d) {
   BuiltQuery b;

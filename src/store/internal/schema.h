@@ -166,6 +166,13 @@ std::string SelectJobsSql();                     // all jobs by id
 std::string SelectJobRangeSql(Dialect dialect);  // jobs with ids in [$1, $2], by id
 std::string SelectNodesSql();                    // all nodes by id
 std::string SelectMetaSql();
+// gpu_series(job_id PK, body): one job's GPU series (core/gpu_series.h), kept with the job
+// (a table added in schema version 1 by CREATE TABLE IF NOT EXISTS: older files get it on
+// open).
+std::string UpsertGpuSeriesSql(Dialect dialect);
+std::string DeleteGpuSeriesSql(Dialect dialect);  // $1 = job id
+std::string SelectGpuSeriesSql(Dialect dialect);  // job_id, body of job $1
+std::string SelectRunningGpuSeriesSql();          // job_id, body of every RUNNING job
 
 // One bound value of a built query (a plain struct: g++ 12 warns falsely on a
 // variant<int64_t, string> moved through a vector).

@@ -30,6 +30,7 @@
 #include "cli/internal/slurm_cli.h"
 #include "cli/slurm/environment.h"
 #include "core/clock.h"
+#include "core/hostlist.h"
 #include "core/step.h"
 #include "core/strings.h"
 
@@ -47,7 +48,8 @@ constexpr const char* kUsage =
     "usage: corral run [options] CMD [ARGS...]   (inside a job, like srun)\n";
 constexpr const char* kUsageEnd =
     "Every task gets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK,\n"
-    "LOCAL_WORLD_SIZE and CORRAL_PROCID, CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n";
+    "LOCAL_WORLD_SIZE (never over a value exported by the caller) and CORRAL_PROCID,\n"
+    "CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n";
 
 Result<uint32_t> Count(const char* opt, const std::string& v) {
   char* end = nullptr;
@@ -78,6 +80,24 @@ Status CpusPerTask(A& s, const std::string& v) {
 Status GpusPerTask(A& s, const std::string& v) {
   std::string count = v.substr(v.rfind(':') == std::string::npos ? 0 : v.rfind(':') + 1);
   CORRAL_ASSIGN_OR_RETURN(s.spec.gpus_per_task, Count("gpus-per-task", count));
+  return {};
+}
+// --nodelist (true), --exclude (false): host lists.
+template <bool kNodelist>
+Status Hosts(A& s, const std::string& v) {
+  auto hosts = ExpandHostList(v, 100000);
+  if (!hosts.has_value())
+    return InvalidArgument(std::string(kNodelist ? "--nodelist" : "--exclude") + ": " +
+                           hosts.error().message);
+  (kNodelist ? s.spec.nodelist : s.spec.exclude) = std::move(*hosts);
+  return {};
+}
+Status Relative(A& s, const std::string& v) {
+  char* end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < 0 || n > 1'000'000)
+    return InvalidArgument("--relative: \"" + v + "\" is not a node index");
+  s.spec.relative = static_cast<int32_t>(n);
   return {};
 }
 Status KillOnBadExit(A& s, const std::string& v) {
@@ -142,6 +162,12 @@ constexpr slurm::CommandOption<A> kOptions[] = {
     {"nodes", 'N', kReq, Nodes, "N", "the first N nodes of the job (default: all)"},
     {"ntasks", 'n', kReq, Ntasks, "N", "tasks in all (default: the job's, else one per node)"},
     {"ntasks-per-node", 0, kReq, NtasksPerNode, "N", "tasks on each node"},
+    {"nodelist", 'w', kReq, Hosts<true>, "HOSTS",
+     "run on these nodes of the job (and more with -N)"},
+    {"exclude", 'x', kReq, Hosts<false>, "HOSTS", "not on these nodes of the job"},
+    {"relative", 'r', kReq, Relative, "N", "start at node N of the job (0 = the first)"},
+    {"slurm-env", 0, kNone, SetTrue<&A::spec, &StepSpec::slurm>, nullptr,
+     "as srun: Slurm's variables only, no WORLD_SIZE, RANK, MASTER_ADDR, ..."},
     {"cpus-per-task", 'c', kReq, CpusPerTask, "N",
      "CPUs per task (checked against the job's; -O to overcommit)"},
     {"gpus-per-task", 0, kReq, GpusPerTask, "N",

@@ -368,6 +368,19 @@ TEST(ScontrolRenderTest, CommandStdinAndPriority) {
   EXPECT_EQ(RenderSqueue({j}, q).text, "4294901639|0.99998471327126|/home/alice/train.sh\n");
 }
 
+// Slurm 22.05 prints the script's arguments after it, and MinCPUsNode counts
+// --ntasks-per-node's tasks (compared against the peer, tests/slurm_diff).
+TEST(ScontrolRenderTest, CommandHasTheScriptsArgumentsAndMinCpusCountsTasksPerNode) {
+  api::JobInfo j = MakeJob(231, "train", JobState::kPending);
+  j.job.spec.command = "/tmp/s2p/j1.sh";
+  j.job.spec.script_args = {"a", "b", "c d"};
+  j.job.spec.resources.ntasks_per_node = 4;
+  j.job.spec.resources.cpus_per_task = 2;
+  std::string text = RenderScontrolJobs({j}, ScontrolOptions());
+  EXPECT_NE(text.find("   Command=/tmp/s2p/j1.sh a b c d\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("   MinCPUsNode=8 "), std::string::npos) << text;
+}
+
 TEST(ScontrolRenderTest, OneLinerDependencyAndFinishedJobs) {
   api::JobInfo dep = MakeJob(229, "wrap", JobState::kPending);
   dep.job.reason = "Dependency";

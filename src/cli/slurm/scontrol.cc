@@ -123,8 +123,11 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
       (limit == kUnlimited ? std::string("UNLIMITED") : LongDuration(internal::Seconds(limit))) +
       " TimeMin=N/A");
   bool started = j.state != JobState::kPending && j.start_time != Timestamp{};
-  L.push_back("SubmitTime=" + Time(j.submit_time, o) + " EligibleTime=" + Time(j.eligible_time, o));
-  L.push_back("AccrueTime=" + Time(j.eligible_time, o));
+  // A held job is not eligible (Slurm: Unknown until it is released).
+  const bool held = j.state == JobState::kPending && s.hold;
+  const std::string eligible = held ? std::string("Unknown") : Time(j.eligible_time, o);
+  L.push_back("SubmitTime=" + Time(j.submit_time, o) + " EligibleTime=" + eligible);
+  L.push_back("AccrueTime=" + eligible);
   std::string start = started ? Time(j.start_time, o) : Time(info.estimated_start, o);
   std::string end = "Unknown";
   if (IsTerminal(j.state)) {
@@ -158,12 +161,19 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
     uint64_t m = r.mem_per_node_mb == kWholeNodeMemory ? 0 : r.mem_per_node_mb;
     mem = "MinMemoryNode=" + internal::ExactMemory(m);
   }
-  L.push_back("MinCPUsNode=" + std::to_string(std::max<uint32_t>(r.cpus_per_task, 1)) + " " + mem +
-              " MinTmpDiskNode=0");
+  // As Slurm: the CPUs of one task, times --ntasks-per-node when given.
+  const uint32_t min_cpus =
+      std::max<uint32_t>(r.cpus_per_task, 1) * std::max<uint32_t>(r.ntasks_per_node, 1);
+  L.push_back("MinCPUsNode=" + std::to_string(min_cpus) + " " + mem + " MinTmpDiskNode=0");
   L.push_back("Features=" + OrNull(r.constraint) + " DelayBoot=00:00:00");
   L.push_back("OverSubscribe=" + std::string(r.exclusive ? "NO" : "OK") +
               " Contiguous=0 Licenses=(null) Network=(null)");
-  L.push_back("Command=" + OrNull(s.command));
+  // The script and its arguments, joined by blanks as Slurm prints them.
+  std::string command = s.command;
+  if (!command.empty()) {
+    for (const std::string& a : s.script_args) command += " " + a;
+  }
+  L.push_back("Command=" + OrNull(command));
   L.push_back("WorkDir=" + s.working_dir);
   if (!s.comment.empty()) L.push_back("Comment=" + s.comment + " ");
   std::string out_path = Path(j, s.stdout_path);
@@ -177,7 +187,9 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
   if (r.gpus_per_task > 0)
     L.push_back("TresPerTask=" + internal::GpuTres(r.gpus_per_task, r.gpu_type));
   if (!s.mail_user.empty() || !s.mail_type.empty()) {
-    L.push_back("MailUser=" + OrNull(s.mail_user) + " MailType=" + OrNull(s.mail_type));
+    // Slurm mails the job's owner when no --mail-user is given.
+    L.push_back("MailUser=" + (s.mail_user.empty() ? s.user : s.mail_user) +
+                " MailType=" + OrNull(s.mail_type));
   }
   return Block(L, o.one_liner, true);
 }

@@ -40,6 +40,21 @@ TEST(SbatchTest, TableOfOptionsAndEnvironment) {
          EXPECT_EQ(r.spec.name, "b");
          EXPECT_EQ(r.spec.time_limit, Min(10));
        }},
+      // As the peer printed (tests/slurm_diff): directives BEGIN, FAIL and the command line's
+      // END give MailType=BEGIN,END,FAIL; NONE adds nothing; ALL is Slurm's six.
+      {"repeated --mail-type: they add up across sources",
+       {"#SBATCH --mail-type=FAIL", "#SBATCH --mail-type=begin --mail-type=NONE"},
+       {"--mail-type=END"},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.mail_type, "BEGIN,END,FAIL"); }},
+      {"--mail-type=ALL and ARRAY_TASKS, in Slurm's order",
+       {"#SBATCH --mail-type=TIME_LIMIT_90,ARRAY_TASKS", "#SBATCH --mail-type=ALL"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.mail_type,
+                   "ARRAY_TASKS,INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT,TIME_LIMIT_90");
+       }},
       {"command line > SBATCH_* > directives",
        {"#SBATCH -J dir -p dirpart -t 5 -A diracct"},
        {"-J", "cli"},

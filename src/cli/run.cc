@@ -330,8 +330,11 @@ class OutputSink {
 // How long `corral run` waits for an unavailable controller (a restart) before giving up.
 constexpr std::chrono::seconds kControllerOutage(300);
 
+// The name messages carry: "srun" when srun runs the step (--slurm-env), as Slurm's do.
+std::string g_prog = "corral run";
+
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "corral run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", g_prog.c_str(), message.c_str());
   return 1;
 }
 
@@ -371,6 +374,7 @@ int RunStepCommand(int argc, char** argv) {
     std::fprintf(stderr, "corral run: error: no command given (see `corral run --help`)\n");
     return 2;
   }
+  if (s.spec.slurm) g_prog = "srun";
   if (s.job.empty()) {
     const char* env = std::getenv("CORRAL_JOB_ID");
     if (env == nullptr || *env == '\0') {
@@ -435,8 +439,8 @@ int RunStepCommand(int argc, char** argv) {
     while (sigwait(&stop_signals, &sig) == 0) {
       if (done.load()) return;  // the main thread is done (and sent SIGUSR2)
       if (sig == SIGUSR1 || sig == SIGUSR2) continue;
-      std::fprintf(stderr, "corral run: cancelling step %s.%u (signal %d)\n", id.ToString().c_str(),
-                   step_id, sig);
+      std::fprintf(stderr, "%s: cancelling step %s.%u (signal %d)\n", g_prog.c_str(),
+                   id.ToString().c_str(), step_id, sig);
       auto other = Client::Connect(controller);
       if (other) (void)(*other)->CancelStep(id, step_id);
     }
@@ -455,7 +459,7 @@ int RunStepCommand(int argc, char** argv) {
       if (info.error().code == ErrorCode::kUnavailable &&
           (!outage || now - *outage < kControllerOutage)) {
         if (!outage) {
-          std::fprintf(stderr, "corral run: %s; retrying for up to %lld s\n",
+          std::fprintf(stderr, "%s: %s; retrying for up to %lld s\n", g_prog.c_str(),
                        info.error().message.c_str(),
                        static_cast<long long>(kControllerOutage.count()));
           outage = now;
@@ -467,7 +471,7 @@ int RunStepCommand(int argc, char** argv) {
       status = Fail(info.error().message);
       break;
     }
-    if (outage) std::fprintf(stderr, "corral run: the controller is back\n");
+    if (outage) std::fprintf(stderr, "%s: the controller is back\n", g_prog.c_str());
     outage.reset();
     pause = std::chrono::milliseconds(100);
     final_info = *info;
@@ -495,8 +499,8 @@ int RunStepCommand(int argc, char** argv) {
       what = "Exited with exit code " + std::to_string(t.exit_code);
     }
     if (!what.empty()) {
-      std::fprintf(stderr, "corral run: error: %s: task %u: %s\n", t.task.node.c_str(), t.task.rank,
-                   what.c_str());
+      std::fprintf(stderr, "%s: error: %s: task %u: %s\n", g_prog.c_str(), t.task.node.c_str(),
+                   t.task.rank, what.c_str());
     }
   }
   if (s.json) std::printf("%s\n", api::EncodeStepInfo(final_info).c_str());

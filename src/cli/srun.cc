@@ -324,8 +324,6 @@ int RunSalloc(int argc, char** argv) {
   std::string id = j.id.ToString();
   if (!req->client.quiet) {
     std::fprintf(stderr, "salloc: Granted job allocation %s\n", id.c_str());
-    std::fprintf(stderr, "salloc: Nodes %s are ready for job\n",
-                 CompressHostList(j.allocation.NodeNames()).c_str());
   }
   if (req->client.no_shell) return 0;
 

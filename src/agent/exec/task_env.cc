@@ -88,6 +88,15 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
       if (k.rfind("SLURM_", 0) == 0) env[k] = std::move(v);
     }
   }
+  // What slurmstepd sets for the batch step only: a task has it when its caller exported it
+  // (srun inside a batch script), not outside a batch job.
+  for (const char* name : {"ENVIRONMENT", "TMPDIR", "SLURM_NODE_ALIASES"}) {
+    if (auto it = base.spec.environment.find(name); it != base.spec.environment.end()) {
+      env[name] = it->second;
+    } else {
+      env.erase(name);
+    }
+  }
   env["CORRAL_STEP_GPUS"] = task.gpus.ToString();
   env["CUDA_VISIBLE_DEVICES"] = CudaVisibleDevices(task.gpus, ctx.gpus);  // MIG: UUIDs
   if (spec.gpus_per_task > 0) env["CORRAL_GPUS_PER_TASK"] = std::to_string(spec.gpus_per_task);

@@ -379,6 +379,22 @@ TEST(ScontrolRenderTest, CommandHasTheScriptsArgumentsAndMinCpusCountsTasksPerNo
   std::string text = RenderScontrolJobs({j}, ScontrolOptions());
   EXPECT_NE(text.find("   Command=/tmp/s2p/j1.sh a b c d\n"), std::string::npos) << text;
   EXPECT_NE(text.find("   MinCPUsNode=8 "), std::string::npos) << text;
+  SqueueOptions q;
+  q.format = "%o";
+  q.no_header = true;
+  EXPECT_EQ(RenderSqueue({j}, q).text, "/tmp/s2p/j1.sh a b c d\n");
+}
+
+// scontrol expands only %A %a %j %u %x of an output pattern; %N and padded forms stay as
+// written, as the peer prints them (tests/slurm_diff, cases 14 and 15).
+TEST(ScontrolRenderTest, StdOutExpandsOnlyWhatSlurmsScontrolExpands) {
+  api::JobInfo j = MakeJob(232, "train", JobState::kPending);
+  j.job.spec.working_dir = "/w";
+  j.job.spec.stdout_path = "o-%u-%N-%12j-%j-%%.txt";
+  std::string text = RenderScontrolJobs({j}, ScontrolOptions());
+  EXPECT_NE(text.find("   StdOut=/w/o-" + j.job.spec.user + "-%N-%12j-232-%.txt\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(ScontrolRenderTest, OneLinerDependencyAndFinishedJobs) {

@@ -75,7 +75,6 @@ struct ClientOptions {
   bool overlap = false;                  // srun --overlap
   bool exact = false;                    // srun --exact
   bool whole = false;                    // srun --whole
-  bool pty = false;                      // srun --pty
   bool no_shell = false;                 // salloc --no-shell
   std::optional<uint32_t> immediate;     // -I[secs]: give up unless resources come that soon
   std::string input;                     // -i: "" = default, "none" -> "/dev/null"

@@ -416,10 +416,13 @@ TEST(SrunTest, InsideAnAllocationTheJobsVariablesAreDefaults) {
 }
 
 TEST(SrunTest, OutsideAnAllocationAndErrors) {
-  auto r = ParseSrun({"-N2", "--gres=gpu:4", "--pty", "bash"}, Context());
+  auto r = ParseSrun({"-N2", "--gres=gpu:4", "bash"}, Context());
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_FALSE(r->client.jobid.has_value());
-  EXPECT_TRUE(r->client.pty);
+  // No terminal for a step's task (steps forward no stdin): refused by name, not half done.
+  auto pty = ParseSrun({"--pty", "bash"}, Context());
+  ASSERT_FALSE(pty.has_value());
+  EXPECT_EQ(pty.error().message, "srun: error: option --pty is not supported by Corral");
   EXPECT_EQ(r->spec.resources.ntasks, 2u);
   EXPECT_EQ(r->spec.resources.gpus_per_node, 4u);
   EXPECT_EQ(r->spec.name, "bash");

@@ -15,6 +15,8 @@ packages=(
   # containers (tests/integration/gpu_node_test.cc runs a job in podman from a local busybox
   # image; runc because crun refuses hosts with a hybrid cgroup layout)
   podman runc busybox-static
+  # the Slurm 22.05 peer of tests/slurm_diff (../shared/peers/slurm/start.sh with accounting)
+  slurm-wlm slurmdbd mariadb-server
   # fuzzing the Slurm front end's parsers (tools/fuzz_smoke.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
 )

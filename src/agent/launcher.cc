@@ -1,6 +1,7 @@
 #include "agent/launcher.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <optional>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <sys/stat.h>
 
@@ -45,6 +47,19 @@ void SetJobOutputs(const Job& job, const std::string& node_name, ProcessSpec* sp
 std::pair<std::optional<uint32_t>, std::optional<uint32_t>> JobUser(const Job& job) {
   if (geteuid() != 0 || job.spec.uid == 0) return {};
   return {job.spec.uid, job.spec.gid};
+}
+
+// The home directory and shell of `uid` ("" when it has no passwd entry).
+std::pair<std::string, std::string> LoginOf(uint32_t uid) {
+  passwd pw{};
+  passwd* found = nullptr;
+  std::vector<char> buf(4096);
+  int rc;
+  while ((rc = getpwuid_r(uid, &pw, buf.data(), buf.size(), &found)) == ERANGE) {
+    buf.resize(buf.size() * 2);
+  }
+  if (rc != 0 || found == nullptr) return {};
+  return {pw.pw_dir != nullptr ? pw.pw_dir : "", pw.pw_shell != nullptr ? pw.pw_shell : ""};
 }
 
 }  // namespace
@@ -118,16 +133,20 @@ Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
   if (!port) CORRAL_LOG(Warn) << "job " << job.id.ToString() << ": " << port.error().message;
   const uint32_t master_port = port ? *port : candidate;
   std::string checkpoint_dir = CheckpointDirectory(job, config_.checkpoint_root);
-  spec.env =
-      BuildJobEnvironment(job, {.node_name = config_.name,
-                                .controller_url = config_.controller_url,
-                                .ca_file = config_.tls_ca,
-                                .job_credential = job_credential,
-                                .master_addr = RendezvousHost(config_.advertise_host, config_.name),
-                                .master_port = master_port,
-                                .checkpoint_dir = checkpoint_dir,
-                                .cluster_name = cluster_name,
-                                .gpus = gpus_});
+  JobEnvContext env_ctx{.node_name = config_.name,
+                        .controller_url = config_.controller_url,
+                        .ca_file = config_.tls_ca,
+                        .job_credential = job_credential,
+                        .master_addr = RendezvousHost(config_.advertise_host, config_.name),
+                        .master_port = master_port,
+                        .checkpoint_dir = checkpoint_dir,
+                        .cluster_name = cluster_name,
+                        .gpus = gpus_};
+  if (auto g = job.spec.environment.find("SLURM_GET_USER_ENV");
+      g != job.spec.environment.end() && g->second == "1") {
+    std::tie(env_ctx.login_home, env_ctx.login_shell) = LoginOf(job.spec.uid);
+  }
+  spec.env = BuildJobEnvironment(job, env_ctx);
   spec.cwd = job.spec.working_dir;
   SetJobOutputs(job, config_.name, &spec);
   if (spec.stderr_path == spec.stdout_path) spec.stderr_path.clear();

@@ -30,6 +30,7 @@
 #include "cli/internal/slurm_cli.h"
 #include "cli/slurm/environment.h"
 #include "core/clock.h"
+#include "core/hostlist.h"
 #include "core/step.h"
 #include "core/strings.h"
 
@@ -47,7 +48,8 @@ constexpr const char* kUsage =
     "usage: corral run [options] CMD [ARGS...]   (inside a job, like srun)\n";
 constexpr const char* kUsageEnd =
     "Every task gets MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, NODE_RANK,\n"
-    "LOCAL_WORLD_SIZE and CORRAL_PROCID, CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n";
+    "LOCAL_WORLD_SIZE (never over a value exported by the caller) and CORRAL_PROCID,\n"
+    "CORRAL_LOCALID, CORRAL_NODEID, CORRAL_STEP_ID, ...\n";
 
 Result<uint32_t> Count(const char* opt, const std::string& v) {
   char* end = nullptr;
@@ -78,6 +80,24 @@ Status CpusPerTask(A& s, const std::string& v) {
 Status GpusPerTask(A& s, const std::string& v) {
   std::string count = v.substr(v.rfind(':') == std::string::npos ? 0 : v.rfind(':') + 1);
   CORRAL_ASSIGN_OR_RETURN(s.spec.gpus_per_task, Count("gpus-per-task", count));
+  return {};
+}
+// --nodelist (true), --exclude (false): host lists.
+template <bool kNodelist>
+Status Hosts(A& s, const std::string& v) {
+  auto hosts = ExpandHostList(v, 100000);
+  if (!hosts.has_value())
+    return InvalidArgument(std::string(kNodelist ? "--nodelist" : "--exclude") + ": " +
+                           hosts.error().message);
+  (kNodelist ? s.spec.nodelist : s.spec.exclude) = std::move(*hosts);
+  return {};
+}
+Status Relative(A& s, const std::string& v) {
+  char* end = nullptr;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < 0 || n > 1'000'000)
+    return InvalidArgument("--relative: \"" + v + "\" is not a node index");
+  s.spec.relative = static_cast<int32_t>(n);
   return {};
 }
 Status KillOnBadExit(A& s, const std::string& v) {
@@ -142,6 +162,12 @@ constexpr slurm::CommandOption<A> kOptions[] = {
     {"nodes", 'N', kReq, Nodes, "N", "the first N nodes of the job (default: all)"},
     {"ntasks", 'n', kReq, Ntasks, "N", "tasks in all (default: the job's, else one per node)"},
     {"ntasks-per-node", 0, kReq, NtasksPerNode, "N", "tasks on each node"},
+    {"nodelist", 'w', kReq, Hosts<true>, "HOSTS",
+     "run on these nodes of the job (and more with -N)"},
+    {"exclude", 'x', kReq, Hosts<false>, "HOSTS", "not on these nodes of the job"},
+    {"relative", 'r', kReq, Relative, "N", "start at node N of the job (0 = the first)"},
+    {"slurm-env", 0, kNone, SetTrue<&A::spec, &StepSpec::slurm>, nullptr,
+     "as srun: Slurm's variables only, no WORLD_SIZE, RANK, MASTER_ADDR, ..."},
     {"cpus-per-task", 'c', kReq, CpusPerTask, "N",
      "CPUs per task (checked against the job's; -O to overcommit)"},
     {"gpus-per-task", 0, kReq, GpusPerTask, "N",
@@ -304,8 +330,11 @@ class OutputSink {
 // How long `corral run` waits for an unavailable controller (a restart) before giving up.
 constexpr std::chrono::seconds kControllerOutage(300);
 
+// The name messages carry: "srun" when srun runs the step (--slurm-env), as Slurm's do.
+std::string g_prog = "corral run";
+
 int Fail(const std::string& message) {
-  std::fprintf(stderr, "corral run: error: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", g_prog.c_str(), message.c_str());
   return 1;
 }
 
@@ -345,6 +374,7 @@ int RunStepCommand(int argc, char** argv) {
     std::fprintf(stderr, "corral run: error: no command given (see `corral run --help`)\n");
     return 2;
   }
+  if (s.spec.slurm) g_prog = "srun";
   if (s.job.empty()) {
     const char* env = std::getenv("CORRAL_JOB_ID");
     if (env == nullptr || *env == '\0') {
@@ -409,8 +439,8 @@ int RunStepCommand(int argc, char** argv) {
     while (sigwait(&stop_signals, &sig) == 0) {
       if (done.load()) return;  // the main thread is done (and sent SIGUSR2)
       if (sig == SIGUSR1 || sig == SIGUSR2) continue;
-      std::fprintf(stderr, "corral run: cancelling step %s.%u (signal %d)\n", id.ToString().c_str(),
-                   step_id, sig);
+      std::fprintf(stderr, "%s: cancelling step %s.%u (signal %d)\n", g_prog.c_str(),
+                   id.ToString().c_str(), step_id, sig);
       auto other = Client::Connect(controller);
       if (other) (void)(*other)->CancelStep(id, step_id);
     }
@@ -429,7 +459,7 @@ int RunStepCommand(int argc, char** argv) {
       if (info.error().code == ErrorCode::kUnavailable &&
           (!outage || now - *outage < kControllerOutage)) {
         if (!outage) {
-          std::fprintf(stderr, "corral run: %s; retrying for up to %lld s\n",
+          std::fprintf(stderr, "%s: %s; retrying for up to %lld s\n", g_prog.c_str(),
                        info.error().message.c_str(),
                        static_cast<long long>(kControllerOutage.count()));
           outage = now;
@@ -441,7 +471,7 @@ int RunStepCommand(int argc, char** argv) {
       status = Fail(info.error().message);
       break;
     }
-    if (outage) std::fprintf(stderr, "corral run: the controller is back\n");
+    if (outage) std::fprintf(stderr, "%s: the controller is back\n", g_prog.c_str());
     outage.reset();
     pause = std::chrono::milliseconds(100);
     final_info = *info;
@@ -469,8 +499,8 @@ int RunStepCommand(int argc, char** argv) {
       what = "Exited with exit code " + std::to_string(t.exit_code);
     }
     if (!what.empty()) {
-      std::fprintf(stderr, "corral run: error: %s: task %u: %s\n", t.task.node.c_str(), t.task.rank,
-                   what.c_str());
+      std::fprintf(stderr, "%s: error: %s: task %u: %s\n", g_prog.c_str(), t.task.node.c_str(),
+                   t.task.rank, what.c_str());
     }
   }
   if (s.json) std::printf("%s\n", api::EncodeStepInfo(final_info).c_str());

@@ -175,7 +175,10 @@ int RunBatchSubmit(int argc, char** argv, bool corral_submit) {
   if (first->wrap.empty()) spec.script = script;
   spec.script_args = req->client.script_args;
   if (!script_path.empty()) {
-    spec.command = script_path[0] == '/' ? script_path : ctx.cwd + "/" + script_path;
+    // As Slurm: a relative path is made absolute against the current directory, unless -D
+    // moved the job elsewhere (Slurm then keeps it as given).
+    const bool moved = !spec.working_dir.empty() && spec.working_dir != ctx.cwd;
+    spec.command = script_path[0] == '/' || moved ? script_path : ctx.cwd + "/" + script_path;
   }
   if (!controller.empty()) setenv("CORRAL_CONTROLLER", controller.c_str(), 1);
   auto client = ConnectOrReport(prog);

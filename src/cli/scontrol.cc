@@ -26,6 +26,7 @@ constexpr const char* kUsage =
     "  show job [ID] | show node [NAME] | show partition [NAME]\n"
     "  show hostnames [LIST] | show hostlist LIST | show hostlistsorted LIST\n"
     "  requeue ID... | hold ID... | release ID... | update JobId=ID TimeLimit=TIME\n"
+    "  update NodeName=LIST State=DRAIN|RESUME|UNDRAIN [Reason=TEXT]\n"
     "Corral's scontrol: docs/slurm.md\n";
 
 constexpr ArgKind kNone = ArgKind::kNone;
@@ -84,8 +85,66 @@ int ForEachNamedJob(Client& client, const std::vector<std::string>& args, const 
   return status;
 }
 
+// `scontrol update NodeName=LIST State=DRAIN|RESUME|UNDRAIN [Reason=TEXT]`, as Slurm: DRAIN
+// needs a reason; RESUME and UNDRAIN return a drained node to service. Other states and
+// fields are refused by name.
+int ScontrolUpdateNodes(Client& client, const std::vector<std::string>& args) {
+  std::string nodes, state, reason;
+  for (const auto& a : args) {
+    size_t eq = a.find('=');
+    std::string key = Lower(a.substr(0, eq)),
+                value = eq == std::string::npos ? "" : a.substr(eq + 1);
+    if (key == "nodename" || key == "node") {
+      nodes = value;
+    } else if (key == "state") {
+      state = Upper(value);
+    } else if (key == "reason") {
+      reason = value;
+    } else {
+      std::fprintf(stderr, "scontrol: error: Update of node %s is not supported by Corral\n",
+                   a.substr(0, eq).c_str());
+      return 1;
+    }
+  }
+  auto names = ExpandHostList(nodes, 100000);
+  if (!names || names->empty()) {
+    std::fprintf(stderr, "scontrol: error: Invalid node name specified: %s\n", nodes.c_str());
+    return 1;
+  }
+  if (state.empty()) {
+    std::fprintf(stderr, "scontrol: error: Nothing to update\n");
+    return 1;
+  }
+  const bool drain = state == "DRAIN";
+  if (!drain && state != "RESUME" && state != "UNDRAIN") {
+    std::fprintf(stderr,
+                 "scontrol: error: State=%s is not supported by Corral (DRAIN, RESUME, "
+                 "UNDRAIN)\n",
+                 state.c_str());
+    return 1;
+  }
+  if (drain && reason.empty()) {
+    std::fprintf(stderr,
+                 "You must specify a reason when DOWNING or DRAINING a node. Request denied\n");
+    return 1;
+  }
+  int status = 0;
+  for (const std::string& n : *names) {
+    Status s = drain ? client.Drain(n, reason) : client.Resume(n);
+    if (!s) {
+      std::fprintf(stderr, "slurm_update error: %s\n", s.error().message.c_str());
+      status = 1;
+    }
+  }
+  return status;
+}
+
 // `scontrol update JobId=12 TimeLimit=1:00:00` (also "+30" / "-30" minutes relative to now).
 int ScontrolUpdate(Client& client, const std::vector<std::string>& args) {
+  if (!args.empty() &&
+      (Lower(args[0]).rfind("nodename=", 0) == 0 || Lower(args[0]).rfind("node=", 0) == 0)) {
+    return ScontrolUpdateNodes(client, args);
+  }
   std::string job_text, limit;
   bool has_limit = false;
   for (const auto& a : args) {

@@ -1,11 +1,23 @@
 #include "cli/slurm_front.h"
 
 #include <cstdio>
+#include <string>
 
 #include "cli/internal/slurm_cli.h"
 
 namespace corral::cli {
 namespace {
+
+// Slurm commands Corral does not provide yet: refused by name, rather than half working.
+int RunUnsupported(int argc, char** argv) {
+  std::string name = argc > 0 ? argv[0] : "?";
+  if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
+  std::fprintf(stderr,
+               "%s: error: %s is not supported by Corral (docs/slurm.md lists the Slurm commands "
+               "it provides)\n",
+               name.c_str(), name.c_str());
+  return 1;
+}
 
 struct SlurmCommand {
   std::string_view name;
@@ -18,6 +30,8 @@ constexpr SlurmCommand kCommands[] = {
     {"sinfo", internal::RunSinfo},       {"sacct", internal::RunSacct},
     {"scontrol", internal::RunScontrol}, {"scancel", internal::RunScancel},
     {"seff", internal::RunSeff},
+    {"sdiag", RunUnsupported},           {"sstat", RunUnsupported},
+    {"sbcast", RunUnsupported},
 };
 
 }  // namespace

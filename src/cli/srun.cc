@@ -56,9 +56,13 @@ void OnInterrupt(int) { g_interrupted = 1; }
 // to the parser's defaults).
 struct GivenOptions {
   std::vector<std::string> names;
+  std::vector<std::string> command_line;  // those given on the command line
   std::string export_value;  // the last --export (or SLURM_EXPORT_ENV / SRUN_EXPORT_ENV)
   bool Has(const std::string& name) const {
     return std::find(names.begin(), names.end(), name) != names.end();
+  }
+  bool OnCommandLine(const std::string& name) const {
+    return std::find(command_line.begin(), command_line.end(), name) != command_line.end();
   }
 };
 
@@ -73,6 +77,7 @@ GivenOptions FindGiven(const std::vector<std::string>& args, const slurm::Submit
   if (auto scan = slurm::ScanOptions(slurm::Command::kSrun, args); scan.has_value()) {
     for (const auto& o : scan->options) {
       g.names.push_back(o.name);
+      g.command_line.push_back(o.name);
       if (o.name == "export") g.export_value = o.value;
     }
   }
@@ -80,17 +85,29 @@ GivenOptions FindGiven(const std::vector<std::string>& args, const slurm::Submit
 }
 
 // `corral run`'s command line for the step `req` describes, in job `job`. With `whole_job`
-// (srun's own allocation) the step takes every node and task of it.
+// (srun's own allocation) the step takes every node and task of it. Inside an allocation,
+// -w/-x/-r place the step (`corral run --nodelist/--exclude/--relative`, PlanStep); with them
+// the node and task counts come from the command line only, not from the job's SLURM_NNODES
+// and SLURM_NTASKS (so `srun -w node2 cmd` runs on node2 alone, as in Slurm).
 std::vector<std::string> StepCommandLine(const slurm::SubmitRequest& req, const GivenOptions& given,
                                          uint64_t job, bool whole_job) {
   const ResourceRequest& r = req.spec.resources;
-  std::vector<std::string> out = {"run", "--jobid=" + std::to_string(job)};
-  if (whole_job || given.Has("nodes")) out.push_back("--nodes=" + std::to_string(r.nodes));
-  if (whole_job || given.Has("ntasks") || given.Has("nodes") || given.Has("ntasks-per-node")) {
+  std::vector<std::string> out = {"run", "--jobid=" + std::to_string(job), "--slurm-env"};
+  const bool placed =
+      !whole_job && (!r.nodelist.empty() || !r.exclude.empty() || req.client.relative.has_value());
+  auto has = [&](const char* name) { return placed ? given.OnCommandLine(name) : given.Has(name); };
+  if (whole_job || has("nodes")) out.push_back("--nodes=" + std::to_string(r.nodes));
+  if (whole_job || has("ntasks") || has("nodes") || has("ntasks-per-node")) {
     out.push_back("--ntasks=" + std::to_string(r.ntasks));
   }
-  if (r.ntasks_per_node > 0)
+  if (r.ntasks_per_node > 0 && (!placed || has("ntasks-per-node")))
     out.push_back("--ntasks-per-node=" + std::to_string(r.ntasks_per_node));
+  if (!whole_job) {
+    if (!r.nodelist.empty()) out.push_back("--nodelist=" + CompressHostList(r.nodelist));
+    if (!r.exclude.empty()) out.push_back("--exclude=" + CompressHostList(r.exclude));
+    if (req.client.relative.has_value())
+      out.push_back("--relative=" + std::to_string(*req.client.relative));
+  }
   if (given.Has("cpus-per-task"))
     out.push_back("--cpus-per-task=" + std::to_string(r.cpus_per_task));
   if (r.gpus_per_task > 0) out.push_back("--gpus-per-task=" + std::to_string(r.gpus_per_task));
@@ -261,6 +278,11 @@ int RunSrun(int argc, char** argv) {
   if (req->client.jobid.has_value()) {
     return RunStep(StepCommandLine(*req, given, *req->client.jobid, /*whole_job=*/false));
   }
+  if (req->client.relative.has_value()) {
+    // As Slurm: -r places a step inside an allocation; it means nothing for a new one.
+    PrintError(prog, "--relative option invalid for job allocation request");
+    return 1;
+  }
   auto client = ConnectOrReport(prog);
   if (client == nullptr) return 1;
   auto job = Allocate(*client, req->spec, prog, req->client);
@@ -302,8 +324,6 @@ int RunSalloc(int argc, char** argv) {
   std::string id = j.id.ToString();
   if (!req->client.quiet) {
     std::fprintf(stderr, "salloc: Granted job allocation %s\n", id.c_str());
-    std::fprintf(stderr, "salloc: Nodes %s are ready for job\n",
-                 CompressHostList(j.allocation.NodeNames()).c_str());
   }
   if (req->client.no_shell) return 0;
 

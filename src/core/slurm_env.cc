@@ -159,6 +159,7 @@ EnvMap SlurmBatchEnvironment(const Job& job, const SlurmNodeContext& node) {
   std::vector<uint32_t> cpus;
   for (const auto& n : nodes) cpus.push_back(n.cpus);
   env["SLURM_JOB_CPUS_PER_NODE"] = FormatSlurmCounts(cpus);
+  env["SLURM_NODE_ALIASES"] = "(null)";  // no cloud node aliases, as slurmd prints none
   if (node.node_index >= nodes.size()) return env;
 
   const NodeAllocation& here = nodes[node.node_index];

@@ -13,17 +13,62 @@ Result<StepLayout> PlanStep(const Job& job, const StepSpec& spec) {
   const auto total = static_cast<uint32_t>(alloc.size());
   const ResourceRequest& jr = job.spec.resources;
   const uint32_t tpn = spec.ntasks_per_node;
+  const std::string of_job = "job " + job.id.ToString();
 
-  if (spec.nodes > total) {
-    return InvalidArgument("nodes: " + std::to_string(spec.nodes) + " requested, but job " +
-                           job.id.ToString() + " holds only " + std::to_string(total));
+  // Placement: the candidate nodes (from `relative`, less `exclude`), those `nodelist` names.
+  auto index_of = [&](const std::string& name) -> int64_t {
+    for (size_t i = 0; i < alloc.size(); ++i)
+      if (alloc[i].node_name == name) return static_cast<int64_t>(i);
+    return -1;
+  };
+  for (const std::string& name : spec.exclude) {
+    if (index_of(name) < 0)
+      return InvalidArgument("exclude: node " + name + " is not in " + of_job + "'s allocation");
+  }
+  if (spec.relative >= 0 && static_cast<uint32_t>(spec.relative) >= total) {
+    return InvalidArgument("relative: node index " + std::to_string(spec.relative) + " is past " +
+                           of_job + "'s " + std::to_string(total) + " nodes");
+  }
+  const uint32_t first = spec.relative >= 0 ? static_cast<uint32_t>(spec.relative) : 0;
+  std::vector<bool> candidate(total, false), required(total, false);
+  uint32_t candidates = 0;
+  for (uint32_t i = first; i < total; ++i) {
+    candidate[i] = std::find(spec.exclude.begin(), spec.exclude.end(), alloc[i].node_name) ==
+                   spec.exclude.end();
+    candidates += candidate[i] ? 1 : 0;
+  }
+  if (candidates == 0) {
+    return InvalidArgument("exclude: --exclude/--relative leave none of " + of_job + "'s " +
+                           std::to_string(total) + " nodes for the step");
+  }
+  uint32_t required_count = 0;
+  for (const std::string& name : spec.nodelist) {
+    int64_t i = index_of(name);
+    if (i < 0)
+      return InvalidArgument("nodelist: node " + name + " is not in " + of_job + "'s allocation");
+    if (!candidate[i]) {
+      return InvalidArgument("nodelist: node " + name + " is excluded (--exclude, or before " +
+                             "node index " + std::to_string(first) + " of --relative)");
+    }
+    if (!required[i]) ++required_count;
+    required[i] = true;
+  }
+  if (spec.nodes > candidates) {
+    return InvalidArgument("nodes: " + std::to_string(spec.nodes) + " requested, but " + of_job +
+                           (candidates == total ? " holds only " : " has only ") +
+                           std::to_string(candidates) +
+                           (candidates == total ? "" : " nodes left by --exclude/--relative"));
+  }
+  if (spec.nodes > 0 && spec.nodes < required_count) {
+    return InvalidArgument("nodes: " + std::to_string(spec.nodes) + " nodes are fewer than the " +
+                           std::to_string(required_count) + " of --nodelist");
   }
   // 1-2. Task and node counts.
-  uint32_t nodes = spec.nodes;
+  uint32_t nodes = spec.nodes != 0 ? spec.nodes : required_count;
   uint32_t ntasks = spec.ntasks;
-  if (nodes == 0 && ntasks > 0 && tpn > 0) nodes = std::min(total, (ntasks + tpn - 1) / tpn);
+  if (nodes == 0 && ntasks > 0 && tpn > 0) nodes = std::min(candidates, (ntasks + tpn - 1) / tpn);
   if (ntasks == 0) {
-    uint32_t n = nodes == 0 ? total : nodes;
+    uint32_t n = nodes == 0 ? candidates : nodes;
     if (tpn > 0) {
       ntasks = tpn * n;
     } else if (n == total && jr.ntasks_per_node > 0) {
@@ -34,7 +79,17 @@ Result<StepLayout> PlanStep(const Job& job, const StepSpec& spec) {
       ntasks = n;
     }
   }
-  if (nodes == 0) nodes = std::min(total, ntasks);
+  if (nodes == 0) nodes = std::min(candidates, ntasks);
+  // The step's nodes: every required one, then the first other candidates, in allocation order.
+  std::vector<uint32_t> chosen;
+  for (uint32_t i = 0, extra = nodes - required_count; i < total; ++i) {
+    if (required[i]) {
+      chosen.push_back(i);
+    } else if (candidate[i] && extra > 0) {
+      chosen.push_back(i);
+      --extra;
+    }
+  }
   if (ntasks < nodes) {
     return InvalidArgument("ntasks: " + std::to_string(ntasks) + " tasks cannot run on " +
                            std::to_string(nodes) + " nodes (each node runs at least one)");
@@ -63,7 +118,7 @@ Result<StepLayout> PlanStep(const Job& job, const StepSpec& spec) {
       count = ntasks / nodes + (i < ntasks % nodes ? 1 : 0);
     }
     left -= count;
-    const NodeAllocation& na = alloc[i];
+    const NodeAllocation& na = alloc[chosen[i]];
     uint64_t cpus = static_cast<uint64_t>(count) * layout.cpus_per_task;
     if (!spec.overcommit && na.cpus > 0 && cpus > na.cpus) {
       return InvalidArgument("cpus_per_task: " + std::to_string(count) + " tasks x " +

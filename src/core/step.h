@@ -36,6 +36,11 @@ struct StepSpec {
   // submitted one. Corral's own variables are set over it on each node.
   std::map<std::string, std::string> environment;
   uint32_t nodes = 0;             // -N: the first N nodes of the allocation; 0 = see PlanStep
+  // Placement inside the allocation (srun -w, -x, -r): nodes the step must use, nodes it must
+  // not use, and the index of the allocation's node it starts at (-1 = not given).
+  std::vector<std::string> nodelist;
+  std::vector<std::string> exclude;
+  int32_t relative = -1;
   uint32_t ntasks = 0;            // -n
   uint32_t ntasks_per_node = 0;   // --ntasks-per-node
   uint32_t cpus_per_task = 0;     // -c; 0 = the job's
@@ -57,6 +62,10 @@ struct StepSpec {
   // container runtime. An empty image with a name takes the image of the job's earlier step
   // of that name (the controller fills it in). Empty = no container.
   ContainerSpec container;
+  // Launched as Slurm's srun: the tasks get Slurm's variables and the caller's exported ones
+  // only, not the torchrun-style WORLD_SIZE, RANK, MASTER_ADDR, ... of `corral run` (unless
+  // in a container, as pyxis' PyTorch hook sets them).
+  bool slurm = false;
   bool operator==(const StepSpec&) const = default;
 };
 
@@ -83,18 +92,23 @@ struct StepLayout {
 //   1. Tasks: `spec.ntasks`; else `ntasks_per_node` x nodes; else the job's own task count
 //      (its --ntasks-per-node x nodes, or --ntasks) when the step uses every node; else one
 //      per node.
-//   2. Nodes: `spec.nodes`; else enough nodes for `ntasks` at `ntasks_per_node`; else every
-//      node of the allocation, but never more nodes than tasks. Always the first ones, so
-//      the batch host is node 0 and holds rank 0.
+//   2. Nodes: `spec.nodes`; else the nodes of `nodelist`; else enough nodes for `ntasks` at
+//      `ntasks_per_node`; else every node of the allocation, but never more nodes than
+//      tasks. The candidates are the allocation's nodes from index `relative` (0 when not
+//      given) less those of `exclude`; the step takes every node of `nodelist`, then the first
+//      other candidates, in allocation order (so without placement options the batch host
+//      is node 0 and holds rank 0).
 //   3. Block distribution: ranks fill node 0 first. With `ntasks_per_node` each node takes
 //      that many (the last may take fewer); otherwise the tasks are spread evenly, the first
 //      nodes taking one more when they do not divide.
 //   4. GPUs: with `gpus_per_task` g, local task l gets the node's allocated GPUs [l*g, l*g+g)
 //      in index order; otherwise every task sees all the job's GPUs on its node.
 // Returns kFailedPrecondition when the job has no allocation, kInvalidArgument naming the
-// option when the request cannot fit: more nodes than allocated, fewer tasks than nodes
-// asked, more tasks than `ntasks_per_node` allows, more CPUs (tasks x cpus_per_task) than the
-// job holds on a node (unless `overcommit`), more GPUs than it holds there, or no program.
+// option when the request cannot fit: a `nodelist` node that is not the job's (or is
+// excluded, or before `relative`), `relative` past the last node, more nodes than
+// candidates, fewer tasks than nodes asked, more tasks than `ntasks_per_node` allows, more
+// CPUs (tasks x cpus_per_task) than the job holds on a node (unless `overcommit`), more GPUs
+// than it holds there, or no program.
 Result<StepLayout> PlanStep(const Job& job, const StepSpec& spec);
 
 // The deterministic MASTER_PORT candidate of `job` within [lo, hi]: lo + job % (hi - lo + 1).

@@ -165,5 +165,56 @@ TEST(StepTest, RendezvousHostIsTheAgentsHost) {
   EXPECT_EQ(RendezvousHost("", "n"), "n");
 }
 
+// srun -w/-x/-r inside an allocation: the step lands where asked, or is refused by name.
+TEST(PlanStepTest, NodelistPlacesTheStepOnTheNamedNodes) {
+  Job j = RunningJob(4, 8, 2);
+  StepSpec s = Cmd();
+  s.nodelist = {"node03"};
+  auto l = PlanStep(j, s);
+  ASSERT_TRUE(l.has_value()) << l.error().message;
+  EXPECT_EQ(l->nodes, (std::vector<std::string>{"node03"}));
+  ASSERT_EQ(l->tasks.size(), 1u);
+  EXPECT_EQ(l->tasks[0].node, "node03");
+  // With -N larger than the list, the other nodes are the first candidates, in job order.
+  s.nodes = 2;
+  s.nodelist = {"node04"};
+  EXPECT_EQ(PlanStep(j, s)->nodes, (std::vector<std::string>{"node01", "node04"}));
+  s.nodes = 1;
+  s.nodelist = {"node02", "node04"};
+  EXPECT_EQ(PlanStep(j, s).error().message, "nodes: 1 nodes are fewer than the 2 of --nodelist");
+  s.nodes = 0;
+  s.nodelist = {"node09"};
+  EXPECT_EQ(PlanStep(j, s).error().message, "nodelist: node node09 is not in job 42's allocation");
+}
+
+TEST(PlanStepTest, ExcludeAndRelativeNarrowTheCandidates) {
+  Job j = RunningJob(4, 8, 2);
+  StepSpec s = Cmd();
+  s.exclude = {"node01", "node03"};
+  EXPECT_EQ(PlanStep(j, s)->nodes, (std::vector<std::string>{"node02", "node04"}));
+  s.nodes = 3;
+  EXPECT_EQ(PlanStep(j, s).error().message,
+            "nodes: 3 requested, but job 42 has only 2 nodes left by --exclude/--relative");
+  s = Cmd();
+  s.relative = 2;
+  s.nodes = 1;
+  auto l = PlanStep(j, s);
+  ASSERT_TRUE(l.has_value()) << l.error().message;
+  EXPECT_EQ(l->nodes, (std::vector<std::string>{"node03"}));
+  s.relative = 4;
+  EXPECT_EQ(PlanStep(j, s).error().message, "relative: node index 4 is past job 42's 4 nodes");
+  s.relative = 1;
+  s.nodelist = {"node01"};
+  EXPECT_EQ(PlanStep(j, s).error().message,
+            "nodelist: node node01 is excluded (--exclude, or before node index 1 of --relative)");
+  s = Cmd();
+  s.exclude = {"node01", "node02", "node03", "node04"};
+  EXPECT_EQ(PlanStep(j, s).error().message,
+            "exclude: --exclude/--relative leave none of job 42's 4 nodes for the step");
+  s = Cmd();
+  s.exclude = {"nodeX"};
+  EXPECT_EQ(PlanStep(j, s).error().message, "exclude: node nodeX is not in job 42's allocation");
+}
+
 }  // namespace
 }  // namespace corral

@@ -304,6 +304,48 @@ TEST_F(SlurmTest, TwoNodeLaunchWithPerTaskGpus) {
   EXPECT_EQ(ranks, want) << text;
 }
 
+// The launcher pattern (issue #17): the script exports MASTER_ADDR, MASTER_PORT and
+// WORLD_SIZE and runs one launcher task per node; srun passes them through untouched and
+// sets no RANK/LOCAL_RANK of its own (Slurm sets none). Steps land where -w, -x and -r say,
+// and a node outside the job is refused by name.
+TEST_F(SlurmTest, LauncherExportsPassThroughAndStepsLandWhereAsked) {
+  WriteScript(
+      "launch.sh",
+      "#!/bin/bash\n"
+      "#SBATCH -N 2 --ntasks-per-node=1 -o launch-%j.out\n"
+      "export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1)\n"
+      "export MASTER_PORT=29400 WORLD_SIZE=16\n"
+      "echo batch=${RANK:-unset},${MASTER_ADDR}\n"
+      "srun --ntasks-per-node=1 bash -c 'echo \"task node=$SLURM_NODEID addr=$MASTER_ADDR "
+      "port=$MASTER_PORT world=$WORLD_SIZE rank=${RANK:-unset} local=${LOCAL_RANK:-unset}\"' "
+      "| sort\n"
+      "second=$(scontrol show hostnames $SLURM_JOB_NODELIST | tail -n 1)\n"
+      "srun -N1 -n1 -w $second bash -c 'echo w=$SLURMD_NODENAME'\n"
+      "srun -N1 -n1 -x $MASTER_ADDR bash -c 'echo x=$SLURMD_NODENAME'\n"
+      "srun -N1 -n1 -r 1 bash -c 'echo r=$SLURMD_NODENAME'\n"
+      "srun -N1 -n1 -w nosuchnode true; echo refused=$?\n");
+  JobId id = Sbatch({"launch.sh"});
+  Job j = WaitEnded(id);
+  EXPECT_EQ(j.state, JobState::kCompleted);
+  ASSERT_EQ(j.allocation.nodes.size(), 2u);
+  const std::string first = j.allocation.nodes[0].node_name;
+  const std::string second = j.allocation.nodes[1].node_name;
+  std::string text = Read("launch-" + id.ToString() + ".out");
+  EXPECT_TRUE(Has(text, "batch=unset," + first + "\n")) << text;
+  for (int node = 0; node < 2; ++node) {
+    EXPECT_TRUE(Has(text, "task node=" + std::to_string(node) + " addr=" + first +
+                              " port=29400 world=16 rank=unset local=unset\n"))
+        << text;
+  }
+  EXPECT_TRUE(Has(text, "w=" + second + "\n")) << text;
+  EXPECT_TRUE(Has(text, "x=" + second + "\n")) << text;
+  EXPECT_TRUE(Has(text, "r=" + second + "\n")) << text;
+  EXPECT_TRUE(
+      Has(text, "nodelist: node nosuchnode is not in job " + id.ToString() + "'s allocation"))
+      << text;
+  EXPECT_TRUE(Has(text, "refused=1\n")) << text;
+}
+
 // salloc with a command, srun inside it, and srun outside any allocation.
 TEST_F(SlurmTest, SallocAndSrunMakeAndReleaseAllocations) {
   auto r = cluster_->CliAs("salloc",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
@@ -22,6 +23,15 @@ std::string CudaVisibleDevices(GpuSet gpus, const std::vector<GpuInfo>& inventor
   return out;
 }
 
+bool UserSetVariable(const std::map<std::string, std::string>& submitted, const std::string& name,
+                     const std::string& twin) {
+  auto it = submitted.find(name);
+  if (it == submitted.end()) return false;
+  if (twin.empty()) return true;
+  auto t = submitted.find(twin);
+  return t == submitted.end() || t->second != it->second;
+}
+
 std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext& ctx) {
   std::map<std::string, std::string> env(job.spec.environment.begin(), job.spec.environment.end());
   const NodeAllocation* here = nullptr;
@@ -32,6 +42,19 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
   }
   GpuSet gpus = here != nullptr ? here->gpus : GpuSet();
   if (!env.contains("PATH")) env["PATH"] = "/usr/local/bin:/usr/bin:/bin";
+  if (!env.contains("TMPDIR")) env["TMPDIR"] = "/tmp";
+  env["ENVIRONMENT"] = "BATCH";
+  if (auto g = env.find("SLURM_GET_USER_ENV"); g != env.end() && g->second == "1") {
+    // The login environment Slurm loads for --export=NONE (or a list): its passwd part.
+    const std::string& user = job.spec.user;
+    if (!ctx.login_home.empty()) env.emplace("HOME", ctx.login_home);
+    if (!ctx.login_shell.empty()) env.emplace("SHELL", ctx.login_shell);
+    if (!user.empty()) {
+      env.emplace("USER", user);
+      env.emplace("LOGNAME", user);
+      env.emplace("MAIL", "/var/mail/" + user);
+    }
+  }
   env["CUDA_VISIBLE_DEVICES"] = gpus.ToString();
   env["CORRAL_JOB_ID"] = job.id.ToString();
   env["CORRAL_JOB_NAME"] = job.spec.name;
@@ -57,8 +80,15 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
   env.erase("CORRAL_JOB_CREDENTIAL");
   if (!ctx.job_credential.empty()) env["CORRAL_JOB_CREDENTIAL"] = ctx.job_credential;
   if (ctx.master_port != 0) {
-    env["MASTER_ADDR"] = env["CORRAL_MASTER_ADDR"] = ctx.master_addr;
-    env["MASTER_PORT"] = env["CORRAL_MASTER_PORT"] = std::to_string(ctx.master_port);
+    // MASTER_ADDR/MASTER_PORT, never over the user's (a submitted value that is not the
+    // CORRAL_ twin a job's own environment carried).
+    const std::string port = std::to_string(ctx.master_port);
+    for (const auto& [name, twin, value] :
+         {std::tuple{"MASTER_ADDR", "CORRAL_MASTER_ADDR", ctx.master_addr},
+          std::tuple{"MASTER_PORT", "CORRAL_MASTER_PORT", port}}) {
+      if (ctx.master_vars && !UserSetVariable(job.spec.environment, name, twin)) env[name] = value;
+      env[twin] = value;
+    }
   }
   if (!ctx.checkpoint_dir.empty()) env["CORRAL_CHECKPOINT_DIR"] = ctx.checkpoint_dir;
   // Slurm's variables (the GPUs keep the node's own indices, as CUDA_VISIBLE_DEVICES above).

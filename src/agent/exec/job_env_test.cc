@@ -40,6 +40,45 @@ Job TwoNodeJob() {
   return j;
 }
 
+// --export=NONE (SLURM_GET_USER_ENV=1): the passwd part of the login environment Slurm loads,
+// and slurmstepd's ENVIRONMENT and TMPDIR, as the peer showed (tests/slurm_diff, 40).
+TEST(JobEnvTest, ExportNoneGetsTheLoginBasicsAndSlurmstepdsVariables) {
+  Job j = TwoNodeJob();
+  j.spec.environment = {{"SLURM_GET_USER_ENV", "1"}, {"SLURM_EXPORT_ENV", "NONE"}};
+  auto env = BuildJobEnvironment(
+      j, {.node_name = "node01", .login_home = "/home/alice", .login_shell = "/bin/zsh"});
+  EXPECT_EQ(Get(env, "HOME"), "/home/alice");
+  EXPECT_EQ(Get(env, "SHELL"), "/bin/zsh");
+  EXPECT_EQ(Get(env, "USER"), "alice");
+  EXPECT_EQ(Get(env, "LOGNAME"), "alice");
+  EXPECT_EQ(Get(env, "MAIL"), "/var/mail/alice");
+  EXPECT_EQ(Get(env, "ENVIRONMENT"), "BATCH");
+  EXPECT_EQ(Get(env, "TMPDIR"), "/tmp");
+  // With everything exported the submitted values stand, and no login part is added.
+  j.spec.environment = {{"TMPDIR", "/scratch"}, {"HOME", "/h"}};
+  env = BuildJobEnvironment(j, {.node_name = "node01", .login_shell = "/bin/zsh"});
+  EXPECT_EQ(Get(env, "TMPDIR"), "/scratch");
+  EXPECT_EQ(Get(env, "HOME"), "/h");
+  EXPECT_EQ(Get(env, "SHELL"), "<unset>");
+}
+
+// MASTER_ADDR/MASTER_PORT never replace the user's own (a submitted value that is not the
+// CORRAL_ twin Corral set); CORRAL_MASTER_* always.
+TEST(JobEnvTest, MasterAddrNeverOverTheUsers) {
+  Job j = TwoNodeJob();
+  JobEnvContext ctx{.node_name = "node01", .master_addr = "10.0.0.1", .master_port = 29500};
+  auto env = BuildJobEnvironment(j, ctx);
+  EXPECT_EQ(Get(env, "MASTER_ADDR"), "10.0.0.1");
+  EXPECT_EQ(Get(env, "MASTER_PORT"), "29500");
+  j.spec.environment["MASTER_PORT"] = "1234";
+  j.spec.environment["MASTER_ADDR"] = "10.0.0.9";
+  j.spec.environment["CORRAL_MASTER_ADDR"] = "10.0.0.9";  // Corral's, from an outer job
+  env = BuildJobEnvironment(j, ctx);
+  EXPECT_EQ(Get(env, "MASTER_PORT"), "1234");
+  EXPECT_EQ(Get(env, "CORRAL_MASTER_PORT"), "29500");
+  EXPECT_EQ(Get(env, "MASTER_ADDR"), "10.0.0.1");
+}
+
 TEST(JobEnvTest, SetsCorralVariablesAndExactGpus) {
   auto env =
       BuildJobEnvironment(TwoNodeJob(), {.node_name = "node01", .controller_url = "http://c:1"});

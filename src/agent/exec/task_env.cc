@@ -31,19 +31,39 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
   Job base = job;
   if (!spec.environment.empty()) base.spec.environment = spec.environment;
   std::map<std::string, std::string> env;
-  for (const std::string& kv : BuildJobEnvironment(base, ctx)) {
+  JobEnvContext job_ctx = ctx;
+  job_ctx.master_vars = false;  // MASTER_ADDR/MASTER_PORT are the step's, set below
+  for (const std::string& kv : BuildJobEnvironment(base, job_ctx)) {
     size_t eq = kv.find('=');
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
   const auto n = static_cast<uint32_t>(layout.tasks.size());
   uint32_t local =
       task.node_rank < layout.tasks_per_node.size() ? layout.tasks_per_node[task.node_rank] : 1;
-  auto set2 = [&](const char* a, const char* b, const std::string& v) { env[a] = env[b] = v; };
-  set2("WORLD_SIZE", "CORRAL_NTASKS", std::to_string(n));
-  set2("RANK", "CORRAL_PROCID", std::to_string(task.rank));
-  set2("LOCAL_RANK", "CORRAL_LOCALID", std::to_string(task.local_rank));
-  set2("NODE_RANK", "CORRAL_NODEID", std::to_string(task.node_rank));
-  set2("LOCAL_WORLD_SIZE", "CORRAL_LOCAL_NTASKS", std::to_string(local));
+  // The torchrun-style variables: `corral run`'s (and a container's, as pyxis' PyTorch hook
+  // sets them), never srun's (Slurm sets none); never over the user's own value.
+  const std::map<std::string, std::string>& exported = base.spec.environment;
+  const bool torchrun = !spec.slurm || !spec.container.image.empty();
+  auto set2 = [&](const char* a, const char* b, const std::string& v, const char* twin) {
+    env[b] = v;
+    if (torchrun && !UserSetVariable(exported, a, twin)) {
+      env[a] = v;
+    } else if (auto it = exported.find(a); it != exported.end()) {
+      env[a] = it->second;
+    } else {
+      env.erase(a);
+    }
+  };
+  set2("WORLD_SIZE", "CORRAL_NTASKS", std::to_string(n), "");
+  set2("RANK", "CORRAL_PROCID", std::to_string(task.rank), "");
+  set2("LOCAL_RANK", "CORRAL_LOCALID", std::to_string(task.local_rank), "");
+  set2("NODE_RANK", "CORRAL_NODEID", std::to_string(task.node_rank), "");
+  set2("LOCAL_WORLD_SIZE", "CORRAL_LOCAL_NTASKS", std::to_string(local), "");
+  if (ctx.master_port != 0) {
+    set2("MASTER_ADDR", "CORRAL_MASTER_ADDR", ctx.master_addr, "CORRAL_MASTER_ADDR");
+    set2("MASTER_PORT", "CORRAL_MASTER_PORT", std::to_string(ctx.master_port),
+         "CORRAL_MASTER_PORT");
+  }
   env["CORRAL_STEP_ID"] = std::to_string(step);
   env["CORRAL_STEP_NUM_TASKS"] = std::to_string(n);
   env["CORRAL_STEP_NUM_NODES"] = std::to_string(layout.nodes.size());
@@ -66,6 +86,15 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
     for (auto& [k, v] : SlurmTaskEnvironment(base, slurm, task.rank,
                                              SlurmNodeContext{.cluster_name = ctx.cluster_name})) {
       if (k.rfind("SLURM_", 0) == 0) env[k] = std::move(v);
+    }
+  }
+  // What slurmstepd sets for the batch step only: a task has it when its caller exported it
+  // (srun inside a batch script), not outside a batch job.
+  for (const char* name : {"ENVIRONMENT", "TMPDIR", "SLURM_NODE_ALIASES"}) {
+    if (auto it = base.spec.environment.find(name); it != base.spec.environment.end()) {
+      env[name] = it->second;
+    } else {
+      env.erase(name);
     }
   }
   env["CORRAL_STEP_GPUS"] = task.gpus.ToString();

@@ -11,6 +11,9 @@
 //   LOCAL_WORLD_SIZE  CORRAL_LOCAL_NTASKS                    tasks of the step on its node
 //   MASTER_ADDR       CORRAL_MASTER_ADDR                     the step's first node
 //   MASTER_PORT       CORRAL_MASTER_PORT                     the job's rendezvous port
+//   (the first of each pair only for `corral run`'s steps, not srun's (`StepSpec::slurm`)
+//   unless they run in a container, as pyxis' PyTorch hook sets them; and never over the
+//   value the caller exported, job_env.h's UserSetVariable: a user's WORLD_SIZE stays)
 //   CORRAL_STEP_ID, CORRAL_STEP_NUM_NODES, CORRAL_STEP_NODELIST (host-list form),
 //   CORRAL_STEP_TASKS_PER_NODE ("2(x3),1"), CORRAL_CPUS_PER_TASK, CORRAL_STEP_GPUS and
 //   CUDA_VISIBLE_DEVICES (the task's own GPUs with --gpus-per-task, else the job's on the node;

@@ -100,5 +100,61 @@ TEST(TaskEnvTest, WithoutACallerEnvironmentTheJobsIsUsedAndAllNodeGpusAreVisible
   EXPECT_EQ(Get(env, "CORRAL_STEP_TASKS_PER_NODE"), "1(x2)");
 }
 
+// srun (StepSpec::slurm): Slurm's variables and the caller's exported ones, no torchrun-style
+// ones; a launcher's own MASTER_ADDR/WORLD_SIZE pass through untouched.
+TEST(TaskEnvTest, SrunStepsGetNoTorchrunVariablesAndKeepTheUsersOwn) {
+  Job j = TwoNodeJob();
+  StepSpec spec;
+  spec.argv = {"torchrun", "train.py"};
+  spec.slurm = true;
+  spec.environment = {{"MASTER_ADDR", "node01"}, {"WORLD_SIZE", "16"}, {"PATH", "/bin"}};
+  StepLayout layout = *PlanStep(j, spec);
+  JobEnvContext ctx{.node_name = "node02", .master_addr = "10.0.0.1", .master_port = 29542};
+  auto env = BuildTaskEnvironment(j, 0, spec, layout, layout.tasks[1], ctx);
+  EXPECT_EQ(Get(env, "MASTER_ADDR"), "node01");
+  EXPECT_EQ(Get(env, "WORLD_SIZE"), "16");
+  for (const char* unset : {"MASTER_PORT", "RANK", "LOCAL_RANK", "NODE_RANK", "LOCAL_WORLD_SIZE"})
+    EXPECT_EQ(Get(env, unset), "<unset>") << unset;
+  EXPECT_EQ(Get(env, "SLURM_PROCID"), "1");
+  EXPECT_EQ(Get(env, "SLURM_NODEID"), "1");
+  EXPECT_EQ(Get(env, "CORRAL_MASTER_PORT"), "29542");
+}
+
+// corral run sets them, but never over a value the caller exported; a value Corral set in the
+// job (equal to its CORRAL_ twin) is not the user's and is replaced by the step's.
+TEST(TaskEnvTest, CorralRunNeverOverwritesTheUsersTorchrunVariables) {
+  Job j = TwoNodeJob();
+  StepSpec spec;
+  spec.argv = {"python3", "train.py"};
+  spec.environment = {{"WORLD_SIZE", "16"},        {"RANK", "5"},
+                      {"MASTER_ADDR", "10.9.9.9"}, {"CORRAL_MASTER_ADDR", "10.9.9.9"},
+                      {"MASTER_PORT", "1234"},     {"CORRAL_MASTER_PORT", "29000"}};
+  StepLayout layout = *PlanStep(j, spec);
+  JobEnvContext ctx{.node_name = "node02", .master_addr = "10.0.0.1", .master_port = 29542};
+  auto env = BuildTaskEnvironment(j, 0, spec, layout, layout.tasks[1], ctx);
+  EXPECT_EQ(Get(env, "WORLD_SIZE"), "16");
+  EXPECT_EQ(Get(env, "RANK"), "5");
+  EXPECT_EQ(Get(env, "LOCAL_RANK"), "0");          // not exported: set
+  EXPECT_EQ(Get(env, "MASTER_ADDR"), "10.0.0.1");  // the job's own, exported again: replaced
+  EXPECT_EQ(Get(env, "MASTER_PORT"), "1234");      // the user's
+  EXPECT_EQ(Get(env, "CORRAL_NTASKS"), "2");
+  EXPECT_EQ(Get(env, "CORRAL_PROCID"), "1");
+}
+
+// In a container, srun's tasks get them as pyxis' PyTorch hook sets them.
+TEST(TaskEnvTest, SrunInAContainerGetsTheTorchrunVariables) {
+  Job j = TwoNodeJob();
+  StepSpec spec;
+  spec.argv = {"python3", "train.py"};
+  spec.slurm = true;
+  spec.container.image = "nvcr.io#nvidia/pytorch:24.01-py3";
+  spec.environment = {{"PATH", "/bin"}};
+  StepLayout layout = *PlanStep(j, spec);
+  JobEnvContext ctx{.node_name = "node02", .master_addr = "10.0.0.1", .master_port = 29542};
+  auto env = BuildTaskEnvironment(j, 0, spec, layout, layout.tasks[1], ctx);
+  EXPECT_EQ(Get(env, "RANK"), "1");
+  EXPECT_EQ(Get(env, "MASTER_ADDR"), "10.0.0.1");
+}
+
 }  // namespace
 }  // namespace corral::agent

@@ -26,6 +26,10 @@ void Fields(V& v, S& s) {
   v("io_token", s.io_token);
   v("master_port", s.master_port);
   v("container", s.container);
+  v("nodelist", s.nodelist);
+  v("exclude", s.exclude);
+  v("relative", s.relative);
+  v("slurm", s.slurm);
 }
 
 template <typename V, Is<StepTask> S>

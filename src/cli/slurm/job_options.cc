@@ -112,8 +112,10 @@ Status MailUser(B& b, const U& u) {
   return {};
 }
 Status MailType(B& b, const U& u) {
-  if (Status s = CheckMailTypes(u.value); !s) return b.BadValue(u, s.error().message);
-  b.req.spec.mail_type = u.value;
+  // Repeated ones add up, across directives and the command line, as in Slurm 22.05.
+  auto types = AddMailTypes(b.req.spec.mail_type, u.value);
+  if (!types) return b.BadValue(u, types.error().message);
+  b.req.spec.mail_type = *types;
   return {};
 }
 Status Array(B& b, const U& u) {
@@ -363,6 +365,12 @@ Status Jobid(B& b, const U& u) {
   b.req.client.jobid = std::stoull(u.value);
   return {};
 }
+Status Relative(B& b, const U& u) {
+  uint32_t n = 0;
+  CORRAL_RETURN_IF_ERROR(b.Count(u, &n, true));
+  b.req.client.relative = n;
+  return {};
+}
 Status KillOnBadExit(B& b, const U& u) {
   b.req.client.kill_on_bad_exit = !(u.has_value && u.value == "0");
   return {};
@@ -523,13 +531,15 @@ constexpr JobOption kOptions[] = {
     {"profile", 0, kReq, kReq, kReq, Ignore},
     {"prolog", 0, kNa, kReq, kNa, Refuse},
     {"propagate", 0, kOpt, kOpt, kNa, Ignore},
-    {"pty", 0, kNa, kNo, kNa, SetFlag<&ClientOptions::pty>, nullptr,
-     "run task 0 in a pseudo-terminal"},
+    // A terminal for a step's task needs stdin forwarding, which steps lack: refused rather
+    // than a shell that ends at once. salloc gives the shell (on the submitting host).
+    {"pty", 0, kNa, kNo, kNa, Refuse},
     {"qos", 'q', kReq, kReq, kReq, Qos, "NAME", "the quality of service"},
     {"quiet", 'Q', kNo, kNo, kNo, Quiet, nullptr, "print errors only"},
     {"quit-on-interrupt", 0, kNa, kNo, kNa, Refuse},
     {"reboot", 0, kNo, kNo, kNo, Refuse},
-    {"relative", 'r', kNa, kReq, kNa, Refuse},
+    {"relative", 'r', kNa, kReq, kNa, Relative, "N",
+     "a step starts at node N of the allocation (0 = the first)"},
     {"requeue", 0, kNo, kNa, kNa, Requeue, nullptr, "requeue the job when its node fails"},
     {"reservation", 0, kReq, kReq, kReq, Reservation, "NAME", "in this reservation"},
     {"resv-ports", 0, kNa, kOpt, kNa, Refuse},

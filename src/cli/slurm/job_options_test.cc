@@ -7,12 +7,14 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include "cli/slurm/environment.h"
 #include "cli/slurm/options.h"
 #include "cli/slurm/submit.h"
+#include "cli/slurm/testing/slurm_22_05_options.h"
 
 namespace corral::slurm {
 namespace {
@@ -148,9 +150,9 @@ const std::map<std::string, Sample>& Samples() {
       {"partition",
        {{"--partition=p"},
         [](const R& r) { return r.spec.partitions == std::vector<std::string>{"p"}; }}},
-      {"pty", {{"--pty"}, [](const R& r) { return r.client.pty; }}},
       {"qos", {{"--qos=q"}, [](const R& r) { return r.spec.qos == "q"; }}},
       {"quiet", {{"--quiet"}, [](const R& r) { return r.client.quiet; }}},
+      {"relative", {{"--relative=1"}, [](const R& r) { return r.client.relative == 1u; }}},
       {"requeue", {{"--requeue"}, [](const R& r) { return r.spec.requeue; }}},
       {"reservation", {{"--reservation=r"}, [](const R& r) { return r.spec.reservation == "r"; }}},
       {"signal", {{"--signal=USR1"}, [](const R& r) { return r.spec.signal.signal == 10; }}},
@@ -243,6 +245,25 @@ TEST(JobOptionTableTest, EveryOptionParsesAndAppliesOrIsRefusedByName) {
   EXPECT_EQ(applied.size(), Samples().size());
   EXPECT_GT(refused, 100u);
   EXPECT_GT(ignored, 20u);
+}
+
+// Every long option Slurm 22.05's own --help lists is in the table for its command, so that
+// it is applied, accepted without effect, or refused by name (the test above), never unknown.
+TEST(JobOptionTableTest, TakesEveryOptionOfSlurm2205) {
+  auto check = [](Command c, const char* blank_separated) {
+    std::istringstream names(blank_separated);
+    size_t count = 0;
+    for (std::string name; names >> name; ++count) {
+      SCOPED_TRACE(std::string(CommandName(c)) + " --" + name);
+      const JobOption* o = internal::FindJobOption(name);
+      ASSERT_NE(o, nullptr) << "not in the option table";
+      EXPECT_NE(internal::ArgOf(*o, c), Arg::kNa) << "not taken by this command";
+    }
+    EXPECT_GT(count, 80u);
+  };
+  check(Command::kSbatch, testing::kSbatchOptions);
+  check(Command::kSrun, testing::kSrunOptions);
+  check(Command::kSalloc, testing::kSallocOptions);
 }
 
 TEST(JobOptionTableTest, UnknownOptionsAreRefusedByName) {

@@ -168,4 +168,28 @@ Status CheckMailTypes(std::string_view text) {
   return {};
 }
 
+Result<std::string> AddMailTypes(std::string_view current, std::string_view text) {
+  CORRAL_RETURN_IF_ERROR(CheckMailTypes(text));
+  static constexpr const char* kOrder[] = {
+      "ARRAY_TASKS", "INVALID_DEPEND", "BEGIN",         "END",           "FAIL",         "REQUEUE",
+      "STAGE_OUT",   "TIME_LIMIT",     "TIME_LIMIT_90", "TIME_LIMIT_80", "TIME_LIMIT_50"};
+  std::set<std::string> have;
+  for (const std::string& t : Split(current, ',')) have.insert(Upper(t));
+  for (const std::string& t : Split(text, ',')) {
+    std::string u = Upper(t);
+    if (u == "ALL") {
+      have.insert({"INVALID_DEPEND", "BEGIN", "END", "FAIL", "REQUEUE", "STAGE_OUT"});
+    } else if (u != "NONE") {
+      have.insert(u);
+    }
+  }
+  std::string out;
+  for (const char* t : kOrder) {
+    if (have.count(t) == 0) continue;
+    if (!out.empty()) out += ',';
+    out += t;
+  }
+  return out;
+}
+
 }  // namespace corral::slurm

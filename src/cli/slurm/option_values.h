@@ -55,6 +55,14 @@ Result<int32_t> ParseNice(std::string_view text);
 // kInvalidArgument with the reason ("unknown mail type \"X\"").
 Status CheckMailTypes(std::string_view text);
 
+// Repeated `--mail-type`s add up in Slurm 22.05 (a bit mask: `--mail-type=BEGIN` then `END`
+// is BEGIN,END; NONE adds nothing; ALL is INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT).
+// Returns `current` (a list this function made, or "") with the types of `text` added, in the
+// order Slurm prints them (ARRAY_TASKS, INVALID_DEPEND, BEGIN, END, FAIL, REQUEUE, STAGE_OUT,
+// TIME_LIMIT, TIME_LIMIT_90, TIME_LIMIT_80, TIME_LIMIT_50); "" when none. Same errors as
+// CheckMailTypes.
+Result<std::string> AddMailTypes(std::string_view current, std::string_view text);
+
 namespace internal {
 
 // True when `s` is one or more ASCII digits.

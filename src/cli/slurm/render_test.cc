@@ -368,6 +368,35 @@ TEST(ScontrolRenderTest, CommandStdinAndPriority) {
   EXPECT_EQ(RenderSqueue({j}, q).text, "4294901639|0.99998471327126|/home/alice/train.sh\n");
 }
 
+// Slurm 22.05 prints the script's arguments after it, and MinCPUsNode counts
+// --ntasks-per-node's tasks (compared against the peer, tests/slurm_diff).
+TEST(ScontrolRenderTest, CommandHasTheScriptsArgumentsAndMinCpusCountsTasksPerNode) {
+  api::JobInfo j = MakeJob(231, "train", JobState::kPending);
+  j.job.spec.command = "/tmp/s2p/j1.sh";
+  j.job.spec.script_args = {"a", "b", "c d"};
+  j.job.spec.resources.ntasks_per_node = 4;
+  j.job.spec.resources.cpus_per_task = 2;
+  std::string text = RenderScontrolJobs({j}, ScontrolOptions());
+  EXPECT_NE(text.find("   Command=/tmp/s2p/j1.sh a b c d\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("   MinCPUsNode=8 "), std::string::npos) << text;
+  SqueueOptions q;
+  q.format = "%o";
+  q.no_header = true;
+  EXPECT_EQ(RenderSqueue({j}, q).text, "/tmp/s2p/j1.sh a b c d\n");
+}
+
+// scontrol expands only %A %a %j %u %x of an output pattern; %N and padded forms stay as
+// written, as the peer prints them (tests/slurm_diff, cases 14 and 15).
+TEST(ScontrolRenderTest, StdOutExpandsOnlyWhatSlurmsScontrolExpands) {
+  api::JobInfo j = MakeJob(232, "train", JobState::kPending);
+  j.job.spec.working_dir = "/w";
+  j.job.spec.stdout_path = "o-%u-%N-%12j-%j-%%.txt";
+  std::string text = RenderScontrolJobs({j}, ScontrolOptions());
+  EXPECT_NE(text.find("   StdOut=/w/o-" + j.job.spec.user + "-%N-%12j-232-%.txt\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(ScontrolRenderTest, OneLinerDependencyAndFinishedJobs) {
   api::JobInfo dep = MakeJob(229, "wrap", JobState::kPending);
   dep.job.reason = "Dependency";

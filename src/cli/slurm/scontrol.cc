@@ -53,11 +53,25 @@ std::string Dependency(const Job& j) {
   return out;
 }
 
-std::string Path(const Job& j, const std::string& pattern) {
+// `pending_array`: the record of an array's pending tasks, whose %a Slurm prints as 4294967294.
+std::string Path(const Job& j, const std::string& text, bool pending_array) {
+  // Slurm's scontrol expands only %A %a %j %u %x (and %%); %N, %n, %s, %t and padded forms
+  // (%12j) stay as written, as the peer prints them (tests/slurm_diff, 14 and 15).
+  std::string pattern;
+  for (size_t i = 0; i < text.size(); ++i) {
+    pattern += text[i];
+    if (text[i] != '%' || i + 1 >= text.size()) continue;
+    char next = text[i + 1];
+    if (next == '%') {
+      pattern += text[++i];
+    } else if (std::string_view("Aajux").find(next) == std::string_view::npos) {
+      pattern += '%';  // "%%" reads back as a literal '%'
+    }
+  }
   OutputPatternValues v;
   v.job_id = j.id.value;
   v.array_job_id = j.array_job_id.value;
-  v.array_task_id = j.array_task_id;
+  v.array_task_id = pending_array ? std::nullopt : j.array_task_id;
   v.job_name = j.spec.name;
   v.user = j.spec.user;
   if (!j.allocation.nodes.empty()) v.node_name = j.allocation.nodes.front().node_name;
@@ -123,8 +137,11 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
       (limit == kUnlimited ? std::string("UNLIMITED") : LongDuration(internal::Seconds(limit))) +
       " TimeMin=N/A");
   bool started = j.state != JobState::kPending && j.start_time != Timestamp{};
-  L.push_back("SubmitTime=" + Time(j.submit_time, o) + " EligibleTime=" + Time(j.eligible_time, o));
-  L.push_back("AccrueTime=" + Time(j.eligible_time, o));
+  // A held job is not eligible (Slurm: Unknown until it is released).
+  const bool held = j.state == JobState::kPending && s.hold;
+  const std::string eligible = held ? std::string("Unknown") : Time(j.eligible_time, o);
+  L.push_back("SubmitTime=" + Time(j.submit_time, o) + " EligibleTime=" + eligible);
+  L.push_back("AccrueTime=" + eligible);
   std::string start = started ? Time(j.start_time, o) : Time(info.estimated_start, o);
   std::string end = "Unknown";
   if (IsTerminal(j.state)) {
@@ -158,26 +175,39 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
     uint64_t m = r.mem_per_node_mb == kWholeNodeMemory ? 0 : r.mem_per_node_mb;
     mem = "MinMemoryNode=" + internal::ExactMemory(m);
   }
-  L.push_back("MinCPUsNode=" + std::to_string(std::max<uint32_t>(r.cpus_per_task, 1)) + " " + mem +
-              " MinTmpDiskNode=0");
+  // As Slurm: the CPUs of one task, times --ntasks-per-node when given.
+  const uint32_t min_cpus =
+      std::max<uint32_t>(r.cpus_per_task, 1) * std::max<uint32_t>(r.ntasks_per_node, 1);
+  L.push_back("MinCPUsNode=" + std::to_string(min_cpus) + " " + mem + " MinTmpDiskNode=0");
   L.push_back("Features=" + OrNull(r.constraint) + " DelayBoot=00:00:00");
   L.push_back("OverSubscribe=" + std::string(r.exclusive ? "NO" : "OK") +
               " Contiguous=0 Licenses=(null) Network=(null)");
-  L.push_back("Command=" + OrNull(s.command));
+  // The script and its arguments, joined by blanks as Slurm prints them.
+  std::string command = s.command;
+  if (!command.empty()) {
+    for (const std::string& a : s.script_args) command += " " + a;
+  }
+  L.push_back("Command=" + OrNull(command));
   L.push_back("WorkDir=" + s.working_dir);
   if (!s.comment.empty()) L.push_back("Comment=" + s.comment + " ");
-  std::string out_path = Path(j, s.stdout_path);
-  L.push_back("StdErr=" + (s.stderr_path.empty() ? out_path : Path(j, s.stderr_path)));
+  const bool pending_array = !pending_tasks.empty();
+  std::string out_path = Path(j, s.stdout_path, pending_array);
+  L.push_back("StdErr=" +
+              (s.stderr_path.empty() ? out_path : Path(j, s.stderr_path, pending_array)));
   L.push_back("StdIn=" + (s.stdin_path.empty() ? std::string("/dev/null") : s.stdin_path));
   L.push_back("StdOut=" + out_path);
   L.push_back("Power=");
+  if (r.cpus_per_gpu > 0) L.push_back("CpusPerTres=gres:gpu:" + std::to_string(r.cpus_per_gpu));
+  if (r.mem_per_gpu_mb > 0) L.push_back("MemPerTres=gres:gpu:" + std::to_string(r.mem_per_gpu_mb));
   if (r.gpus_per_node > 0)
     L.push_back("TresPerNode=" + internal::GpuTres(r.gpus_per_node, r.gpu_type));
   if (r.gpus > 0) L.push_back("TresPerJob=" + internal::GpuTres(r.gpus, r.gpu_type));
   if (r.gpus_per_task > 0)
     L.push_back("TresPerTask=" + internal::GpuTres(r.gpus_per_task, r.gpu_type));
   if (!s.mail_user.empty() || !s.mail_type.empty()) {
-    L.push_back("MailUser=" + OrNull(s.mail_user) + " MailType=" + OrNull(s.mail_type));
+    // Slurm mails the job's owner when no --mail-user is given.
+    L.push_back("MailUser=" + (s.mail_user.empty() ? s.user : s.mail_user) +
+                " MailType=" + OrNull(s.mail_type));
   }
   return Block(L, o.one_liner, true);
 }

@@ -234,7 +234,14 @@ const Field kFields[] = {
      [](const Row& r, const Ctx&) { return CompressHostList(J(r).spec.resources.nodelist); }},
     {'N', "NodeList", "NODELIST", false, [](const Row& r, const Ctx&) { return NodeList(J(r)); }},
     {'o', "Command", "COMMAND", true,
-     [](const Row& r, const Ctx&) { return OrNull(J(r).spec.command); }},
+     [](const Row& r, const Ctx&) {
+       // The script and its arguments, as scontrol's Command=.
+       std::string command = J(r).spec.command;
+       if (!command.empty()) {
+         for (const std::string& a : J(r).spec.script_args) command += " " + a;
+       }
+       return OrNull(command);
+     }},
     {'O', "Contiguous", "CONTIGUOUS", true,
      [](const Row&, const Ctx&) { return std::string("0"); }},
     {'p', "Priority", "PRIORITY", true,

@@ -71,10 +71,10 @@ struct ClientOptions {
   bool label = false;                    // srun -l: prefix output lines with the task id
   bool unbuffered = false;               // srun -u
   std::optional<bool> kill_on_bad_exit;  // srun -K[0|1]
+  std::optional<uint32_t> relative;      // srun -r N: the step starts at node N of the job
   bool overlap = false;                  // srun --overlap
   bool exact = false;                    // srun --exact
   bool whole = false;                    // srun --whole
-  bool pty = false;                      // srun --pty
   bool no_shell = false;                 // salloc --no-shell
   std::optional<uint32_t> immediate;     // -I[secs]: give up unless resources come that soon
   std::string input;                     // -i: "" = default, "none" -> "/dev/null"

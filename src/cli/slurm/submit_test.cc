@@ -40,6 +40,21 @@ TEST(SbatchTest, TableOfOptionsAndEnvironment) {
          EXPECT_EQ(r.spec.name, "b");
          EXPECT_EQ(r.spec.time_limit, Min(10));
        }},
+      // As the peer printed (tests/slurm_diff): directives BEGIN, FAIL and the command line's
+      // END give MailType=BEGIN,END,FAIL; NONE adds nothing; ALL is Slurm's six.
+      {"repeated --mail-type: they add up across sources",
+       {"#SBATCH --mail-type=FAIL", "#SBATCH --mail-type=begin --mail-type=NONE"},
+       {"--mail-type=END"},
+       {},
+       [](const SubmitRequest& r) { EXPECT_EQ(r.spec.mail_type, "BEGIN,END,FAIL"); }},
+      {"--mail-type=ALL and ARRAY_TASKS, in Slurm's order",
+       {"#SBATCH --mail-type=TIME_LIMIT_90,ARRAY_TASKS", "#SBATCH --mail-type=ALL"},
+       {},
+       {},
+       [](const SubmitRequest& r) {
+         EXPECT_EQ(r.spec.mail_type,
+                   "ARRAY_TASKS,INVALID_DEPEND,BEGIN,END,FAIL,REQUEUE,STAGE_OUT,TIME_LIMIT_90");
+       }},
       {"command line > SBATCH_* > directives",
        {"#SBATCH -J dir -p dirpart -t 5 -A diracct"},
        {"-J", "cli"},
@@ -413,10 +428,13 @@ TEST(SrunTest, InsideAnAllocationTheJobsVariablesAreDefaults) {
 }
 
 TEST(SrunTest, OutsideAnAllocationAndErrors) {
-  auto r = ParseSrun({"-N2", "--gres=gpu:4", "--pty", "bash"}, Context());
+  auto r = ParseSrun({"-N2", "--gres=gpu:4", "bash"}, Context());
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_FALSE(r->client.jobid.has_value());
-  EXPECT_TRUE(r->client.pty);
+  // No terminal for a step's task (steps forward no stdin): refused by name, not half done.
+  auto pty = ParseSrun({"--pty", "bash"}, Context());
+  ASSERT_FALSE(pty.has_value());
+  EXPECT_EQ(pty.error().message, "srun: error: option --pty is not supported by Corral");
   EXPECT_EQ(r->spec.resources.ntasks, 2u);
   EXPECT_EQ(r->spec.resources.gpus_per_node, 4u);
   EXPECT_EQ(r->spec.name, "bash");

@@ -1,0 +1,3 @@
+#!/bin/bash
+# diff: args=-n1
+env | sort > env.batch

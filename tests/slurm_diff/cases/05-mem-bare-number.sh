@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --mem=1024
+echo ok

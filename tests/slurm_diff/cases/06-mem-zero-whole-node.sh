@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --mem=0
+echo ok

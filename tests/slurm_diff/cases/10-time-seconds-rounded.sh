@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --time=0:30
+echo ok

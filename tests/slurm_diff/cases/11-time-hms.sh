@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --time=2:00:00
+echo ok

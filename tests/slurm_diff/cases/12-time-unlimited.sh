@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --time=UNLIMITED
+echo ok

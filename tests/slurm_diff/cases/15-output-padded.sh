@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH -o out-%12j.txt
+echo ok

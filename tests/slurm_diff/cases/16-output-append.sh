@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH -o fixed.txt --open-mode=append
+echo line

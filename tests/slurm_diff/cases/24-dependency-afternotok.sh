@@ -1,0 +1,3 @@
+#!/bin/bash
+sbatch -d afternotok:$SLURM_JOB_ID -o cleanup.out --wrap 'echo cleanup' > submitted.txt
+false

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH -N2 --ntasks-per-node=1
+srun hostname

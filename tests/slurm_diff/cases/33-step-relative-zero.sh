@@ -1,0 +1,4 @@
+#!/bin/bash
+#SBATCH -n1
+srun -r 0 -N1 bash -c 'echo rel $SLURM_NODEID'
+echo rc=$?

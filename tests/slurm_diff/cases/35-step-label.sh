@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH -n3
+srun -l bash -c 'echo hello' | sort

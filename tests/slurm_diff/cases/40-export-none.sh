@@ -1,0 +1,3 @@
+#!/bin/bash
+# diff: args=--export=NONE
+env | sort > env.batch

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --requeue --signal=B:USR1@90
+echo ok

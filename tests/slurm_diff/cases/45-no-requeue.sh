@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --no-requeue --signal=TERM@30
+echo ok

@@ -1,0 +1,2 @@
+#!/bin/bash
+kill -9 $$

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --mem=100G
+echo never

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH -p nosuch
+echo never

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --bogus-option=1
+echo never

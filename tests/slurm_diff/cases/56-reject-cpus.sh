@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH --cpus-per-task=65
+echo never

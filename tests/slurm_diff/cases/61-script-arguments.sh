@@ -1,0 +1,3 @@
+#!/bin/bash
+# diff: post=alpha "b c" 3
+echo "args: $# [$1] [$2] [$3]"

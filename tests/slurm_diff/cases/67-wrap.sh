@@ -1,0 +1,2 @@
+#!/bin/bash
+# diff: command=sbatch -H -o wrap.out --wrap 'echo wrapped; env | sort > env.wrap'

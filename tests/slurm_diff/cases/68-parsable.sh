@@ -1,0 +1,3 @@
+#!/bin/bash
+# diff: args=--parsable
+echo ok

@@ -1,0 +1,3 @@
+#!/bin/bash
+#SBATCH -C nosuchfeature
+echo never

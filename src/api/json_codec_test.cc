@@ -314,7 +314,8 @@ JobEventsRequest FullJobEventsRequest() {
 }
 
 LaunchRequest FullLaunchRequest() {
-  return LaunchRequest{.job = FullJob(), .controller_url = "http://ctl:6817"};
+  return LaunchRequest{
+      .job = FullJob(), .controller_url = "http://ctl:6817", .job_credential = "a.b.c"};
 }
 
 SignalRequest FullSignalRequest() {
@@ -379,7 +380,8 @@ StepLaunchRequest FullStepLaunchRequest() {
                            .master_addr = "10.0.0.1",
                            .master_port = 29542,
                            .io_url = "http://10.0.0.1:40123",
-                           .controller_url = "http://ctl:6817"};
+                           .controller_url = "http://ctl:6817",
+                           .job_credential = "a.b.c"};
 }
 
 StepSignalRequest FullStepSignalRequest() {
@@ -594,7 +596,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(JobEvent), 184u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
   EXPECT_EQ(sizeof(JobEventsRequest), 56u)
       << "JobEventsRequest changed: update json_codec.cc and FullJobEventsRequest";
-  EXPECT_EQ(sizeof(LaunchRequest), 1360u)
+  EXPECT_EQ(sizeof(LaunchRequest), 1392u)
       << "LaunchRequest changed: update json_codec.cc and FullLaunchRequest";
   EXPECT_EQ(sizeof(SignalRequest), 24u)
       << "SignalRequest changed: update json_codec.cc and FullSignalRequest";
@@ -607,7 +609,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
   EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
   EXPECT_EQ(sizeof(StepInfo), 384u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepLaunchRequest), 1944u)
+  EXPECT_EQ(sizeof(StepLaunchRequest), 1976u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
   EXPECT_EQ(sizeof(StepSignalRequest), 24u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";

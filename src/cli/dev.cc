@@ -2,19 +2,20 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "api/auth.h"
 #include "api/http.h"
@@ -242,7 +243,8 @@ int RunDevCommand(int argc, char** argv) {
   std::string controller_toml = o.state_dir + "/corral.toml";
   {
     std::ofstream out(controller_toml, std::ios::trunc);
-    out << "# Written by `corral dev`; edit a copy and pass it with --config to change scheduling.\n"
+    out << "# Written by `corral dev`; edit a copy and pass it with --config to change "
+           "scheduling.\n"
         << "[controller]\n"
         << "listen = \"127.0.0.1:" << o.port << "\"\n"
         << "state_dir = \"" << o.state_dir << "\"\n"
@@ -325,7 +327,8 @@ int RunDevCommand(int argc, char** argv) {
           << "[tls]\n"
           << "certificate = \"" << pki.node_certificate(name) << "\"\n"
           << "key = \"" << pki.node_key(name) << "\"\n"
-          << "ca = \"" << pki.ca_certificate() << "\"\n\n"
+          << "ca = \"" << pki.ca_certificate()
+          << "\"\n\n"
           // Jobs run as the user who started the dev cluster; root's jobs only when that is root.
           << "[launch]\n"
           << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n";

@@ -103,7 +103,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   for (const auto& [k, v] : root) {
     std::string key(k.str());
     if (key == "controller" || key == "store" || key == "auth" || key == "tls" ||
-        kSchedulingSections.contains(key)) continue;
+        kSchedulingSections.contains(key))
+      continue;
     return InvalidArgument(std::string(origin) + ": unknown section or key \"" + key + "\"");
   }
   auto table = [&](const char* name) -> Result<const toml::table*> {
@@ -161,10 +162,10 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   CORRAL_ASSIGN_OR_RETURN(const toml::table* au, table("auth"));
   if (au != nullptr) {
     Reader r(origin, "auth", *au);
-    CORRAL_RETURN_IF_ERROR(r.Unknown({"jwt_key_file", "keyring", "munge", "munge_socket", "admins",
-                                      "admin_users", "admin_groups", "operator_users",
-                                      "operator_groups", "max_token_lifetime_s",
-                                      "max_job_credential_lifetime_s"}));
+    CORRAL_RETURN_IF_ERROR(
+        r.Unknown({"jwt_key_file", "keyring", "munge", "munge_socket", "admins", "admin_users",
+                   "admin_groups", "operator_users", "operator_groups", "max_token_lifetime_s",
+                   "max_job_credential_lifetime_s"}));
     CORRAL_RETURN_IF_ERROR(r.String("jwt_key_file", &c.jwt_key_file));
     CORRAL_RETURN_IF_ERROR(r.String("keyring", &c.jwt_key_file));
     CORRAL_RETURN_IF_ERROR(r.Bool("munge", &c.munge));
@@ -176,8 +177,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
     CORRAL_RETURN_IF_ERROR(r.Strings("admin_groups", &c.admin_groups));
     CORRAL_RETURN_IF_ERROR(r.Strings("operator_users", &c.operator_users));
     CORRAL_RETURN_IF_ERROR(r.Strings("operator_groups", &c.operator_groups));
-    CORRAL_RETURN_IF_ERROR(r.DurationKey("max_token_lifetime_s", Seconds(1), 60, 86400 * 7,
-                                         &c.max_token_lifetime));
+    CORRAL_RETURN_IF_ERROR(
+        r.DurationKey("max_token_lifetime_s", Seconds(1), 60, 86400 * 7, &c.max_token_lifetime));
     CORRAL_RETURN_IF_ERROR(r.DurationKey("max_job_credential_lifetime_s", Seconds(1), 60,
                                          86400 * 365, &c.max_job_credential_lifetime));
   }
@@ -191,9 +192,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
     CORRAL_RETURN_IF_ERROR(r.String("ca", &c.tls_ca));
     CORRAL_RETURN_IF_ERROR(r.String("client_certificate", &c.tls_client_certificate));
     CORRAL_RETURN_IF_ERROR(r.Bool("allow_plain_loopback", &c.allow_plain_loopback));
-    CORRAL_RETURN_IF_ERROR(
-        api::ParseClientCertificateMode(c.tls_client_certificate,
-                                        std::string(origin) + ": [tls] client_certificate"));
+    CORRAL_RETURN_IF_ERROR(api::ParseClientCertificateMode(
+        c.tls_client_certificate, std::string(origin) + ": [tls] client_certificate"));
     if (c.tls_certificate.empty() != c.tls_key.empty()) {
       return InvalidArgument(std::string(origin) +
                              ": [tls] certificate and key must be given together");

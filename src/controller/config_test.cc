@@ -46,9 +46,12 @@ TEST(ControllerConfigTest, RejectsBadConfigsNamingTheKey) {
   } cases[] = {
       {"[controller]\nlisen = \"x\"\n", "corral.toml: [controller] unknown key \"lisen\""},
       {"[contoller]\n", "corral.toml: unknown section or key \"contoller\""},
-      {"[controller]\nlisten = \"host\"\n", "corral.toml: [controller] listen: expected HOST:PORT, got \"host\""},
-      {"[controller]\nlisten = \"h:99999\"\n", "corral.toml: [controller] listen: bad port in \"h:99999\""},
-      {"[controller]\nnode_timeout_s = 0\n", "corral.toml: [controller] node_timeout_s: 0 is out of range 1..86400"},
+      {"[controller]\nlisten = \"host\"\n",
+       "corral.toml: [controller] listen: expected HOST:PORT, got \"host\""},
+      {"[controller]\nlisten = \"h:99999\"\n",
+       "corral.toml: [controller] listen: bad port in \"h:99999\""},
+      {"[controller]\nnode_timeout_s = 0\n",
+       "corral.toml: [controller] node_timeout_s: 0 is out of range 1..86400"},
       {"[controller]\nheartbeat_interval_s = 10\nnode_timeout_s = 5\n",
        "corral.toml: [controller] node_timeout_s must be longer than heartbeat_interval_s"},
       {"[auth]\nmunge = \"yes\"\n", "corral.toml: [auth] munge: expected true or false"},
@@ -89,7 +92,8 @@ certificate = "/etc/corral/controller.crt"
 key = "/etc/corral/controller.key"
 ca = "/etc/corral/ca.crt"
 client_certificate = "required"
-)", "corral.toml");
+)",
+                                 "corral.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->admin_users, (std::vector<std::string>{"alice", "root2"}));
   EXPECT_EQ(c->admin_groups, (std::vector<std::string>{"wheel"}));

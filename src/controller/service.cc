@@ -256,8 +256,8 @@ struct ControllerService::Impl {
 
 ControllerService::ControllerService(ControllerConfig config, sched::SchedulerConfig sched_config,
                                      std::unique_ptr<sched::Policy> policy,
-                                     std::unique_ptr<store::Store> store,
-                                     ServiceSecurity security, const Clock& clock)
+                                     std::unique_ptr<store::Store> store, ServiceSecurity security,
+                                     const Clock& clock)
     : impl_(std::make_unique<Impl>(config, clock, std::move(store), std::move(security))) {
   impl_->controller = std::make_unique<Controller>(std::move(config), std::move(sched_config),
                                                    std::move(policy), clock);
@@ -338,13 +338,12 @@ Status ControllerService::Start() {
   };
   im.transport = std::make_unique<HttpAgentTransport>(
       im.clock, std::move(replies),
-      HttpAgentTransportOptions{.threads = 4,
-                                .give_up_after = im.config.node_timeout,
-                                .authorization =
-                                    [impl](const std::string& node) {
-                                      return impl->AgentAuthorization(node);
-                                    },
-                                .client = im.agent_client});
+      HttpAgentTransportOptions{
+          .threads = 4,
+          .give_up_after = im.config.node_timeout,
+          .authorization =
+              [impl](const std::string& node) { return impl->AgentAuthorization(node); },
+          .client = im.agent_client});
 
   // --- HTTP routes -------------------------------------------------------------------------
   auto authed = [impl](auto handler) {
@@ -367,8 +366,8 @@ Status ControllerService::Start() {
   };
   auto own_node = [](const api::Identity& who, const std::string& node) -> Status {
     if (node == who.node) return {};
-    return MakeError(ErrorCode::kPermissionDenied, "node \"" + node + "\": the agent of node " + who.node +
-                            " may act for its own node only");
+    return MakeError(ErrorCode::kPermissionDenied, "node \"" + node + "\": the agent of node " +
+                                                       who.node + " may act for its own node only");
   };
   ControllerService* self = this;
   auto& server = im.server;

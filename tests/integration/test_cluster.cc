@@ -1,11 +1,8 @@
 #include "tests/integration/test_cluster.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,6 +11,10 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "api/http_status.h"
 #include "api/json_codec.h"
@@ -110,51 +111,54 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
   port_ = FreePort();
   url_ = "https://127.0.0.1:" + std::to_string(port_);
   http_ = std::move(*api::HttpClient::Create(url_, client_options()));
-  std::ofstream(dir_ + "/corral.toml") << "[controller]\n"
-                                       << "cluster_name = \"" << kCluster << "\"\n"
-                                       << "listen = \"127.0.0.1:" << port_ << "\"\n"
-                                       << "state_dir = \"" << dir_ << "/controller\"\n"
-                                       << "heartbeat_interval_s = " << options_.heartbeat_interval_s << "\n"
-                                       << "node_timeout_s = " << options_.node_timeout_s << "\n"
-                                       << "[auth]\n"
-                                       << "keyring = \"" << key_file_ << "\"\n"
-                                       << "munge = " << (options_.munge_socket.empty() ? "false" : "true") << "\n"
-                                       << "munge_socket = \"" << options_.munge_socket << "\"\n"
-                                       << "[tls]\n"
-                                       << "certificate = \"" << pki.controller_certificate() << "\"\n"
-                                       << "key = \"" << pki.controller_key() << "\"\n"
-                                       << "ca = \"" << pki.ca_certificate() << "\"\n"
-                                       << options_.extra_controller_toml << "\n";
+  std::ofstream(dir_ + "/corral.toml")
+      << "[controller]\n"
+      << "cluster_name = \"" << kCluster << "\"\n"
+      << "listen = \"127.0.0.1:" << port_ << "\"\n"
+      << "state_dir = \"" << dir_ << "/controller\"\n"
+      << "heartbeat_interval_s = " << options_.heartbeat_interval_s << "\n"
+      << "node_timeout_s = " << options_.node_timeout_s << "\n"
+      << "[auth]\n"
+      << "keyring = \"" << key_file_ << "\"\n"
+      << "munge = " << (options_.munge_socket.empty() ? "false" : "true") << "\n"
+      << "munge_socket = \"" << options_.munge_socket << "\"\n"
+      << "[tls]\n"
+      << "certificate = \"" << pki.controller_certificate() << "\"\n"
+      << "key = \"" << pki.controller_key() << "\"\n"
+      << "ca = \"" << pki.ca_certificate() << "\"\n"
+      << options_.extra_controller_toml << "\n";
   for (uint32_t i = 1; i <= options_.nodes; ++i) {
     char name[16];
     std::snprintf(name, sizeof name, "node%02u", i);
     std::string adir = dir_ + "/agents/" + name;
     fs::create_directories(adir);
-    std::ofstream(adir + "/agent.toml") << "[agent]\n"
-                                        << "name = \"" << name << "\"\n"
-                                        << "controller = \"" << url_ << "\"\n"
-                                        << "listen = \"127.0.0.1:0\"\n"
-                                        << "state_dir = \"" << adir << "\"\n"
-                                        << "cpus = " << options_.cpus_per_node << "\n"
-                                        << "memory_mb = 65536\n"
-                                        << "kill_grace_s = " << options_.kill_grace_s << "\n"
-                                        << "[gpu]\n"
-                                        << "count = " << options_.gpus_per_node << "\n"
-                                        << "model = \"h100\"\n"
-                                        << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
-                                        << "[auth]\n"
-                                        << "keyring = \"" << pki.node_keyring(name) << "\"\n"
-                                        << "cluster_name = \"" << kCluster << "\"\n"
-                                        << "[tls]\n"
-                                        << "certificate = \"" << pki.node_certificate(name) << "\"\n"
-                                        << "key = \"" << pki.node_key(name) << "\"\n"
-                                        << "ca = \"" << pki.ca_certificate() << "\"\n"
-                                        // The tests' jobs run as the user that runs them (root
-                                        // on the build machines, which agents refuse by default;
-                                        // other users' tokens carry root's gid 0 as well).
-                                        << "[launch]\n"
-                                        << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n"
-                                        << PerNode(options_.extra_agent_toml, name) << "\n";
+    std::ofstream(adir + "/agent.toml")
+        << "[agent]\n"
+        << "name = \"" << name << "\"\n"
+        << "controller = \"" << url_ << "\"\n"
+        << "listen = \"127.0.0.1:0\"\n"
+        << "state_dir = \"" << adir << "\"\n"
+        << "cpus = " << options_.cpus_per_node << "\n"
+        << "memory_mb = 65536\n"
+        << "kill_grace_s = " << options_.kill_grace_s << "\n"
+        << "[gpu]\n"
+        << "count = " << options_.gpus_per_node << "\n"
+        << "model = \"h100\"\n"
+        << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
+        << "[auth]\n"
+        << "keyring = \"" << pki.node_keyring(name) << "\"\n"
+        << "cluster_name = \"" << kCluster << "\"\n"
+        << "[tls]\n"
+        << "certificate = \"" << pki.node_certificate(name) << "\"\n"
+        << "key = \"" << pki.node_key(name) << "\"\n"
+        << "ca = \"" << pki.ca_certificate()
+        << "\"\n"
+        // The tests' jobs run as the user that runs them (root
+        // on the build machines, which agents refuse by default;
+        // other users' tokens carry root's gid 0 as well).
+        << "[launch]\n"
+        << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n"
+        << PerNode(options_.extra_agent_toml, name) << "\n";
   }
 }
 

@@ -1,11 +1,12 @@
 #include "api/internal/tls.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cerrno>
 #include <cstring>
 
 #include <arpa/inet.h>
-#include <pthread.h>
-#include <signal.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>

@@ -34,17 +34,20 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--controller") url = argv[i + 1];
     else if (a == "--key-file") key_file = argv[i + 1];
-    else if (a == "--ca-file") ca_file = argv[i + 1];
-    else if (a == "--cluster") cluster = argv[i + 1];
+    else if (a == "--ca-file")
+      ca_file = argv[i + 1];
+    else if (a == "--cluster")
+      cluster = argv[i + 1];
     else if (a == "--jobs") jobs = std::atoi(argv[i + 1]);
     else if (a == "--threads") threads = std::atoi(argv[i + 1]);
     else if (a == "--gpus") gpus = std::atoi(argv[i + 1]);
     else if (a == "--interval") interval_ms = std::atoi(argv[i + 1]);
   }
   if (url.empty() || key_file.empty()) {
-    std::fprintf(stderr,
-                 "usage: submit_load --controller URL --key-file KEYRING [--ca-file CA] [--cluster NAME] "
-                 "[--jobs N] [--threads T] [--gpus G] [--interval MS]\n");
+    std::fprintf(
+        stderr,
+        "usage: submit_load --controller URL --key-file KEYRING [--ca-file CA] [--cluster NAME] "
+        "[--jobs N] [--threads T] [--gpus G] [--interval MS]\n");
     return 2;
   }
   auto keyring = api::Keyring::FromFile(key_file);
@@ -80,11 +83,13 @@ int main(int argc, char** argv) {
       while (next.fetch_add(1) < jobs) {
         auto r = api::CheckResponse((*client)->Send("POST", "/api/v1/jobs", body, {{"authorization", auth}}));
         if (!r) {
-          if (failed.fetch_add(1) < 3) std::fprintf(stderr, "submit: %s\n", r.error().message.c_str());
+          if (failed.fetch_add(1) < 3)
+            std::fprintf(stderr, "submit: %s\n", r.error().message.c_str());
           continue;
         }
         ids[t].push_back(api::DecodeSubmitResponse(r->body)->job_id.value);
-        if (interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));  // pacing
+        if (interval_ms > 0)
+          std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));  // pacing
       }
     });
   }

@@ -163,7 +163,8 @@ certificate = "/etc/corral/node07.crt"
 key = "/etc/corral/node07.key"
 ca = "/etc/corral/ca.crt"
 client_certificate = "required"
-)", "agent.toml");
+)",
+                            "agent.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->jwt_key_file, "/etc/corral/node07.keyring");
   EXPECT_EQ(c->cluster_name, "lab");
@@ -201,8 +202,8 @@ TEST(AgentConfigTest, PlainHttpOnlyToLoopbackWhenAllowed) {
   loopback->allow_plain_loopback = true;
   EXPECT_TRUE(CheckAgentTransport(*loopback, "agent.toml"));
 
-  auto no_ca = ParseAgentConfig(
-      "[agent]\nname = \"n\"\ncontroller = \"https://ctl:6900\"\n", "agent.toml");
+  auto no_ca =
+      ParseAgentConfig("[agent]\nname = \"n\"\ncontroller = \"https://ctl:6900\"\n", "agent.toml");
   ASSERT_TRUE(no_ca.has_value());
   Status n = CheckAgentTransport(*no_ca, "agent.toml");
   ASSERT_FALSE(n);

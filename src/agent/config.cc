@@ -313,9 +313,9 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     CORRAL_RETURN_IF_ERROR(Get(origin, "auth", *au, "cluster_name", &c.cluster_name));
   }
   if (const toml::table* t = root["tls"].as_table()) {
-    CORRAL_RETURN_IF_ERROR(CheckKeys(
-        origin, "tls", *t,
-        {"certificate", "key", "ca", "client_certificate", "allow_plain_loopback"}));
+    CORRAL_RETURN_IF_ERROR(
+        CheckKeys(origin, "tls", *t,
+                  {"certificate", "key", "ca", "client_certificate", "allow_plain_loopback"}));
     CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "certificate", &c.tls_certificate));
     CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "key", &c.tls_key));
     CORRAL_RETURN_IF_ERROR(Get(origin, "tls", *t, "ca", &c.tls_ca));
@@ -324,7 +324,8 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     CORRAL_RETURN_IF_ERROR(api::ParseClientCertificateMode(
         c.tls_client_certificate, Where(origin, "tls", "client_certificate")));
     if (c.tls_certificate.empty() != c.tls_key.empty()) {
-      return InvalidArgument(Where(origin, "tls", "certificate") + ": certificate and key must be given together");
+      return InvalidArgument(Where(origin, "tls", "certificate") +
+                             ": certificate and key must be given together");
     }
   }
   if (const toml::table* l = root["launch"].as_table()) {
@@ -364,8 +365,8 @@ Status CheckAgentTransport(const AgentConfig& c, std::string_view origin) {
   CORRAL_RETURN_IF_ERROR(api::CheckUrlTransport(c.controller_url, c.allow_plain_loopback,
                                                 std::string(origin) + ": [agent] controller"));
   if (c.controller_url.rfind("https://", 0) == 0 && c.tls_ca.empty()) {
-    return InvalidArgument(Where(origin, "tls", "ca") +
-                           ": required to verify the controller at " + c.controller_url);
+    return InvalidArgument(Where(origin, "tls", "ca") + ": required to verify the controller at " +
+                           c.controller_url);
   }
   if (c.tls_certificate.empty()) {
     if (!c.allow_plain_loopback || !api::IsLoopbackHost(c.listen_host)) {

@@ -48,7 +48,7 @@ struct AgentConfig {
   std::string tls_key;
   std::string tls_ca;
   std::string tls_client_certificate = "optional";  // "none" | "optional" | "required"
-  bool allow_plain_loopback = false;  // http:// to and from a loopback controller
+  bool allow_plain_loopback = false;                // http:// to and from a loopback controller
   // [launch]: multi-node steps and checkpoints.
   uint32_t master_port_min = 29500;  // MASTER_PORT: a job's port in this range, checked
   uint32_t master_port_max = 30499;  // free on its first node

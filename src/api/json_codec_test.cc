@@ -258,7 +258,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(JobEvent), 184u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
   EXPECT_EQ(sizeof(JobEventsRequest), 56u)
       << "JobEventsRequest changed: update json_codec.cc and FullJobEventsRequest";
-  EXPECT_EQ(sizeof(LaunchRequest), 1360u)
+  EXPECT_EQ(sizeof(LaunchRequest), 1392u)
       << "LaunchRequest changed: update json_codec.cc and FullLaunchRequest";
   EXPECT_EQ(sizeof(SignalRequest), 24u)
       << "SignalRequest changed: update json_codec.cc and FullSignalRequest";
@@ -271,7 +271,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
   EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
   EXPECT_EQ(sizeof(StepInfo), 384u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepLaunchRequest), 1944u)
+  EXPECT_EQ(sizeof(StepLaunchRequest), 1976u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
   EXPECT_EQ(sizeof(StepSignalRequest), 24u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";

@@ -11,8 +11,7 @@ bool IsLoopbackHost(std::string_view host) {
   return host == "localhost" || host == "::1" || host.starts_with("127.");
 }
 
-Status CheckUrlTransport(const std::string& url, bool allow_plain_loopback,
-                         std::string_view what) {
+Status CheckUrlTransport(const std::string& url, bool allow_plain_loopback, std::string_view what) {
   CORRAL_ASSIGN_OR_RETURN(internal::BaseUrl parsed, internal::ParseBaseUrl(url, true));
   if (parsed.tls) return {};
   if (!IsLoopbackHost(parsed.host)) {
@@ -30,7 +29,7 @@ Status CheckUrlTransport(const std::string& url, bool allow_plain_loopback,
 }
 
 Result<HttpTlsOptions::ClientCertificate> ParseClientCertificateMode(std::string_view mode,
-                                                                    std::string_view what) {
+                                                                     std::string_view what) {
   if (mode == "none") return HttpTlsOptions::ClientCertificate::kNone;
   if (mode == "optional") return HttpTlsOptions::ClientCertificate::kOptional;
   if (mode == "required") return HttpTlsOptions::ClientCertificate::kRequired;
@@ -44,8 +43,8 @@ HttpTlsOptions ServerTls(const std::string& certificate, const std::string& key,
   if (certificate.empty()) return tls;
   tls.certificate_chain_file = certificate;
   tls.private_key_file = key;
-  tls.client_certificate = ParseClientCertificateMode(mode, "")
-                               .value_or(HttpTlsOptions::ClientCertificate::kOptional);
+  tls.client_certificate =
+      ParseClientCertificateMode(mode, "").value_or(HttpTlsOptions::ClientCertificate::kOptional);
   if (tls.client_certificate != HttpTlsOptions::ClientCertificate::kNone) tls.client_ca_file = ca;
   return tls;
 }

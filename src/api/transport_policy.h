@@ -24,7 +24,7 @@ Status CheckUrlTransport(const std::string& url, bool allow_plain_loopback, std:
 // A config's client-certificate mode: "none", "optional" or "required". Returns
 // kInvalidArgument naming `what` (e.g. "corral.toml: [tls] client_certificate") otherwise.
 Result<HttpTlsOptions::ClientCertificate> ParseClientCertificateMode(std::string_view mode,
-                                                                    std::string_view what);
+                                                                     std::string_view what);
 
 // A daemon's server TLS: off without `certificate`; else its certificate and key, and client
 // certificates asked for and verified against `ca` as `mode` says (an unparsable mode counts

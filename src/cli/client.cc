@@ -1,6 +1,5 @@
 #include "cli/client.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <charconv>
@@ -8,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include <sys/stat.h>
 
 #include "api/auth.h"
 #include "api/http_status.h"
@@ -93,8 +94,8 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
   while (!c->url_.empty() && c->url_.back() == '/') c->url_.pop_back();
 
   const bool dev_url = dev && dev->url == c->url_;
-  CORRAL_RETURN_IF_ERROR(api::CheckUrlTransport(c->url_, Env("CORRAL_ALLOW_PLAIN_HTTP") == "1",
-                                                "controller"));
+  CORRAL_RETURN_IF_ERROR(
+      api::CheckUrlTransport(c->url_, Env("CORRAL_ALLOW_PLAIN_HTTP") == "1", "controller"));
   api::HttpClientOptions options;
   options.ca_file = Env("CORRAL_CA_FILE");
   if (options.ca_file.empty() && dev_url) options.ca_file = dev->ca_file;

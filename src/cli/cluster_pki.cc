@@ -1,10 +1,11 @@
 #include "cli/cluster_pki.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "api/scrape_token.h"
+#include <sys/stat.h>
+
 #include "api/pki.h"
+#include "api/scrape_token.h"
 #include "api/token.h"
 
 namespace corral::cli {
@@ -57,8 +58,8 @@ Status InitClusterPki(const ClusterPki& pki, const std::string& cluster, Timesta
   return {};
 }
 
-Status IssueControllerFiles(const ClusterPki& pki, const SubjectNames& names,
-                            Timestamp now, bool replace) {
+Status IssueControllerFiles(const ClusterPki& pki, const SubjectNames& names, Timestamp now,
+                            bool replace) {
   if (!replace && Exists(pki.controller_certificate())) return {};
   CORRAL_ASSIGN_OR_RETURN(api::CertificateAuthority ca,
                           api::CertificateAuthority::Load(pki.ca_certificate(), pki.ca_key()));
@@ -67,15 +68,17 @@ Status IssueControllerFiles(const ClusterPki& pki, const SubjectNames& names,
                                 replace ? api::WriteMode::kReplace : api::WriteMode::kCreateNew);
 }
 
-Status IssueNodeFiles(const ClusterPki& pki, const std::string& node,
-                      const SubjectNames& extra, Timestamp now, bool replace) {
+Status IssueNodeFiles(const ClusterPki& pki, const std::string& node, const SubjectNames& extra,
+                      Timestamp now, bool replace) {
   CORRAL_RETURN_IF_ERROR(api::CheckNodeName(node));
   CORRAL_RETURN_IF_ERROR(MakeDir(pki.dir + "/nodes"));
   const api::WriteMode mode = replace ? api::WriteMode::kReplace : api::WriteMode::kCreateNew;
   if (replace || !Exists(pki.node_certificate(node))) {
     CORRAL_ASSIGN_OR_RETURN(api::CertificateAuthority ca,
                             api::CertificateAuthority::Load(pki.ca_certificate(), pki.ca_key()));
-    CORRAL_ASSIGN_OR_RETURN(api::CertifiedKey pair, ca.IssueNode(node, now, api::kDefaultCertValidity, {extra.dns, extra.ips}));
+    CORRAL_ASSIGN_OR_RETURN(
+        api::CertifiedKey pair,
+        ca.IssueNode(node, now, api::kDefaultCertValidity, {extra.dns, extra.ips}));
     CORRAL_RETURN_IF_ERROR(
         api::WriteCertifiedKey(pair, pki.node_certificate(node), pki.node_key(node), mode));
   }

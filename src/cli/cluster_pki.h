@@ -47,13 +47,13 @@ struct ClusterPki {
 // they do not exist. Returns the errors of api/pki.h and api/token.h.
 Status InitClusterPki(const ClusterPki& pki, const std::string& cluster, Timestamp now);
 // Issues the controller's certificate for `names` (replacing one there when `replace`).
-Status IssueControllerFiles(const ClusterPki& pki, const SubjectNames& names,
-                            Timestamp now, bool replace);
+Status IssueControllerFiles(const ClusterPki& pki, const SubjectNames& names, Timestamp now,
+                            bool replace);
 // Issues node `node`'s certificate (with `extra` names) and gives it a key of its own: a new
 // node key signing for that node, written to its keyring and added to the controller's
 // (`replace`: a new certificate and key even when they exist; the old node key keeps
 // verifying in the controller's keyring until removed).
-Status IssueNodeFiles(const ClusterPki& pki, const std::string& node,
-                      const SubjectNames& extra, Timestamp now, bool replace);
+Status IssueNodeFiles(const ClusterPki& pki, const std::string& node, const SubjectNames& extra,
+                      Timestamp now, bool replace);
 
 }  // namespace corral::cli

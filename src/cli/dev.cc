@@ -2,19 +2,20 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "api/auth.h"
 #include "api/http.h"
@@ -40,7 +41,7 @@ struct DevOptions {
   uint64_t mem_per_node_mb = 512 * 1024;
   std::string state_dir;
   uint16_t port = 6900;
-  std::string config;      // a corral.toml whose scheduling sections the controller uses
+  std::string config;  // a corral.toml whose scheduling sections the controller uses
   // MUNGE credentials accepted too ("" = the default munged socket when it exists).
   std::string munge_socket;
 };
@@ -113,7 +114,8 @@ Result<uint32_t> ParseCount(const std::string& flag, const std::string& v, uint3
   char* end = nullptr;
   long n = std::strtol(v.c_str(), &end, 10);
   if (v.empty() || *end != '\0' || n < 1 || n > static_cast<long>(max)) {
-    return InvalidArgument(flag + ": \"" + v + "\" must be a number from 1 to " + std::to_string(max));
+    return InvalidArgument(flag + ": \"" + v + "\" must be a number from 1 to " +
+                           std::to_string(max));
   }
   return static_cast<uint32_t>(n);
 }
@@ -243,7 +245,8 @@ int RunDevCommand(int argc, char** argv) {
   std::string controller_toml = o.state_dir + "/corral.toml";
   {
     std::ofstream out(controller_toml, std::ios::trunc);
-    out << "# Written by `corral dev`; edit a copy and pass it with --config to change scheduling.\n"
+    out << "# Written by `corral dev`; edit a copy and pass it with --config to change "
+           "scheduling.\n"
         << "[controller]\n"
         << "listen = \"127.0.0.1:" << o.port << "\"\n"
         << "state_dir = \"" << o.state_dir << "\"\n"
@@ -330,7 +333,8 @@ int RunDevCommand(int argc, char** argv) {
           << "key = \"" << pki.node_key(name) << "\"\n"
           << "ca = \"" << pki.ca_certificate() << "\"\n\n"
           << "[metrics]\n"
-          << "token_file = \"" << pki.metrics_token() << "\"\n\n"
+          << "token_file = \"" << pki.metrics_token()
+          << "\"\n\n"
           // Jobs run as the user who started the dev cluster; root's jobs only when that is root.
           << "[launch]\n"
           << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n";
@@ -376,16 +380,18 @@ int RunDevCommand(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::string discovery = DevDiscoveryPath();
-  if (Status s = WriteDevCluster(discovery, dev); !s) std::fprintf(stderr, "corral dev: %s\n", s.error().message.c_str());
+  if (Status s = WriteDevCluster(discovery, dev); !s)
+    std::fprintf(stderr, "corral dev: %s\n", s.error().message.c_str());
 
   std::printf("Corral dev cluster: %u nodes x %u simulated %s GPUs\n", o.nodes, o.gpus_per_node,
               o.gpu_model.c_str());
   std::printf("  controller: %s\n  state dir:  %s\n  logs:       %s\n  CA:         %s\n",
               url.c_str(), o.state_dir.c_str(), log_dir.c_str(), pki.ca_certificate().c_str());
   if (!munge_socket.empty()) std::printf("  MUNGE:      %s\n", munge_socket.c_str());
-  std::printf("Try:  corral submit --gpus 2 --wrap 'nvidia-smi || echo $CUDA_VISIBLE_DEVICES'\n"
-              "      corral queue    corral nodes    corral show JOB\n"
-              "Press Ctrl-C to stop.\n");
+  std::printf(
+      "Try:  corral submit --gpus 2 --wrap 'nvidia-smi || echo $CUDA_VISIBLE_DEVICES'\n"
+      "      corral queue    corral nodes    corral show JOB\n"
+      "Press Ctrl-C to stop.\n");
   std::fflush(stdout);
 
   // Run until asked to stop; report children that die on their own.

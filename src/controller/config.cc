@@ -12,8 +12,8 @@ namespace corral::controller {
 namespace {
 
 // Top-level sections parsed by sched (sched/config.h) from the same file.
-const std::set<std::string> kSchedulingSections = {"scheduler", "partition", "account", "user",
-                                                    "qos",       "reservation", "topology"};
+const std::set<std::string> kSchedulingSections = {"scheduler", "partition",   "account", "user",
+                                                   "qos",       "reservation", "topology"};
 
 class Reader {
  public:
@@ -24,7 +24,8 @@ class Reader {
     for (const auto& [k, v] : table_) {
       std::string key(k.str());
       if (!known.contains(key)) {
-        return InvalidArgument(std::string(origin_) + ": [" + section_ + "] unknown key \"" + key + "\"");
+        return InvalidArgument(std::string(origin_) + ": [" + section_ + "] unknown key \"" + key +
+                               "\"");
       }
     }
     return {};
@@ -52,7 +53,8 @@ class Reader {
     if (!n->is_integer()) return Bad(key, "expected an integer");
     int64_t v = n->as_integer()->get();
     if (v < lo || v > hi) {
-      return Bad(key, std::to_string(v) + " is out of range " + std::to_string(lo) + ".." + std::to_string(hi));
+      return Bad(key, std::to_string(v) + " is out of range " + std::to_string(lo) + ".." +
+                          std::to_string(hi));
     }
     *out = v;
     return {};
@@ -140,7 +142,8 @@ Status ParseGpuWaste(std::string_view origin, const toml::table& t, GpuWasteConf
 
 }  // namespace
 
-Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::string_view origin) {
+Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text,
+                                               std::string_view origin) {
   toml::table root;
   try {
     root = toml::parse(toml_text, origin);
@@ -164,23 +167,25 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   auto table = [&](const char* name) -> Result<const toml::table*> {
     const toml::node* n = root.get(name);
     if (n == nullptr) return nullptr;
-    if (!n->is_table()) return InvalidArgument(std::string(origin) + ": \"" + name + "\" must be a [table]");
+    if (!n->is_table())
+      return InvalidArgument(std::string(origin) + ": \"" + name + "\" must be a [table]");
     return n->as_table();
   };
 
   CORRAL_ASSIGN_OR_RETURN(const toml::table* ctl, table("controller"));
   if (ctl != nullptr) {
     Reader r(origin, "controller", *ctl);
-    CORRAL_RETURN_IF_ERROR(r.Unknown({"cluster_name", "listen", "state_dir", "heartbeat_interval_s",
-                                      "node_timeout_s", "sched_min_interval_ms", "sched_interval_s",
-                                      "min_job_age_s"}));
+    CORRAL_RETURN_IF_ERROR(
+        r.Unknown({"cluster_name", "listen", "state_dir", "heartbeat_interval_s", "node_timeout_s",
+                   "sched_min_interval_ms", "sched_interval_s", "min_job_age_s"}));
     CORRAL_RETURN_IF_ERROR(r.String("cluster_name", &c.cluster_name));
     std::string listen;
     CORRAL_RETURN_IF_ERROR(r.String("listen", &listen));
     if (!listen.empty()) {
       size_t colon = listen.rfind(':');
       if (colon == std::string::npos || colon == 0) {
-        return InvalidArgument(std::string(origin) + ": [controller] listen: expected HOST:PORT, got \"" + listen + "\"");
+        return InvalidArgument(std::string(origin) +
+                               ": [controller] listen: expected HOST:PORT, got \"" + listen + "\"");
       }
       c.listen_host = listen.substr(0, colon);
       int port = -1;
@@ -192,19 +197,25 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
         port = -1;
       }
       if (port < 0 || port > 65535) {
-        return InvalidArgument(std::string(origin) + ": [controller] listen: bad port in \"" + listen + "\"");
+        return InvalidArgument(std::string(origin) + ": [controller] listen: bad port in \"" +
+                               listen + "\"");
       }
       c.listen_port = static_cast<uint16_t>(port);
     }
     CORRAL_RETURN_IF_ERROR(r.String("state_dir", &c.state_dir));
-    CORRAL_RETURN_IF_ERROR(r.DurationKey("heartbeat_interval_s", Seconds(1), 1, 3600, &c.heartbeat_interval));
+    CORRAL_RETURN_IF_ERROR(
+        r.DurationKey("heartbeat_interval_s", Seconds(1), 1, 3600, &c.heartbeat_interval));
     CORRAL_RETURN_IF_ERROR(r.DurationKey("node_timeout_s", Seconds(1), 1, 86400, &c.node_timeout));
-    CORRAL_RETURN_IF_ERROR(r.DurationKey("sched_min_interval_ms", Millis(1), 0, 60000, &c.sched_min_interval));
-    CORRAL_RETURN_IF_ERROR(r.DurationKey("sched_interval_s", Seconds(1), 1, 3600, &c.sched_periodic_interval));
-    CORRAL_RETURN_IF_ERROR(r.DurationKey("min_job_age_s", Seconds(1), 0, 86400 * 365, &c.list_completed_for));
+    CORRAL_RETURN_IF_ERROR(
+        r.DurationKey("sched_min_interval_ms", Millis(1), 0, 60000, &c.sched_min_interval));
+    CORRAL_RETURN_IF_ERROR(
+        r.DurationKey("sched_interval_s", Seconds(1), 1, 3600, &c.sched_periodic_interval));
+    CORRAL_RETURN_IF_ERROR(
+        r.DurationKey("min_job_age_s", Seconds(1), 0, 86400 * 365, &c.list_completed_for));
     if (c.node_timeout <= c.heartbeat_interval) {
-      return InvalidArgument(std::string(origin) +
-                             ": [controller] node_timeout_s must be longer than heartbeat_interval_s");
+      return InvalidArgument(
+          std::string(origin) +
+          ": [controller] node_timeout_s must be longer than heartbeat_interval_s");
     }
   }
   CORRAL_ASSIGN_OR_RETURN(const toml::table* st, table("store"));
@@ -216,10 +227,10 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
   CORRAL_ASSIGN_OR_RETURN(const toml::table* au, table("auth"));
   if (au != nullptr) {
     Reader r(origin, "auth", *au);
-    CORRAL_RETURN_IF_ERROR(r.Unknown({"jwt_key_file", "keyring", "munge", "munge_socket", "admins",
-                                      "admin_users", "admin_groups", "operator_users",
-                                      "operator_groups", "max_token_lifetime_s",
-                                      "max_job_credential_lifetime_s"}));
+    CORRAL_RETURN_IF_ERROR(
+        r.Unknown({"jwt_key_file", "keyring", "munge", "munge_socket", "admins", "admin_users",
+                   "admin_groups", "operator_users", "operator_groups", "max_token_lifetime_s",
+                   "max_job_credential_lifetime_s"}));
     CORRAL_RETURN_IF_ERROR(r.String("jwt_key_file", &c.jwt_key_file));
     CORRAL_RETURN_IF_ERROR(r.String("keyring", &c.jwt_key_file));
     CORRAL_RETURN_IF_ERROR(r.Bool("munge", &c.munge));
@@ -231,8 +242,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
     CORRAL_RETURN_IF_ERROR(r.Strings("admin_groups", &c.admin_groups));
     CORRAL_RETURN_IF_ERROR(r.Strings("operator_users", &c.operator_users));
     CORRAL_RETURN_IF_ERROR(r.Strings("operator_groups", &c.operator_groups));
-    CORRAL_RETURN_IF_ERROR(r.DurationKey("max_token_lifetime_s", Seconds(1), 60, 86400 * 7,
-                                         &c.max_token_lifetime));
+    CORRAL_RETURN_IF_ERROR(
+        r.DurationKey("max_token_lifetime_s", Seconds(1), 60, 86400 * 7, &c.max_token_lifetime));
     CORRAL_RETURN_IF_ERROR(r.DurationKey("max_job_credential_lifetime_s", Seconds(1), 60,
                                          86400 * 365, &c.max_job_credential_lifetime));
   }
@@ -246,9 +257,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text, std::
     CORRAL_RETURN_IF_ERROR(r.String("ca", &c.tls_ca));
     CORRAL_RETURN_IF_ERROR(r.String("client_certificate", &c.tls_client_certificate));
     CORRAL_RETURN_IF_ERROR(r.Bool("allow_plain_loopback", &c.allow_plain_loopback));
-    CORRAL_RETURN_IF_ERROR(
-        api::ParseClientCertificateMode(c.tls_client_certificate,
-                                        std::string(origin) + ": [tls] client_certificate"));
+    CORRAL_RETURN_IF_ERROR(api::ParseClientCertificateMode(
+        c.tls_client_certificate, std::string(origin) + ": [tls] client_certificate"));
     if (c.tls_certificate.empty() != c.tls_key.empty()) {
       return InvalidArgument(std::string(origin) +
                              ": [tls] certificate and key must be given together");

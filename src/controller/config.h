@@ -88,9 +88,9 @@ struct ControllerConfig {
   Duration max_job_credential_lifetime = Minutes(30 * 24 * 60);
   // [tls] (docs/security.md, "Certificates"). TLS is on when `certificate` is set; the
   // controller's calls to agents then use https:// and verify them against `ca`.
-  std::string tls_certificate;        // PEM chain of the controller's certificate
-  std::string tls_key;                // its private key (must be 0600)
-  std::string tls_ca;                 // the cluster CA (verifies agents and client certificates)
+  std::string tls_certificate;  // PEM chain of the controller's certificate
+  std::string tls_key;          // its private key (must be 0600)
+  std::string tls_ca;           // the cluster CA (verifies agents and client certificates)
   std::string tls_client_certificate = "optional";  // "none" | "optional" | "required"
   // Plain http:// on a loopback listen address (tests, a single-host setup). Any other
   // address without TLS is refused at start.

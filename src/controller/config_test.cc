@@ -111,7 +111,8 @@ certificate = "/etc/corral/controller.crt"
 key = "/etc/corral/controller.key"
 ca = "/etc/corral/ca.crt"
 client_certificate = "required"
-)", "corral.toml");
+)",
+                                 "corral.toml");
   ASSERT_TRUE(c.has_value()) << c.error().message;
   EXPECT_EQ(c->admin_users, (std::vector<std::string>{"alice", "root2"}));
   EXPECT_EQ(c->admin_groups, (std::vector<std::string>{"wheel"}));

@@ -4,8 +4,7 @@
 
 namespace corral::controller {
 
-JobCredentials::JobCredentials(std::shared_ptr<const api::Credentials> credentials,
-                               Duration grace)
+JobCredentials::JobCredentials(std::shared_ptr<const api::Credentials> credentials, Duration grace)
     : credentials_(std::move(credentials)), grace_(grace) {}
 
 Result<std::string> JobCredentials::Mint(const Job& job, Timestamp now) {
@@ -20,8 +19,7 @@ Result<std::string> JobCredentials::Mint(const Job& job, Timestamp now) {
       job.time_limit < Timestamp::max() - job.start_time) {
     grant.ends_at = job.start_time + job.time_limit;
   }
-  CORRAL_ASSIGN_OR_RETURN(std::string token,
-                          credentials_->MintJobCredential(grant, now, grace_));
+  CORRAL_ASSIGN_OR_RETURN(std::string token, credentials_->MintJobCredential(grant, now, grace_));
   std::unique_lock lock(mu_);
   live_[job.id] = job.allocation.generation;
   return token;

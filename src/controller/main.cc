@@ -1,15 +1,16 @@
 #include "controller/main.h"
 
-#include <signal.h>
 #include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
+#include <signal.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
+
+#include <sys/file.h>
+#include <sys/stat.h>
 
 #include "api/auth.h"
 #include "api/private_file.h"

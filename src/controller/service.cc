@@ -14,9 +14,9 @@
 #include "controller/gpu_stats_routes.h"
 #include "controller/http_agent_transport.h"
 #include "controller/job_credentials.h"
-#include "controller/service_routes.h"
 #include "controller/metrics/routes.h"
 #include "controller/metrics/service_metrics.h"
+#include "controller/service_routes.h"
 #include "core/check.h"
 #include "core/duration.h"
 #include "core/log.h"
@@ -89,7 +89,7 @@ struct ControllerService::Impl {
 
   MonoTime next_live_resync{};  // state thread only
 
-  api::ScrapeToken scrape_token;  // reads /metrics (`[metrics] token_file`); set by Start
+  api::ScrapeToken scrape_token;            // reads /metrics (`[metrics] token_file`); set by Start
   metrics::ServiceMetrics service_metrics;  // requests by route, store commits (/metrics)
 
   // The controller's call tokens, one per node (aud = the node), reused for a minute.

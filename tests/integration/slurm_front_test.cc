@@ -412,8 +412,8 @@ TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
   ASSERT_TRUE(agent.has_value());
   auto post = [&](Generation gen, api::Role role) {
     api::TimeLimitRequest req{.job = lowered, .generation = gen, .time_limit = Minutes(5)};
-    std::string authorization = role == api::Role::kController ? cluster_->ControllerCall(agent_node)
-                                                               : cluster_->Token("");
+    std::string authorization =
+        role == api::Role::kController ? cluster_->ControllerCall(agent_node) : cluster_->Token("");
     auto r = (*agent)->Send("POST", "/api/v1/jobs/limit", api::EncodeTimeLimitRequest(req),
                             {{"authorization", authorization}});
     return r ? *r : api::HttpResponse{.status = 0, .body = r.error().message};
@@ -423,7 +423,8 @@ TEST_F(SlurmTest, RunningJobsTimeLimitIsLoweredAndRaised) {
   api::HttpResponse stale = post(Generation(gen.value - 1), api::Role::kController);
   EXPECT_EQ(stale.status, 409);
   EXPECT_TRUE(Has(stale.body, "stale time limit for generation")) << stale.body;
-  EXPECT_EQ(post(gen, api::Role::kUser).status, 401);  // a user's token is no call of the controller
+  EXPECT_EQ(post(gen, api::Role::kUser).status,
+            401);  // a user's token is no call of the controller
 
   // Started with a 10-second limit (through the API: sbatch's -t counts whole minutes, as
   // Slurm's does), the script waits for a file the test writes only once those 10 seconds and

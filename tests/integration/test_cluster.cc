@@ -1,11 +1,8 @@
 #include "tests/integration/test_cluster.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -14,6 +11,10 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 
 #include "api/http_status.h"
 #include "api/json_codec.h"
@@ -56,7 +57,8 @@ std::string Tail(const std::string& text, size_t n = 3000) {
 
 // `text` with every "{node}" replaced by `node`.
 std::string PerNode(std::string text, const std::string& node) {
-  for (size_t at = text.find("{node}"); at != std::string::npos; at = text.find("{node}", at + node.size())) {
+  for (size_t at = text.find("{node}"); at != std::string::npos;
+       at = text.find("{node}", at + node.size())) {
     text.replace(at, 6, node);
   }
   return text;
@@ -112,55 +114,58 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
   port_ = FreePort();
   url_ = "https://127.0.0.1:" + std::to_string(port_);
   http_ = std::move(*api::HttpClient::Create(url_, client_options()));
-  std::ofstream(dir_ + "/corral.toml") << "[controller]\n"
-                                       << "cluster_name = \"" << kCluster << "\"\n"
-                                       << "listen = \"127.0.0.1:" << port_ << "\"\n"
-                                       << "state_dir = \"" << dir_ << "/controller\"\n"
-                                       << "heartbeat_interval_s = " << options_.heartbeat_interval_s << "\n"
-                                       << "node_timeout_s = " << options_.node_timeout_s << "\n"
-                                       << "[auth]\n"
-                                       << "keyring = \"" << key_file_ << "\"\n"
-                                       << "munge = " << (options_.munge_socket.empty() ? "false" : "true") << "\n"
-                                       << "munge_socket = \"" << options_.munge_socket << "\"\n"
-                                       << "[tls]\n"
-                                       << "certificate = \"" << pki.controller_certificate() << "\"\n"
-                                       << "key = \"" << pki.controller_key() << "\"\n"
-                                       << "ca = \"" << pki.ca_certificate() << "\"\n"
-                                       << "[metrics]\n"
-                                       << "token_file = \"" << pki.metrics_token() << "\"\n"
-                                       << options_.extra_controller_toml << "\n";
+  std::ofstream(dir_ + "/corral.toml")
+      << "[controller]\n"
+      << "cluster_name = \"" << kCluster << "\"\n"
+      << "listen = \"127.0.0.1:" << port_ << "\"\n"
+      << "state_dir = \"" << dir_ << "/controller\"\n"
+      << "heartbeat_interval_s = " << options_.heartbeat_interval_s << "\n"
+      << "node_timeout_s = " << options_.node_timeout_s << "\n"
+      << "[auth]\n"
+      << "keyring = \"" << key_file_ << "\"\n"
+      << "munge = " << (options_.munge_socket.empty() ? "false" : "true") << "\n"
+      << "munge_socket = \"" << options_.munge_socket << "\"\n"
+      << "[tls]\n"
+      << "certificate = \"" << pki.controller_certificate() << "\"\n"
+      << "key = \"" << pki.controller_key() << "\"\n"
+      << "ca = \"" << pki.ca_certificate() << "\"\n"
+      << "[metrics]\n"
+      << "token_file = \"" << pki.metrics_token() << "\"\n"
+      << options_.extra_controller_toml << "\n";
   for (uint32_t i = 1; i <= options_.nodes; ++i) {
     char name[16];
     std::snprintf(name, sizeof name, "node%02u", i);
     std::string adir = dir_ + "/agents/" + name;
     fs::create_directories(adir);
-    std::ofstream(adir + "/agent.toml") << "[agent]\n"
-                                        << "name = \"" << name << "\"\n"
-                                        << "controller = \"" << url_ << "\"\n"
-                                        << "listen = \"127.0.0.1:0\"\n"
-                                        << "state_dir = \"" << adir << "\"\n"
-                                        << "cpus = " << options_.cpus_per_node << "\n"
-                                        << "memory_mb = 65536\n"
-                                        << "kill_grace_s = " << options_.kill_grace_s << "\n"
-                                        << "[gpu]\n"
-                                        << "count = " << options_.gpus_per_node << "\n"
-                                        << "model = \"h100\"\n"
-                                        << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
-                                        << "[auth]\n"
-                                        << "keyring = \"" << pki.node_keyring(name) << "\"\n"
-                                        << "cluster_name = \"" << kCluster << "\"\n"
-                                        << "[tls]\n"
-                                        << "certificate = \"" << pki.node_certificate(name) << "\"\n"
-                                        << "key = \"" << pki.node_key(name) << "\"\n"
-                                        << "ca = \"" << pki.ca_certificate() << "\"\n"
-                                        << "[metrics]\n"
-                                        << "token_file = \"" << pki.metrics_token() << "\"\n"
-                                        // The tests' jobs run as the user that runs them (root
-                                        // on the build machines, which agents refuse by default;
-                                        // other users' tokens carry root's gid 0 as well).
-                                        << "[launch]\n"
-                                        << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n"
-                                        << PerNode(options_.extra_agent_toml, name) << "\n";
+    std::ofstream(adir + "/agent.toml")
+        << "[agent]\n"
+        << "name = \"" << name << "\"\n"
+        << "controller = \"" << url_ << "\"\n"
+        << "listen = \"127.0.0.1:0\"\n"
+        << "state_dir = \"" << adir << "\"\n"
+        << "cpus = " << options_.cpus_per_node << "\n"
+        << "memory_mb = 65536\n"
+        << "kill_grace_s = " << options_.kill_grace_s << "\n"
+        << "[gpu]\n"
+        << "count = " << options_.gpus_per_node << "\n"
+        << "model = \"h100\"\n"
+        << PerNode(options_.extra_agent_gpu_toml, name) << "\n"
+        << "[auth]\n"
+        << "keyring = \"" << pki.node_keyring(name) << "\"\n"
+        << "cluster_name = \"" << kCluster << "\"\n"
+        << "[tls]\n"
+        << "certificate = \"" << pki.node_certificate(name) << "\"\n"
+        << "key = \"" << pki.node_key(name) << "\"\n"
+        << "ca = \"" << pki.ca_certificate() << "\"\n"
+        << "[metrics]\n"
+        << "token_file = \"" << pki.metrics_token()
+        << "\"\n"
+        // The tests' jobs run as the user that runs them (root
+        // on the build machines, which agents refuse by default;
+        // other users' tokens carry root's gid 0 as well).
+        << "[launch]\n"
+        << "allow_root_jobs = " << (geteuid() == 0 ? "true" : "false") << "\n"
+        << PerNode(options_.extra_agent_toml, name) << "\n";
   }
 }
 
@@ -199,11 +204,14 @@ Result<pid_t> TestCluster::Spawn(const std::vector<std::string>& args, const std
   return pid;
 }
 
-std::string TestCluster::ControllerLog() const { return Tail(ReadFile(dir_ + "/logs/controller.log")); }
+std::string TestCluster::ControllerLog() const {
+  return Tail(ReadFile(dir_ + "/logs/controller.log"));
+}
 
 Status TestCluster::StartController() {
   CORRAL_ASSIGN_OR_RETURN(controller_pid_,
-                          Spawn({"corral", "controller", "--config", dir_ + "/corral.toml"}, dir_ + "/logs/controller.log"));
+                          Spawn({"corral", "controller", "--config", dir_ + "/corral.toml"},
+                                dir_ + "/logs/controller.log"));
   bool up = WaitFor(
       [&] {
         auto r = http_->Send("GET", "/api/v1/health", "", {}, true, std::chrono::milliseconds(500));
@@ -226,7 +234,8 @@ Status TestCluster::StartAgent(uint32_t index) {
   std::snprintf(name, sizeof name, "node%02u", index);
   std::string adir = dir_ + "/agents/" + name;
   CORRAL_ASSIGN_OR_RETURN(agents_[index],
-                          Spawn({"corral", "agent", "--config", adir + "/agent.toml"}, dir_ + "/logs/" + name + ".log"));
+                          Spawn({"corral", "agent", "--config", adir + "/agent.toml"},
+                                dir_ + "/logs/" + name + ".log"));
   return {};
 }
 
@@ -286,25 +295,28 @@ std::string TestCluster::ControllerCall(const std::string& node) const {
 }
 
 Result<api::HttpResponse> TestCluster::Request(const std::string& method, const std::string& path,
-                                              const std::string& body, bool auth) {
+                                               const std::string& body, bool auth) {
   std::map<std::string, std::string> headers;
   if (auth) headers["authorization"] = Token("");
   return http_->Send(method, path, body, headers, method == "GET");
 }
 
 Result<api::SubmitResponse> TestCluster::Submit(const JobSpec& spec, const std::string& user) {
-  auto r = http_->Send("POST", "/api/v1/jobs", api::EncodeJobSpec(spec), {{"authorization", Token(user)}});
+  auto r = http_->Send("POST", "/api/v1/jobs", api::EncodeJobSpec(spec),
+                       {{"authorization", Token(user)}});
   CORRAL_ASSIGN_OR_RETURN(auto resp, api::CheckResponse(std::move(r)));
   return api::DecodeSubmitResponse(resp.body);
 }
 
 Result<api::JobInfo> TestCluster::GetJob(JobId id) {
-  CORRAL_ASSIGN_OR_RETURN(auto resp, api::CheckResponse(Request("GET", "/api/v1/jobs/" + id.ToString(), "")));
+  CORRAL_ASSIGN_OR_RETURN(auto resp,
+                          api::CheckResponse(Request("GET", "/api/v1/jobs/" + id.ToString(), "")));
   return api::DecodeJobInfo(resp.body);
 }
 
 Result<std::vector<api::JobInfo>> TestCluster::ListJobs(const std::string& query) {
-  CORRAL_ASSIGN_OR_RETURN(auto resp, api::CheckResponse(Request("GET", "/api/v1/jobs" + query, "")));
+  CORRAL_ASSIGN_OR_RETURN(auto resp,
+                          api::CheckResponse(Request("GET", "/api/v1/jobs" + query, "")));
   return api::DecodeJobInfoList(resp.body);
 }
 
@@ -316,10 +328,15 @@ Result<std::vector<api::NodeInfo>> TestCluster::ListNodes() {
 Result<api::JobInfo> TestCluster::WaitJob(JobId id, std::chrono::seconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() < 0) return MakeError(ErrorCode::kDeadlineExceeded, "job " + id.ToString() + " did not end");
-    auto r = http_->Send("GET", "/api/v1/jobs/" + id.ToString() + "/wait?timeout=" + std::to_string(std::min<long>(left.count(), 30)),
-                         "", {{"authorization", Token("")}}, true, std::chrono::milliseconds(60000));
+    auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline -
+                                                                 std::chrono::steady_clock::now());
+    if (left.count() < 0)
+      return MakeError(ErrorCode::kDeadlineExceeded, "job " + id.ToString() + " did not end");
+    auto r =
+        http_->Send("GET",
+                    "/api/v1/jobs/" + id.ToString() +
+                        "/wait?timeout=" + std::to_string(std::min<long>(left.count(), 30)),
+                    "", {{"authorization", Token("")}}, true, std::chrono::milliseconds(60000));
     auto checked = api::CheckResponse(std::move(r));
     if (!checked) {
       // The controller may be restarting; try again until the deadline.
@@ -341,7 +358,8 @@ CliResult TestCluster::Cli(const std::vector<std::string>& args, const std::stri
 CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::string>& args,
                              const std::string& cwd, const std::map<std::string, std::string>& env,
                              const std::string& input) {
-  std::string out_path = dir_ + "/cli.out", err_path = dir_ + "/cli.err", in_path = dir_ + "/cli.in";
+  std::string out_path = dir_ + "/cli.out", err_path = dir_ + "/cli.err",
+              in_path = dir_ + "/cli.in";
   std::ofstream(in_path, std::ios::trunc) << input;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);

@@ -6,14 +6,14 @@
 // Not thread-safe except where noted.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "api/auth.h"
 #include "api/credentials.h"

@@ -3,15 +3,10 @@
 // controller's call for one node is refused by another; a job holds its own credential, which
 // ends with it; the bytes on the wire hold no token and no script; secret files readable by
 // others are refused at start.
-#include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <grp.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +17,12 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "api/http_status.h"
 #include "api/json_codec.h"
@@ -178,7 +179,8 @@ TEST_F(TrustTest, ClientsVerifyTheServerAndRefusePlainHttp) {
     auto r = (*client)->Send("GET", "/api/v1/health", "", {}, true);
     EXPECT_FALSE(r.has_value()) << url << " answered a client with the wrong CA";
   }
-  CliResult cli = cluster_->CliAs("corral", {"nodes"}, "", {{"CORRAL_CA_FILE", other.ca_certificate()}});
+  CliResult cli =
+      cluster_->CliAs("corral", {"nodes"}, "", {{"CORRAL_CA_FILE", other.ca_certificate()}});
   EXPECT_NE(cli.status, 0) << cli.out;
   EXPECT_TRUE(Has(cli.err, "controller " + cluster_->url())) << cli.err;
 
@@ -190,8 +192,9 @@ TEST_F(TrustTest, ClientsVerifyTheServerAndRefusePlainHttp) {
   cli = cluster_->CliAs("corral", {"nodes"}, "", {{"CORRAL_CONTROLLER", plain}});
   EXPECT_NE(cli.status, 0);
   EXPECT_TRUE(Has(cli.err, "plain http:// is refused")) << cli.err;
-  cli = cluster_->CliAs("corral", {"nodes"}, "", {{"CORRAL_CONTROLLER", "http://10.1.2.3:6900"},
-                                                   {"CORRAL_ALLOW_PLAIN_HTTP", "1"}});
+  cli = cluster_->CliAs(
+      "corral", {"nodes"}, "",
+      {{"CORRAL_CONTROLLER", "http://10.1.2.3:6900"}, {"CORRAL_ALLOW_PLAIN_HTTP", "1"}});
   EXPECT_NE(cli.status, 0);
   EXPECT_TRUE(Has(cli.err, "plain HTTP is allowed to loopback addresses only")) << cli.err;
 
@@ -256,8 +259,8 @@ TEST_F(TrustTest, ANodesCredentialActsForThatNodeOnly) {
 }
 
 TEST_F(TrustTest, TheControllersCallForOneNodeIsRefusedByAnother) {
-  api::TimeLimitRequest req{.job = JobId(999999), .generation = Generation(1),
-                            .time_limit = Minutes(5)};
+  api::TimeLimitRequest req{
+      .job = JobId(999999), .generation = Generation(1), .time_limit = Minutes(5)};
   auto send = [&](const std::string& node, const std::string& authorization) {
     auto agent = api::HttpClient::Create(AgentUrl(node), cluster_->client_options());
     if (!agent) return api::HttpResponse{.status = 0, .body = agent.error().message};
@@ -301,13 +304,14 @@ TEST_F(TrustTest, AJobHoldsItsOwnCredentialWhichEndsWithIt) {
   auto client = api::HttpClient::Create(cluster_->url(), cluster_->client_options());
   ASSERT_TRUE(client.has_value());
   // "Submitted batch job N"
-  const std::string id = submitted.out.substr(submitted.out.find_last_of(' ') + 1,
-                                              submitted.out.find_last_not_of("\n") -
-                                                  submitted.out.find_last_of(' '));
+  const std::string id =
+      submitted.out.substr(submitted.out.find_last_of(' ') + 1,
+                           submitted.out.find_last_not_of("\n") - submitted.out.find_last_of(' '));
   auto job_id = ParseJobIdText(id);
   ASSERT_TRUE(job_id.has_value()) << submitted.out;
   auto get = [&] {
-    auto r = (*client)->Send("GET", "/api/v1/jobs/" + id, "", {{"authorization", "Bearer " + credential}});
+    auto r = (*client)->Send("GET", "/api/v1/jobs/" + id, "",
+                             {{"authorization", "Bearer " + credential}});
     return r ? *r : api::HttpResponse{.status = 0, .body = r.error().message};
   };
   api::HttpResponse running = get();
@@ -330,8 +334,8 @@ TEST_F(TrustTest, TheWireHoldsNoTokenAndNoScript) {
   const std::string marker = "corral-wire-marker-5f3a";
   JobSpec spec = cluster_->ShellJob("echo " + marker);
   std::string token = cluster_->Token("");
-  auto r = (*client)->Send("POST", "/api/v1/jobs", api::EncodeJobSpec(spec),
-                           {{"authorization", token}});
+  auto r =
+      (*client)->Send("POST", "/api/v1/jobs", api::EncodeJobSpec(spec), {{"authorization", token}});
   ASSERT_TRUE(r.has_value()) << r.error().message;
   ASSERT_EQ(r->status, 201) << r->body;
   auto id = api::DecodeSubmitResponse(r->body);
@@ -361,7 +365,8 @@ TEST_F(TrustTest, SecretFilesReadableByOthersAreRefusedAtStart) {
   ASSERT_TRUE(Has(toml, key_line)) << toml;
   toml.replace(toml.find(key_line), key_line.size(), "key = \"" + leaky + "\"");
   std::ofstream(cluster_->dir() + "/leaky-agent.toml") << toml;
-  CliResult agent = cluster_->CliAs("corral", {"agent", "--config", cluster_->dir() + "/leaky-agent.toml"});
+  CliResult agent =
+      cluster_->CliAs("corral", {"agent", "--config", cluster_->dir() + "/leaky-agent.toml"});
   EXPECT_EQ(agent.status, 1);
   EXPECT_TRUE(Has(agent.err, leaky)) << agent.err;
   EXPECT_TRUE(Has(agent.err, "chmod 600")) << agent.err;
@@ -379,7 +384,6 @@ TEST_F(TrustTest, SecretFilesReadableByOthersAreRefusedAtStart) {
   EXPECT_EQ(agent.status, 1);
   EXPECT_TRUE(Has(agent.err, leaky_ring)) << agent.err;
 }
-
 
 // A munged of the test's own: a private key and socket in `dir`.
 class PrivateMunged {
@@ -420,7 +424,8 @@ class TestUser {
   explicit TestUser(const std::string& name) : name_(name) {
     if (getpwnam(name.c_str()) == nullptr) {
       created_ = std::system(("useradd --system --no-create-home --shell /usr/sbin/nologin " +
-                              name + " >/dev/null 2>&1").c_str()) == 0;
+                              name + " >/dev/null 2>&1")
+                                 .c_str()) == 0;
     }
     if (const passwd* pw = getpwnam(name.c_str())) {
       uid_ = pw->pw_uid;
@@ -490,10 +495,9 @@ TEST(MungeTest, AnotherLocalUserIsAuthenticatedAsThemselves) {
     TestCluster cluster({.nodes = 1, .gpus_per_node = 0, .munge_socket = munged.socket()});
     ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
     chmod(cluster.dir().c_str(), 0755);  // user B reads the CA certificate
-    const std::vector<std::string> env = {"CORRAL_CONTROLLER=" + cluster.url(),
-                                          "CORRAL_CA_FILE=" + cluster.ca_file(),
-                                          "CORRAL_MUNGE_SOCKET=" + munged.socket(),
-                                          "HOME=/tmp", "PATH=/usr/bin:/bin"};
+    const std::vector<std::string> env = {
+        "CORRAL_CONTROLLER=" + cluster.url(), "CORRAL_CA_FILE=" + cluster.ca_file(),
+        "CORRAL_MUNGE_SOCKET=" + munged.socket(), "HOME=/tmp", "PATH=/usr/bin:/bin"};
     CliResult submitted =
         b.Run({"corral", "submit", "--hold", "--parsable", "--wrap", "true"}, env);
     ASSERT_EQ(submitted.status, 0) << submitted.err;

@@ -1,5 +1,8 @@
 #include "api/internal/tls.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -133,6 +136,47 @@ std::unique_ptr<TlsConn> TlsConn::Client(const TlsContext& ctx, int fd, const st
 
 TlsConn::~TlsConn() { SSL_free(ssl_); }
 
+namespace {
+
+// OpenSSL's socket BIO writes with write(2), which cannot be given MSG_NOSIGNAL: a write to a
+// peer that has gone raises SIGPIPE, which kills a process that does not ignore it (the CLI,
+// the tests; the daemons ignore it). While a TLS call runs, SIGPIPE is blocked in the calling
+// thread and one it raised is consumed, so that a closed peer is an error like on plain
+// connections.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    pending_before_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeGuard() {
+    if (!pending_before_) {
+      sigset_t pending;
+      sigemptyset(&pending);
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        timespec zero{0, 0};
+        sigtimedwait(&pipe_, nullptr, &zero);
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t old_;
+  bool pending_before_ = false;
+};
+
+}  // namespace
+
 TlsIo TlsConn::Outcome(int rc, size_t* n) {
   if (rc > 0) {
     if (n != nullptr) *n = static_cast<size_t>(rc);
@@ -165,22 +209,26 @@ TlsIo TlsConn::Outcome(int rc, size_t* n) {
 }
 
 TlsIo TlsConn::Handshake() {
+  SigpipeGuard guard;
   ERR_clear_error();
   return Outcome(SSL_do_handshake(ssl_), nullptr);
 }
 
 TlsIo TlsConn::Read(char* buf, size_t size, size_t* n) {
+  SigpipeGuard guard;
   ERR_clear_error();
   return Outcome(SSL_read(ssl_, buf, static_cast<int>(std::min<size_t>(size, 1 << 30))), n);
 }
 
 TlsIo TlsConn::Write(std::string_view data, size_t* n) {
+  SigpipeGuard guard;
   ERR_clear_error();
   return Outcome(
       SSL_write(ssl_, data.data(), static_cast<int>(std::min<size_t>(data.size(), 1 << 30))), n);
 }
 
 void TlsConn::Shutdown() {
+  SigpipeGuard guard;
   ERR_clear_error();
   SSL_shutdown(ssl_);
   ERR_clear_error();

@@ -298,7 +298,8 @@ JobEventsRequest FullJobEventsRequest() {
 }
 
 LaunchRequest FullLaunchRequest() {
-  return LaunchRequest{.job = FullJob(), .controller_url = "http://ctl:6817"};
+  return LaunchRequest{
+      .job = FullJob(), .controller_url = "http://ctl:6817", .job_credential = "a.b.c"};
 }
 
 SignalRequest FullSignalRequest() {
@@ -363,7 +364,8 @@ StepLaunchRequest FullStepLaunchRequest() {
                            .master_addr = "10.0.0.1",
                            .master_port = 29542,
                            .io_url = "http://10.0.0.1:40123",
-                           .controller_url = "http://ctl:6817"};
+                           .controller_url = "http://ctl:6817",
+                           .job_credential = "a.b.c"};
 }
 
 StepSignalRequest FullStepSignalRequest() {

@@ -13,6 +13,8 @@ packages=(
   # containers (tests/integration/gpu_node_test.cc runs a job in podman from a local busybox
   # image; runc because crun refuses hosts with a hybrid cgroup layout)
   podman runc busybox-static
+  # the web dashboard's test (tests/integration/dashboard_test.cc) drives headless Chromium
+  chromium
   # fuzzing the Slurm front end's parsers (tools/fuzz_smoke.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
 )

@@ -199,20 +199,27 @@ function lineChart(title, points, unit, yMax) {
                 svg('path', {class: 'line', d: path})));
 }
 
-// The GPU series of a /gpustats answer, read leniently: [{label, samples: [{t, field: n}]}].
+// The GPUs of a /gpustats answer (GpuStatsInfo, docs/api.md): each with its totals and its
+// downsampled series, `buckets` [{start, util_mean, mem_max_mb, energy_joules, ...}].
 function gpuSeries(stats) {
-  const list = Array.isArray(stats) ? stats : (stats && (stats.gpus || stats.series)) || [];
+  const list = (stats && stats.gpus) || [];
   return list.map((g) => ({
-    label: `${g.node || g.node_name || g.hostname || ''} GPU ${g.gpu !== undefined ? g.gpu : (g.index !== undefined ? g.index : '')}`.trim(),
-    samples: g.samples || g.points || [],
-  })).filter((g) => g.samples.length > 0);
+    label: `${g.node || ''} GPU ${g.gpu !== undefined ? g.gpu : ''}`.trim(),
+    gpu: g,
+    points: Array.isArray(g.buckets) ? g.buckets : (Array.isArray(g.samples) ? g.samples : []),
+  }));
 }
 
 const CHART_FIELDS = [
-  {match: /util/, title: 'utilisation', unit: '%', max: 100},
-  {match: /mem|fb_used/, title: 'memory', unit: ' MB'},
-  {match: /power/, title: 'power', unit: ' W'},
+  {key: 'util_mean', title: 'utilisation', unit: '%', max: 100},
+  {key: 'mem_max_mb', title: 'memory', unit: ' MB', max: (g) => g.memory_mb || 0},
+  {key: 'power_watts', title: 'power', unit: ' W'},
 ];
+
+function pointTime(p) {
+  const t = p.start ?? p.t ?? p.time;
+  return typeof t === 'number' ? (t < 1e11 ? t * 1000 : t) : Date.parse(t);
+}
 
 async function gpuCharts(id) {
   let stats;
@@ -223,16 +230,26 @@ async function gpuCharts(id) {
   }
   const series = gpuSeries(stats);
   if (!series.length) return el('p', {class: 'muted', id: 'gpustats'}, 'no GPU samples');
+  const summary = table(['GPU', 'Model', 'Samples', 'Mean util.', 'Peak util.', 'Idle', 'Peak memory', 'Energy'],
+      series.map(({label, gpu: g}) => el('tr', {'data-gpu': label},
+          el('td', {}, label), el('td', {}, g.model || ''), el('td', {class: 'num'}, String(g.samples ?? '')),
+          el('td', {class: 'num'}, `${fmtNum(g.util_mean, 1)}%`), el('td', {class: 'num'}, `${fmtNum(g.util_max, 0)}%`),
+          el('td', {class: 'num'}, `${fmtNum((g.idle_fraction || 0) * 100, 0)}%`),
+          el('td', {class: 'num'}, `${g.mem_max_mb || 0}${g.memory_mb ? ' / ' + g.memory_mb : ''} MB`),
+          el('td', {class: 'num'}, `${fmtNum((g.energy_joules || 0) / 3.6e6, 3)} kWh`))),
+      {id: 'gpu-summary'});
   const charts = [];
-  for (const g of series) {
-    const time = (s) => { const t = s.t ?? s.time ?? s.timestamp; return typeof t === 'number' ? (t < 1e11 ? t * 1000 : t) : Date.parse(t); };
+  for (const {label, gpu, points} of series) {
+    if (points.length < 1) continue;
     for (const f of CHART_FIELDS) {
-      const key = Object.keys(g.samples[0]).find((k) => f.match.test(k) && typeof g.samples[0][k] === 'number');
-      if (!key) continue;
-      charts.push(lineChart(`${g.label} ${f.title}`, g.samples.map((s) => [time(s), s[key]]), f.unit, f.max));
+      if (typeof points[0][f.key] !== 'number') continue;
+      const max = typeof f.max === 'function' ? f.max(gpu) : f.max;
+      charts.push(lineChart(`${label} ${f.title}`, points.map((p) => [pointTime(p), p[f.key]]), f.unit, max));
     }
   }
-  return el('div', {class: 'charts', id: 'gpustats'}, charts);
+  return el('div', {id: 'gpustats'},
+            stats.waste_note ? el('p', {class: 'error', id: 'waste'}, stats.waste_note) : null,
+            summary, el('p'), el('div', {class: 'charts'}, charts));
 }
 
 async function jobPage(id) {

@@ -168,6 +168,9 @@ TEST_F(DashboardTest, PagesShowNodesQueueJobAndAccountsAsTheApiShowsTheCaller) {
   }
   EXPECT_EQ(allocated, 4u) << nodes;
   EXPECT_NE(nodes.find("href=\"#/job/" + a_id + "\""), std::string::npos) << nodes;
+  // Every node of the partition runs the same (simulated) driver and CUDA: no drift flagged.
+  EXPECT_NE(nodes.find("driver "), std::string::npos) << nodes;
+  EXPECT_EQ(nodes.find("data-drift="), std::string::npos) << nodes;
   Screenshot(cluster, "nodes", admin, "dashboard-nodes");
 
   // Queue: the pending job with its reason and an estimated start column; the running ones.

@@ -116,8 +116,18 @@ async function nodesPage() {
       for (const g of gpuList(a.gpus)) holder.set(`${a.node_name}/${g}`, j);
     }
   }
+  // Software drift: a partition whose nodes report more than one driver/CUDA pair.
+  const stack = (inv) => `driver ${inv.driver_version || '?'}, CUDA ${inv.cuda_version || '?'}`;
+  const stacks = new Map();
+  for (const n of nodes.nodes || []) {
+    for (const p of n.partitions || []) {
+      if (!stacks.has(p)) stacks.set(p, new Set());
+      stacks.get(p).add(stack(n.inventory || {}));
+    }
+  }
   const cards = (nodes.nodes || []).map((n) => {
     const inv = n.inventory || {};
+    const drift = (n.partitions || []).filter((p) => stacks.get(p).size > 1);
     const failed = new Set(gpuList(n.failed_gpus));
     const alloc = new Set(gpuList(n.alloc_gpus));
     const down = !n.responding || n.state === 'DOWN';
@@ -141,6 +151,9 @@ async function nodesPage() {
                  `${(n.partitions || []).join(',')} · CPUs ${n.alloc_cpus || 0}/${inv.cpus || 0}` +
                  ` · GPUs ${alloc.size}/${(inv.gpus || []).length}` +
                  (n.reason ? ` · ${n.reason}` : '')),
+              el('div', {class: 'meta'}, stack(inv)),
+              drift.length ? el('div', {class: 'drift', 'data-drift': drift.join(',')},
+                                `software differs from other nodes of ${drift.join(', ')}`) : null,
               el('div', {class: 'gpus'}, cells));
   });
   const legend = el('div', {class: 'legend'},

@@ -382,3 +382,5 @@ document.getElementById('login').addEventListener('submit', (ev) => {
 });
 window.addEventListener('hashchange', render);
 render();
+// Fresh data every 30 s while the tab is shown.
+setInterval(() => { if (!document.hidden && token()) render(); }, 30000);

@@ -17,6 +17,8 @@ packages=(
   podman runc busybox-static
   # the Slurm 22.05 peer of tests/slurm_diff (../shared/peers/slurm/start.sh with accounting)
   slurm-wlm slurmdbd mariadb-server
+  # the web dashboard's test (tests/integration/dashboard_test.cc) drives headless Chromium
+  chromium
   # fuzzing the Slurm front end's parsers (tools/fuzz_smoke.sh): clang and its libFuzzer runtime
   clang libclang-rt-14-dev
 )

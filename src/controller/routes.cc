@@ -39,6 +39,7 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/agents/register",                Action::kNodeRegister,   kAgentNode, "an agent registers its node"},
   {"POST",   "/api/v1/agents/heartbeat",               Action::kNodeHeartbeat,  kAgentNode, "an agent's heartbeat"},
   {"POST",   "/api/v1/agents/events",                  Action::kNodeEvent,      kAgentNode, "an agent's job and task events"},
+  {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
 };
 // clang-format on
 

@@ -16,7 +16,7 @@ namespace corral::controller {
 
 // Where a route's decision is made.
 enum class RouteScope {
-  kAnonymous,  // no credential needed (/health only)
+  kAnonymous,  // no credential needed (/health and the dashboard's static files)
   kCluster,    // at the route, before the handler: `Authorize(who, action, {node = {name}})`
   kJob,        // on the state thread, against the job named by {id} (its user and run)
   kAgentNode,  // against the node the body names: it must be the calling agent's own

@@ -7,6 +7,7 @@
 #include "api/http_status.h"
 #include "api/json_codec.h"
 #include "controller/controller.h"
+#include "controller/dashboard/dashboard_assets.h"
 #include "controller/internal/access.h"
 #include "controller/routes.h"
 #include "controller/service.h"
@@ -504,6 +505,24 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
         });
     if (!r) return api::ErrorResponse(r.error());
     return Json(200, api::EncodePartitionInfoList(*r));
+  });
+
+  // The web dashboard's static files, anonymous: the page asks for a token and sends it to the
+  // API routes above, which decide what it may see.
+  route("GET", "/ui/{file*}", [](const api::HttpRequest& req, const api::Identity&) {
+    const std::string& file = req.params.at("file");
+    std::optional<DashboardAsset> asset = FindDashboardAsset(file);
+    if (!asset) {
+      return api::ErrorResponse({ErrorCode::kNotFound, "/ui/" + file + ": no such file"});
+    }
+    api::HttpResponse r;
+    r.content_type = std::string(asset->content_type);
+    r.body = std::string(asset->body);
+    r.headers["Cache-Control"] = "no-cache";
+    r.headers["X-Content-Type-Options"] = "nosniff";
+    r.headers["Content-Security-Policy"] =
+        "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'";
+    return r;
   });
 
   // Agents: each for its own node only (the body's node must be the credential's).

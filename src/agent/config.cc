@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "api/private_file.h"
 #include "api/transport_policy.h"
 #include "core/container_spec.h"
 
@@ -381,11 +382,9 @@ Status CheckAgentTransport(const AgentConfig& c, std::string_view origin) {
 }
 
 Result<AgentConfig> LoadAgentConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("config file \"" + path + "\": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseAgentConfig(text.str(), path);
+  CORRAL_ASSIGN_OR_RETURN(std::string text,
+                          api::ReadPublicFile(path, "config file", api::kMaxConfigBytes));
+  return ParseAgentConfig(text, path);
 }
 
 }  // namespace corral::agent

@@ -11,6 +11,7 @@
 #include "api/credentials.h"
 #include "api/private_file.h"
 #include "core/clock.h"
+#include "core/daemon_args.h"
 #include "core/log.h"
 
 namespace corral::agent {
@@ -24,25 +25,16 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int RunAgentCommand(int argc, char** argv) {
-  std::string config_path;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if ((a == "--config" || a == "-c") && i + 1 < argc) {
-      config_path = argv[++i];
-    } else if (a.rfind("--config=", 0) == 0) {
-      config_path = a.substr(9);
-    } else if (a == "-h" || a == "--help") {
-      std::printf(
-          "usage: corral agent --config FILE\n"
-          "  Runs a Corral node agent. Every key of FILE is documented in\n"
-          "  deploy/agent.example.toml.\n");
-      return 0;
-    } else {
-      return Fail("unknown argument \"" + a + "\" (usage: corral agent --config FILE)");
-    }
+  auto args = ParseDaemonArgs(argc, argv);
+  if (!args) return Fail(args.error().message + " (usage: corral agent --config FILE)");
+  if (args->help) {
+    std::printf(
+        "usage: corral agent --config FILE\n"
+        "  Runs a Corral node agent. Every key of FILE is documented in\n"
+        "  deploy/agent.example.toml.\n");
+    return 0;
   }
-  if (config_path.empty()) return Fail("--config is required (usage: corral agent --config FILE)");
-  auto config = LoadAgentConfig(config_path);
+  auto config = LoadAgentConfig(args->config_path);
   if (!config) return Fail(config.error().message);
   SetLogName("agent " + config->name);
 
@@ -53,7 +45,8 @@ int RunAgentCommand(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  if (Status s = CheckAgentTransport(*config, config_path); !s) return Fail(s.error().message);
+  if (Status s = CheckAgentTransport(*config, args->config_path); !s)
+    return Fail(s.error().message);
   if (!config->tls_key.empty()) {
     // A certificate key readable by others is refused before anything starts.
     if (Status s = api::CheckPrivateFile(config->tls_key, "[tls] key"); !s) {

@@ -25,6 +25,8 @@
 namespace corral::api {
 
 inline constexpr size_t kMaxPrivateFileBytes = 64 * 1024;
+// The largest TOML configuration a daemon reads (`ReadPublicFile`).
+inline constexpr size_t kMaxConfigBytes = 4 * 1024 * 1024;
 
 // Reads the secret file at `path`; `what` names it in errors ("jwt key file",
 // "certificate key file"). Returns kNotFound / kPermissionDenied naming the path when it cannot

@@ -32,8 +32,7 @@ std::string Env(const char* name) {
 std::string Beside(const std::string& file) {
   if (file.empty()) return "";
   size_t slash = file.rfind('/');
-  return (slash == std::string::npos ? std::string(".") : file.substr(0, slash)) +
-         "/metrics.token";
+  return (slash == std::string::npos ? std::string(".") : file.substr(0, slash)) + "/metrics.token";
 }
 
 }  // namespace
@@ -72,8 +71,9 @@ int RunTokenCommand(int argc, char** argv) {
     if (auto dev = ReadDevCluster(DevDiscoveryPath())) token_file = Beside(dev->ca_file);
   }
   if (token_file.empty()) {
-    return Usage("no token file: give --token-file or CORRAL_METRICS_TOKEN_FILE (or start "
-                 "`corral dev`)");
+    return Usage(
+        "no token file: give --token-file or CORRAL_METRICS_TOKEN_FILE (or start "
+        "`corral dev`)");
   }
   auto token = api::ScrapeToken::FromFile(token_file);
   if (!token) {

@@ -6,6 +6,7 @@
 
 #include <toml++/toml.h>
 
+#include "api/private_file.h"
 #include "api/transport_policy.h"
 
 namespace corral::controller {
@@ -323,11 +324,9 @@ Status CheckTransportSecurity(const ControllerConfig& c, std::string_view origin
 }
 
 Result<ControllerConfig> LoadControllerConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("config file \"" + path + "\": cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseControllerConfig(text.str(), path);
+  CORRAL_ASSIGN_OR_RETURN(std::string text,
+                          api::ReadPublicFile(path, "config file", api::kMaxConfigBytes));
+  return ParseControllerConfig(text, path);
 }
 
 }  // namespace corral::controller

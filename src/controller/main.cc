@@ -18,6 +18,7 @@
 #include "controller/job_credentials.h"
 #include "controller/service.h"
 #include "core/clock.h"
+#include "core/daemon_args.h"
 #include "core/log.h"
 #include "sched/config.h"
 #include "sched/policy_factory.h"
@@ -41,25 +42,12 @@ int Fail(const std::string& message) {
 }  // namespace
 
 int RunControllerCommand(int argc, char** argv) {
-  std::string config_path;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if ((a == "--config" || a == "-c") && i + 1 < argc) {
-      config_path = argv[++i];
-    } else if (a.rfind("--config=", 0) == 0) {
-      config_path = a.substr(9);
-    } else if (a == "-h" || a == "--help") {
-      Usage();
-      return 0;
-    } else {
-      Usage();
-      return Fail("unknown argument \"" + a + "\"");
-    }
-  }
-  if (config_path.empty()) {
+  auto args = ParseDaemonArgs(argc, argv);
+  if (!args || args->help) {
     Usage();
-    return Fail("--config is required");
+    return args ? 0 : Fail(args.error().message);
   }
+  const std::string& config_path = args->config_path;
   SetLogName("controller");
   auto config = LoadControllerConfig(config_path);
   if (!config) return Fail(config.error().message);
@@ -83,8 +71,8 @@ int RunControllerCommand(int argc, char** argv) {
   int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd < 0) return Fail("cannot open " + lock_path + ": " + std::strerror(errno));
   if (flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    return Fail("another controller is running with state_dir " + config->state_dir + " (" + lock_path +
-                " is locked)");
+    return Fail("another controller is running with state_dir " + config->state_dir + " (" +
+                lock_path + " is locked)");
   }
 
   // Block the stop signals in every thread; the main thread waits for them with sigwait.
@@ -113,7 +101,8 @@ int RunControllerCommand(int argc, char** argv) {
   auto jobs = std::make_shared<JobCredentials>(credentials, Minutes(5));
   std::string munge_socket;
   if (config->munge) {
-    munge_socket = config->munge_socket.empty() ? "/run/munge/munge.socket.2" : config->munge_socket;
+    munge_socket =
+        config->munge_socket.empty() ? "/run/munge/munge.socket.2" : config->munge_socket;
   }
   ServiceSecurity security{
       .authenticator = api::MakeControllerAuthenticator(
@@ -130,10 +119,12 @@ int RunControllerCommand(int argc, char** argv) {
                        .key_file = config->tls_key}};
 
   auto policy = sched::MakePolicy(sched_config->policy, *sched_config);
-  if (!policy) return Fail(std::string(config_path) + ": [scheduler] policy: " + policy.error().message);
+  if (!policy)
+    return Fail(std::string(config_path) + ": [scheduler] policy: " + policy.error().message);
   CORRAL_LOG(Info) << "scheduling policy \"" << sched_config->policy << "\" with "
-                   << sched_config->partitions.size() << " partitions, " << sched_config->accounts.size()
-                   << " accounts, " << sched_config->qos.size() << " QOS";
+                   << sched_config->partitions.size() << " partitions, "
+                   << sched_config->accounts.size() << " accounts, " << sched_config->qos.size()
+                   << " QOS";
   ControllerService service(*config, *sched_config, std::move(*policy), std::move(*store),
                             std::move(security), SystemClock::Get());
   if (Status s = service.Start(); !s) return Fail(s.error().message);

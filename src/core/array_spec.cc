@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+
+#include "core/strings.h"
 
 namespace corral {
 namespace {
@@ -9,14 +12,9 @@ namespace {
 bool ParseIndex(std::string_view s, uint64_t* out) {
   // Slurm reads numbers with strtol, which skips leading blanks.
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  if (s.empty() || s.size() > 12) return false;
-  uint64_t n = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *out = n;
-  return true;
+  std::optional<uint64_t> n = s.size() > 12 ? std::nullopt : ParseUint(s);
+  if (n) *out = *n;
+  return n.has_value();
 }
 
 }  // namespace

@@ -200,22 +200,25 @@ SubmitResponse FullSubmitResponse() {
 }
 
 JobInfo FullJobInfo() {
-  return JobInfo{
-      .job = FullJob(), .reason_detail = "waiting for 8 h100 GPUs", .estimated_start = At(7200),
-      .priority = 4242, .gpu_waste = "GPUs gpu01:0 under 5% utilisation for 30m"};
+  return JobInfo{.job = FullJob(),
+                 .reason_detail = "waiting for 8 h100 GPUs",
+                 .estimated_start = At(7200),
+                 .priority = 4242,
+                 .gpu_waste = "GPUs gpu01:0 under 5% utilisation for 30m"};
 }
 
 NodeInfo FullNodeInfo() {
-  return NodeInfo{.node = FullNode(),
-                  .state = NodeState::kDraining,
-                  .alloc_cpus = 96,
-                  .alloc_mem_mb = 1'000'000,
-                  .alloc_gpus = GpuSet(0b0111),
-                  .jobs = {JobId(4242), JobId(4243)},
-                  .partitions = {"h100", "all"},
-                  .gpu_problems = {{.gpu = 3, .reason = "XID 79 (GPU has fallen off the bus)", .latched = true},
-                                   {.gpu = 5, .reason = "temperature 97 C over 90 C"}},
-                  .node_problem = "health script: ERROR: nhc: /scratch is full"};
+  return NodeInfo{
+      .node = FullNode(),
+      .state = NodeState::kDraining,
+      .alloc_cpus = 96,
+      .alloc_mem_mb = 1'000'000,
+      .alloc_gpus = GpuSet(0b0111),
+      .jobs = {JobId(4242), JobId(4243)},
+      .partitions = {"h100", "all"},
+      .gpu_problems = {{.gpu = 3, .reason = "XID 79 (GPU has fallen off the bus)", .latched = true},
+                       {.gpu = 5, .reason = "temperature 97 C over 90 C"}},
+      .node_problem = "health script: ERROR: nhc: /scratch is full"};
 }
 
 PartitionInfo FullPartitionInfo() {
@@ -235,29 +238,32 @@ RegisterRequest FullRegisterRequest() {
 }
 
 RegisterResponse FullRegisterResponse() {
-  return RegisterResponse{
-      .node_id = NodeId(3), .heartbeat_interval = Seconds(15), .kill = {FullRunningJobRef(5)},
-      .cluster_name = "selene"};
+  return RegisterResponse{.node_id = NodeId(3),
+                          .heartbeat_interval = Seconds(15),
+                          .kill = {FullRunningJobRef(5)},
+                          .cluster_name = "selene"};
 }
 
 HeartbeatRequest FullHeartbeatRequest() {
-  return HeartbeatRequest{.node = "gpu01",
-                          .running = {FullRunningJobRef(0)},
-                          .gpu_samples = {{.gpu = 3,
-                                           .job = JobId(4242),
-                                           .time = Timestamp(Duration(1'764'620'000'123'456)),
-                                           .utilization = 87.5,
-                                           .memory_used_mb = 9216,
-                                           .power_watts = 412.25,
-                                           .energy_mj = 123'456'789'012}},
-                          .gpu_problems = {{.gpu = 2, .reason = "row remapping failed", .latched = false},
-                                           {.gpu = 7, .reason = "XID 48 (double-bit ECC error)", .latched = true}},
-                          .node_problem = "cannot read the GPUs",
-                          .auto_resume = true};
+  return HeartbeatRequest{
+      .node = "gpu01",
+      .running = {FullRunningJobRef(0)},
+      .gpu_samples = {{.gpu = 3,
+                       .job = JobId(4242),
+                       .time = Timestamp(Duration(1'764'620'000'123'456)),
+                       .utilization = 87.5,
+                       .memory_used_mb = 9216,
+                       .power_watts = 412.25,
+                       .energy_mj = 123'456'789'012}},
+      .gpu_problems = {{.gpu = 2, .reason = "row remapping failed", .latched = false},
+                       {.gpu = 7, .reason = "XID 48 (double-bit ECC error)", .latched = true}},
+      .node_problem = "cannot read the GPUs",
+      .auto_resume = true};
 }
 
 HeartbeatResponse FullHeartbeatResponse() {
-  return HeartbeatResponse{.reregister = true, .kill = {FullRunningJobRef(2)}, .clear_gpus = {1, 6}};
+  return HeartbeatResponse{
+      .reregister = true, .kill = {FullRunningJobRef(2)}, .clear_gpus = {1, 6}};
 }
 
 JobEvent FullJobEvent() {
@@ -303,7 +309,8 @@ LaunchRequest FullLaunchRequest() {
 }
 
 SignalRequest FullSignalRequest() {
-  return SignalRequest{.job = JobId(4242), .generation = Generation(77), .signal = 10, .batch_only = true};
+  return SignalRequest{
+      .job = JobId(4242), .generation = Generation(77), .signal = 10, .batch_only = true};
 }
 
 StepSpec FullStepSpec() {
@@ -327,11 +334,14 @@ StepSpec FullStepSpec() {
 }
 
 StepTask FullStepTask() {
-  return StepTask{.rank = 9, .node_rank = 1, .local_rank = 1, .node = "gpu02", .gpus = GpuSet(0b110)};
+  return StepTask{
+      .rank = 9, .node_rank = 1, .local_rank = 1, .node = "gpu02", .gpus = GpuSet(0b110)};
 }
 
 StepLayout FullStepLayout() {
-  return StepLayout{.nodes = {"gpu01", "gpu02"}, .tasks_per_node = {8, 8}, .tasks = {FullStepTask()},
+  return StepLayout{.nodes = {"gpu01", "gpu02"},
+                    .tasks_per_node = {8, 8},
+                    .tasks = {FullStepTask()},
                     .cpus_per_task = 4};
 }
 
@@ -352,8 +362,11 @@ StepInfo FullStepInfo() {
                   .start_time = At(50),
                   .end_time = At(60),
                   .exit_code = 2,
-                  .tasks = {StepTaskInfo{.task = FullStepTask(), .ended = true, .exit_code = 2,
-                                         .signal = 9, .message = "could not start"}}};
+                  .tasks = {StepTaskInfo{.task = FullStepTask(),
+                                         .ended = true,
+                                         .exit_code = 2,
+                                         .signal = 9,
+                                         .message = "could not start"}}};
 }
 
 StepLaunchRequest FullStepLaunchRequest() {
@@ -369,7 +382,8 @@ StepLaunchRequest FullStepLaunchRequest() {
 }
 
 StepSignalRequest FullStepSignalRequest() {
-  return StepSignalRequest{.job = JobId(4242), .generation = Generation(77), .step = 3, .signal = 10};
+  return StepSignalRequest{
+      .job = JobId(4242), .generation = Generation(77), .step = 3, .signal = 10};
 }
 
 CancelRequest FullCancelRequest() {

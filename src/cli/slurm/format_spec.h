@@ -15,9 +15,12 @@
 // Widths of kPercent and kColon items are capped at 100000. Pure functions; thread-safe.
 #pragma once
 
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/strings.h"
 
 namespace corral::slurm {
 
@@ -54,6 +57,23 @@ struct FormatColumn {
 // `by_name(std::string_view)` return the field or null. An unknown field is reported in
 // `warnings` as `unknown` followed by its letter or name; a kPercent one is then printed
 // literally ("%" and its text, as Slurm does), a kColon one is dropped.
+// The field of `fields` (a table of structs with `letter` and `long_name`) with `letter` `c`,
+// or the one whose long name is `name` in any case; nullptr when none.
+template <typename Fields>
+auto FieldByLetter(const Fields& fields, char c) -> decltype(&*std::begin(fields)) {
+  for (const auto& f : fields) {
+    if (f.letter == c) return &f;
+  }
+  return nullptr;
+}
+template <typename Fields>
+auto FieldByName(const Fields& fields, std::string_view name) -> decltype(&*std::begin(fields)) {
+  for (const auto& f : fields) {
+    if (EqualsIgnoreCase(f.long_name, name)) return &f;
+  }
+  return nullptr;
+}
+
 template <typename Field, typename ByLetter, typename ByName>
 std::vector<FormatColumn<Field>> BindFormat(std::string_view format, FormatSyntax syntax,
                                             ByLetter by_letter, ByName by_name,

@@ -1,21 +1,18 @@
 #include "cli/slurm/job_ids.h"
 
 #include <cctype>
+#include <optional>
 
 #include "core/array_spec.h"
+#include "core/strings.h"
 
 namespace corral::slurm {
 namespace {
 
 bool Number(std::string_view s, uint64_t* out) {
-  if (s.empty() || s.size() > 18) return false;
-  uint64_t n = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    n = n * 10 + static_cast<uint64_t>(c - '0');
-  }
-  *out = n;
-  return true;
+  std::optional<uint64_t> n = s.size() > 18 ? std::nullopt : ParseUint(s);
+  if (n) *out = *n;
+  return n.has_value();
 }
 
 }  // namespace

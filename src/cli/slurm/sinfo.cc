@@ -261,19 +261,8 @@ const Field kFields[] = {
     {'Z', "Threads", "THREADS", false, [](const Group&, const Ctx&) { return std::string("1"); }},
 };
 
-const Field* ByLetter(char c) {
-  for (const Field& f : kFields) {
-    if (f.letter == c) return &f;
-  }
-  return nullptr;
-}
-
-const Field* ByName(std::string_view name) {
-  for (const Field& f : kFields) {
-    if (EqualsIgnoreCase(f.long_name, name)) return &f;
-  }
-  return nullptr;
-}
+const Field* ByLetter(char c) { return FieldByLetter(kFields, c); }
+const Field* ByName(std::string_view name) { return FieldByName(kFields, name); }
 
 using Item = FormatColumn<Field>;
 

@@ -308,19 +308,8 @@ const Field kFields[] = {
     {0, "STDIN", "STDIN", true, [](const Row&, const Ctx&) { return std::string("/dev/null"); }},
 };
 
-const Field* ByLetter(char c) {
-  for (const Field& f : kFields) {
-    if (f.letter == c) return &f;
-  }
-  return nullptr;
-}
-
-const Field* ByName(std::string_view name) {
-  for (const Field& f : kFields) {
-    if (EqualsIgnoreCase(f.long_name, name)) return &f;
-  }
-  return nullptr;
-}
+const Field* ByLetter(char c) { return FieldByLetter(kFields, c); }
+const Field* ByName(std::string_view name) { return FieldByName(kFields, name); }
 
 using Item = FormatColumn<Field>;
 

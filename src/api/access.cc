@@ -94,7 +94,7 @@ constexpr Rule kRules[] = {
   {Action::kReadCluster,       "read-cluster",       true,  false, true,  true,  true,  true,  false, true,  true},
   {Action::kReadJob,           "read-job",           true,  false, true,  true,  true,  true,  false, true,  true},
   {Action::kReadJobPrivate,    "read-job-private",   true,  true,  true,  true,  true,  true,  true,  false, true},
-  {Action::kSubmitJob,         "submit-job",         true,  false, true,  true,  true,  false, false, false, false},
+  {Action::kSubmitJob,         "submit-job",         true,  false, true,  true,  true,  true,  false, true,  false},
   {Action::kCancelJob,         "cancel-job",         true,  true,  true,  true,  true,  true,  false, false, true},
   {Action::kHoldJob,           "hold-job",           true,  true,  true,  true,  true,  false, false, false, true},
   {Action::kReleaseJob,        "release-job",        true,  true,  true,  true,  true,  false, false, false, true},

@@ -16,7 +16,7 @@
 //   action                          user  operator  admin  job       agent     controller
 //   kReadCluster, kReadJob          yes   yes       yes    yes       -         yes
 //   kReadJobPrivate                 own   yes       yes    own       -         yes
-//   kSubmitJob                      yes   yes       yes    -         -         -
+//   kSubmitJob                      yes   yes       yes    its user  -         -
 //   kCancelJob, kRequeueJob         own   yes       yes    its job   -         yes
 //   kHoldJob, kReleaseJob           own   yes       yes    -         -         yes
 //   kUpdateJob                      own   own       yes    -         -         yes

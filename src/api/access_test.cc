@@ -128,7 +128,7 @@ const std::vector<Row> kTable = {
     {Action::kReadCluster, "uoajC", "uoajC"},
     {Action::kReadJob, "uoajC", "uoajC"},
     {Action::kReadJobPrivate, "uoajC", "oaC"},
-    {Action::kSubmitJob, "uoa", "uoa"},
+    {Action::kSubmitJob, "uoaj", "uoaj"},
     {Action::kCancelJob, "uoajC", "oaC"},
     {Action::kHoldJob, "uoaC", "oaC"},
     {Action::kReleaseJob, "uoaC", "oaC"},
@@ -191,7 +191,9 @@ TEST(AuthorizeTest, AJobCredentialActsOnItsOwnRunOnly) {
   EXPECT_TRUE(Authorize(kJob, Action::kReadJobPrivate, sibling).has_value());
   EXPECT_FALSE(Authorize(kJob, Action::kCancelJob, sibling).has_value());
   EXPECT_FALSE(Authorize(kJob, Action::kCreateStep, sibling).has_value());
-  EXPECT_FALSE(Authorize(kJob, Action::kSubmitJob, sibling).has_value());
+  // A job submits jobs as its user (sbatch in a job: chains, dependencies); the controller
+  // gives the new job the credential's user, uid and gid.
+  EXPECT_TRUE(Authorize(kJob, Action::kSubmitJob, sibling).has_value());
 }
 
 TEST(AuthorizeTest, AnAgentIsBoundToItsNodeAndIsNeverAnAdmin) {

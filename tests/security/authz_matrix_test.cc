@@ -36,7 +36,7 @@ const std::vector<std::string> kCallers = {
 const std::map<std::string, std::string> kMatrix = {
     // route                                           anon bob ali olg roo ag2 ag1 jJ  jK
     {"GET /api/v1/health", "yyyyyyyyy"},
-    {"POST /api/v1/jobs", "-yyyy----"},
+    {"POST /api/v1/jobs", "-yyyy--yy"},
     {"GET /api/v1/jobs", "-yyyy--yy"},
     {"GET /api/v1/jobs/{id}", "-yyyy--yy"},
     {"GET /api/v1/jobs/{id}/wait", "-yyyy--yy"},

@@ -291,17 +291,13 @@ class SqliteStore::Connection {
       CORRAL_RETURN_IF_ERROR(internal::ReadJobRowSharing(r, job, &shared));
       if (!shared) return {};
       auto array = static_cast<int64_t>(job->array_job_id.value);
-      std::string prefix = "job " + job->id.ToString() + ": array " + job->array_job_id.ToString();
       auto it = specs.find(array);
       if (it == specs.end()) {
         CORRAL_ASSIGN_OR_RETURN(std::optional<std::string> spec, ArraySpec(array));
-        if (!spec.has_value()) return Internal(prefix + ": no shared spec in array_specs");
+        if (!spec.has_value()) return internal::DecodeArraySpec(nullptr, job);
         it = specs.emplace(array, std::move(*spec)).first;
       }
-      if (Status s = internal::DecodeJobSpec(it->second, &job->spec); !s.has_value()) {
-        return Internal(prefix + ": array_specs spec: " + s.error().message);
-      }
-      return {};
+      return internal::DecodeArraySpec(&it->second, job);
     };
     return CollectRows(stmt, internal::kJobColumns, read, out, what);
   }

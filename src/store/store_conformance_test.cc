@@ -7,9 +7,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -54,7 +56,13 @@ class Env {
   // Closes the store's connections from the server side, as a database restart does, and
   // waits until they are gone.
   virtual bool DropConnections() { return false; }
+  // The bytes of every stored spec (the jobs' spec column and `array_specs`); -1 when unknown.
+  virtual int64_t StoredSpecBytes() { return -1; }
 };
+
+constexpr const char* kStoredSpecBytesSql =
+    "SELECT (SELECT coalesce(sum(length(spec)), 0) FROM jobs) + "
+    "(SELECT coalesce(sum(length(spec)), 0) FROM array_specs)";
 
 class MemoryEnv final : public Env {
  public:
@@ -83,6 +91,19 @@ class SqliteFileEnv final : public Env {
   bool SetSchemaVersion(int v) override {
     return Exec("UPDATE corral_info SET value = '" + std::to_string(v) +
                 "' WHERE key = 'schema_version'");
+  }
+  int64_t StoredSpecBytes() override {
+    sqlite3* db = nullptr;
+    sqlite3_stmt* stmt = nullptr;
+    int64_t v = -1;
+    if (sqlite3_open(path().c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, kStoredSpecBytesSql, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      v = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return v;
   }
 
  private:
@@ -179,6 +200,19 @@ class PostgresEnv final : public Env {
   bool SetSchemaVersion(int v) override {
     return Exec("UPDATE " + schema_ + ".corral_info SET value = '" + std::to_string(v) +
                 "' WHERE key = 'schema_version'");
+  }
+  int64_t StoredSpecBytes() override {
+    std::string sql = std::string(kStoredSpecBytesSql);
+    for (const char* table : {"FROM jobs", "FROM array_specs"}) {
+      sql.replace(sql.find(table), std::string_view(table).size(),
+                  std::string("FROM ") + schema_ + "." + (table + 5));
+    }
+    internal::PgResultPtr r(pq_->exec(conn_, sql.c_str()), {pq_});
+    if (!r || pq_->resultStatus(r.get()) != PGRES_TUPLES_OK) {
+      ADD_FAILURE() << sql << ": " << pq_->errorMessage(conn_);
+      return -1;
+    }
+    return std::stoll(pq_->getvalue(r.get(), 0, 0));
   }
 
  private:
@@ -532,6 +566,11 @@ TYPED_TEST(StoreConformanceTest, ArrayTasksRoundTripWithTheirOwnSpecs) {
   WriteBatch submit;
   for (const Job& t : tasks) submit.PutJob(t);
   this->WriteOk(submit);
+  // A store that can say keeps the 64 KiB once (40 copies would be 2.6 MB).
+  if (int64_t bytes = this->env_->StoredSpecBytes(); bytes >= 0) {
+    EXPECT_GT(bytes, 64 * 1024);
+    EXPECT_LT(bytes, 2 * 64 * 1024);
+  }
   tasks[5].spec.comment = "changed by scontrol update";  // one task's spec alone
   tasks[5].spec.environment["ONLY_FIVE"] = "1";
   tasks[0].spec.script = "#!/bin/sh\necho the first task changed\n";

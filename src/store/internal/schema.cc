@@ -206,6 +206,15 @@ Status ReadJobRowSharing(RowReader& r, Job* job, bool* shared) {
   return {};
 }
 
+Status DecodeArraySpec(const std::string* array_spec, Job* job) {
+  std::string prefix = "job " + job->id.ToString() + ": array " + job->array_job_id.ToString();
+  if (array_spec == nullptr) return Internal(prefix + ": no shared spec in array_specs");
+  if (Status s = DecodeJobSpec(*array_spec, &job->spec); !s.has_value()) {
+    return Internal(prefix + ": array_specs spec: " + s.error().message);
+  }
+  return {};
+}
+
 void WriteNodeRow(const Node& n, RowWriter& w, EncodeScratch& scratch) {
   w.Int(n.id.value);
   w.Text(n.inventory.name);

@@ -10,7 +10,7 @@
 //   nodes(id PK, node_name, body BLOB)
 //   meta(key PK, value)                 the controller's counters (`StoredState::meta`)
 //   corral_info(key PK, value)          the store's own bookkeeping (schema_version)
-//   array_specs(array_job_id PK, spec BLOB)  SQLite only: an array's spec, kept once
+//   array_specs(array_job_id PK, spec BLOB)  an array's spec, kept once
 // An array task whose encoded spec equals its array's row in `array_specs` stores
 // `kSharedSpecRef` in its `spec` column instead of repeating it (a 1,001-task array costs one
 // spec, not 1,001); a task whose spec differs (changed by `scontrol update`) keeps its own.
@@ -165,6 +165,10 @@ Status ReadJobRow(RowReader& r, Job* job);
 // As `ReadJobRow`, except that a `spec` column holding `kSharedSpecRef` is not decoded:
 // `*shared` says so and the caller decodes the array's spec into `job->spec`.
 Status ReadJobRowSharing(RowReader& r, Job* job, bool* shared);
+// Decodes an array's shared spec (its `array_specs` row, null when there is none) into a job
+// read by `ReadJobRowSharing`. Returns kInternal "job N: array M: ..." when it is missing or
+// cannot be decoded.
+Status DecodeArraySpec(const std::string* array_spec, Job* job);
 
 void WriteNodeRow(const Node& node, RowWriter& w, EncodeScratch& scratch);
 // As `ReadJobRow`. Returns kInternal "node N: ..." naming the column and what is wrong.

@@ -7,10 +7,12 @@
 #include <deque>
 #include <set>
 #include <type_traits>
+#include <unordered_map>
 #include <variant>
 
 #include "core/log.h"
 #include "store/internal/libpq.h"
+#include "store/internal/record_codec.h"
 #include "store/internal/schema.h"
 
 namespace corral::store {
@@ -111,6 +113,29 @@ const PgStatement& CountJobs() {
   static const PgStatement s{"corral_count_jobs", "SELECT count(*) FROM jobs", {}};
   return s;
 }
+// An array's shared spec (schema.h).
+constexpr internal::Column kArraySpecColumns[] = {{"array_job_id", ColumnType::kInt},
+                                                  {"spec", ColumnType::kBlob}};
+const PgStatement& SelectArraySpec() {
+  static const PgStatement s{"corral_select_array_spec",
+                             "SELECT array_job_id, spec FROM array_specs WHERE array_job_id = $1",
+                             {kInt8Oid}};
+  return s;
+}
+const PgStatement& SelectArraySpecs() {
+  static const PgStatement s{
+      "corral_select_array_specs", "SELECT array_job_id, spec FROM array_specs", {}};
+  return s;
+}
+const PgStatement& InsertArraySpec() {
+  static const PgStatement s{"corral_insert_array_spec",
+                             "INSERT INTO array_specs (array_job_id, spec) VALUES ($1, $2)",
+                             {kInt8Oid, kByteaOid}};
+  return s;
+}
+// An array's spec goes with its last job.
+constexpr const char* kDeleteUnusedArraySpecs =
+    "DELETE FROM array_specs WHERE array_job_id NOT IN (SELECT array_job_id FROM jobs)";
 constexpr internal::Column kCountColumn[] = {{"count", ColumnType::kInt}};
 constexpr internal::Column kSeriesColumns[] = {{"job_id", ColumnType::kInt},
                                                {"body", ColumnType::kBlob}};
@@ -356,6 +381,11 @@ class PostgresStore::Connection {
     return {};
   }
 
+  // Queues a statement without parameters in pipeline mode.
+  bool SendQuery(const char* sql) {
+    return pq_.sendQueryParams(conn_, sql, 0, nullptr, nullptr, nullptr, nullptr, 0) == 1;
+  }
+
   // Queues a prepared statement in pipeline mode. Requires: `Prepare(s)` succeeded.
   bool SendPrepared(const PgStatement& s, const PgParams& p) {
     return pq_.sendQueryPrepared(conn_, s.name, p.size(), p.values(), p.lengths(), p.formats(),
@@ -529,6 +559,8 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
     for (const std::string& sql : internal::CreateSchemaSql(Dialect::kPostgres)) {
       CORRAL_RETURN_IF_ERROR(c.Exec(sql, "create schema"));
     }
+    CORRAL_RETURN_IF_ERROR(
+        c.Exec(internal::CreateArraySpecsSql(Dialect::kPostgres), "create schema"));
     if (!have_version) {
       CORRAL_RETURN_IF_ERROR(
           c.Exec("INSERT INTO corral_info (key, value) VALUES ('schema_version', '" +
@@ -568,6 +600,7 @@ Status PostgresStore::Write(const WriteBatch& batch) {
     }
   };
   auto describe = [&](size_t i) -> std::string {
+    if (i == batch.size()) return "delete array specs";
     return std::visit(
         [](const auto& o) -> std::string {
           using T = std::decay_t<decltype(o)>;
@@ -598,6 +631,7 @@ Status PostgresStore::Write(const WriteBatch& batch) {
   static_assert(std::variant_size_v<WriteBatch::Op> == 6);
   auto fail = [&](Status s) {
     c.RollbackQuietly();
+    array_specs_.clear();  // may hold rows of the rolled-back transaction
     return s;
   };
   // Statements are prepared outside the pipeline.
@@ -609,14 +643,46 @@ Status PostgresStore::Write(const WriteBatch& batch) {
   }
   internal::EncodeScratch scratch;
   PgParams params;
+  // Array tasks refer to their array's shared spec (schema.h): each array's row is read, or
+  // written from its first task, before the pipeline.
+  bool deleted_jobs = false;
+  for (const WriteBatch::Op& op : batch.ops()) {
+    deleted_jobs = deleted_jobs || std::holds_alternative<WriteBatch::DeleteJobOp>(op);
+    const auto* put = std::get_if<WriteBatch::PutJobOp>(&op);
+    if (put == nullptr || put->job.array_job_id.value == 0) continue;
+    uint64_t array = put->job.array_job_id.value;
+    if (array_specs_.contains(array)) continue;
+    if (array_specs_.size() >= kCachedArraySpecs) array_specs_.clear();
+    params.Clear();
+    params.Int(static_cast<int64_t>(array));
+    Result<PgResultPtr> r =
+        c.ExecPrepared(SelectArraySpec(), params, "read array spec", PGRES_TUPLES_OK);
+    if (!r.has_value()) return fail(tl::unexpected(r.error()));
+    if (pq_.ntuples(r->get()) == 1) {
+      PgRowReader row(pq_, r->get(), kArraySpecColumns);
+      array_specs_.emplace(array, std::string(row.Blob(1)));
+      continue;
+    }
+    internal::EncodeJobSpec(put->job.spec, &scratch.spec);
+    params.Blob(scratch.spec);
+    r = c.ExecPrepared(InsertArraySpec(), params, "write array spec", PGRES_COMMAND_OK);
+    if (!r.has_value()) return fail(tl::unexpected(r.error()));
+    array_specs_.emplace(array, scratch.spec);
+  }
   auto send = [&](size_t i) {
+    if (i == batch.size()) return c.SendQuery(kDeleteUnusedArraySpecs);
     const WriteBatch::Op& op = batch.ops()[i];
     params.Clear();
     std::visit(
         [&](const auto& o) {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, WriteBatch::PutJobOp>) {
-            internal::WriteJobRow(o.job, params, scratch);
+            internal::EncodeJobSpec(o.job.spec, &scratch.spec);
+            auto it = array_specs_.find(o.job.array_job_id.value);
+            bool shared = o.job.array_job_id.value != 0 && it != array_specs_.end() &&
+                          it->second == scratch.spec;
+            internal::WriteJobRow(o.job, params, scratch,
+                                  shared ? internal::kSharedSpecRef : scratch.spec);
           } else if constexpr (std::is_same_v<T, WriteBatch::PutNodeOp>) {
             internal::WriteNodeRow(o.node, params, scratch);
           } else if constexpr (std::is_same_v<T, WriteBatch::PutMetaOp>) {
@@ -635,7 +701,9 @@ Status PostgresStore::Write(const WriteBatch& batch) {
     // libpq copies the parameters into its output buffer: `params` may be reused at once.
     return c.SendPrepared(statement(op), params);
   };
-  if (Status s = c.PipelinedCommit(batch.size(), send, describe); !s.has_value()) return fail(s);
+  size_t count = batch.size() + (deleted_jobs ? 1 : 0);
+  if (Status s = c.PipelinedCommit(count, send, describe); !s.has_value()) return fail(s);
+  if (deleted_jobs) array_specs_.clear();
   return {};
 }
 
@@ -673,11 +741,27 @@ Result<StoredState> PostgresStore::Load() {
       PgRowReader count(pq_, r.get(), kCountColumn);
       if (pq_.ntuples(r.get()) == 1) state.jobs.reserve(static_cast<size_t>(count.Int(0)));
     }
+    std::unordered_map<uint64_t, std::string> array_specs;
+    {
+      CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecPrepared(SelectArraySpecs(), none,
+                                                            "read array specs", PGRES_TUPLES_OK));
+      PgRowReader row(pq_, r.get(), kArraySpecColumns);
+      for (int i = 0; i < pq_.ntuples(r.get()); ++i) {
+        row.set_row(i);
+        array_specs.emplace(static_cast<uint64_t>(row.Int(0)), std::string(row.Blob(1)));
+      }
+    }
     CORRAL_RETURN_IF_ERROR(
         c.StreamPrepared(SelectJobs(), none, "read jobs", [&](const PGresult* res, int row) {
           PgRowReader reader(pq_, res, internal::kJobColumns);
           reader.set_row(row);
-          Status s = internal::ReadJobRow(reader, &state.jobs.emplace_back());
+          Job* job = &state.jobs.emplace_back();
+          bool shared = false;
+          Status s = internal::ReadJobRowSharing(reader, job, &shared);
+          if (s.has_value() && shared) {
+            auto it = array_specs.find(job->array_job_id.value);
+            s = internal::DecodeArraySpec(it == array_specs.end() ? nullptr : &it->second, job);
+          }
           if (!s.has_value()) {
             state.jobs.pop_back();
             return Status(Internal(c.prefix() + s.error().message));
@@ -749,9 +833,46 @@ Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
   }
   if (!r.has_value()) return tl::unexpected(r.error());
   std::vector<Job> jobs;
+  std::vector<bool> shared;
+  auto read = [&](internal::RowReader& reader, Job* job) {
+    bool s = false;
+    Status status = internal::ReadJobRowSharing(reader, job, &s);
+    shared.push_back(s);
+    return status;
+  };
   CORRAL_RETURN_IF_ERROR(
-      CollectRows(pq_, r->get(), internal::kJobColumns, c.prefix(), internal::ReadJobRow, &jobs));
-  return jobs;
+      CollectRows(pq_, r->get(), internal::kJobColumns, c.prefix(), read, &jobs));
+  // Tasks that refer to their array's spec: each array's row read once. A row gone since the
+  // query means every job of the array was deleted meanwhile: those jobs are left out.
+  std::unordered_map<uint64_t, std::optional<std::string>> array_specs;
+  std::vector<Job> out;
+  out.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!shared[i]) {
+      out.push_back(std::move(jobs[i]));
+      continue;
+    }
+    uint64_t array = jobs[i].array_job_id.value;
+    auto it = array_specs.find(array);
+    if (it == array_specs.end()) {
+      PgParams p;
+      p.Int(static_cast<int64_t>(array));
+      CORRAL_ASSIGN_OR_RETURN(PgResultPtr spec,
+                              c.ExecParams(SelectArraySpec().sql, p, "read array spec"));
+      std::optional<std::string> value;
+      if (pq_.ntuples(spec.get()) == 1) {
+        PgRowReader row(pq_, spec.get(), kArraySpecColumns);
+        value = std::string(row.Blob(1));
+      }
+      it = array_specs.emplace(array, std::move(value)).first;
+    }
+    if (!it->second.has_value()) continue;
+    if (Status s = internal::DecodeArraySpec(&*it->second, &jobs[i]); !s.has_value()) {
+      return Internal(c.prefix() + s.error().message);
+    }
+    out.push_back(std::move(jobs[i]));
+  }
+  return out;
 }
 
 Result<std::optional<std::string>> PostgresStore::GetGpuSeries(JobId job) {

@@ -24,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "store/store.h"
 
@@ -82,6 +83,9 @@ class PostgresStore final : public Store {
   const std::string name_;
   std::mutex write_mu_;
   std::unique_ptr<Connection> writer_;  // guarded by write_mu_
+  // The encoded specs of recently written arrays (`array_specs` rows); guarded by write_mu_.
+  std::unordered_map<uint64_t, std::string> array_specs_;
+  static constexpr size_t kCachedArraySpecs = 16;
   std::mutex read_mu_;
   std::unique_ptr<Connection> reader_;  // guarded by read_mu_; opened by the first QueryJobs
 };

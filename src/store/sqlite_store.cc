@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include "store/internal/record_codec.h"
 #include "store/internal/schema.h"
 
 namespace corral::store {
@@ -278,7 +279,41 @@ class SqliteStore::Connection {
     binder.Int(first);
     binder.Int(last);
     if (binder.rc() != SQLITE_OK) return Fail(binder.rc(), "bind");
-    return CollectRows(stmt, internal::kJobColumns, internal::ReadJobRow, out, "read jobs");
+    return CollectJobs(stmt, out, "read jobs");
+  }
+
+  // Collects job rows, decoding an array task's shared spec from `array_specs` (each array's
+  // row is read once per call).
+  Status CollectJobs(sqlite3_stmt* stmt, std::vector<Job>* out, std::string_view what) {
+    std::unordered_map<int64_t, std::string> specs;
+    auto read = [&](internal::RowReader& r, Job* job) -> Status {
+      bool shared = false;
+      CORRAL_RETURN_IF_ERROR(internal::ReadJobRowSharing(r, job, &shared));
+      if (!shared) return {};
+      auto array = static_cast<int64_t>(job->array_job_id.value);
+      auto it = specs.find(array);
+      if (it == specs.end()) {
+        CORRAL_ASSIGN_OR_RETURN(std::optional<std::string> spec, ArraySpec(array));
+        if (!spec.has_value()) return internal::DecodeArraySpec(nullptr, job);
+        it = specs.emplace(array, std::move(*spec)).first;
+      }
+      return internal::DecodeArraySpec(&it->second, job);
+    };
+    return CollectRows(stmt, internal::kJobColumns, read, out, what);
+  }
+
+  // The row of `array_specs` for `array_job_id`, or nullopt when there is none.
+  Result<std::optional<std::string>> ArraySpec(int64_t array_job_id) {
+    CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                            Statement("SELECT spec FROM array_specs WHERE array_job_id = ?1"));
+    StatementScope scope(stmt);
+    sqlite3_bind_int64(stmt, 1, array_job_id);
+    int rc = sqlite3_step(stmt);
+    if (rc == SQLITE_DONE) return std::optional<std::string>();
+    if (rc != SQLITE_ROW) return Fail(rc, "read array spec");
+    const char* data = static_cast<const char*>(sqlite3_column_blob(stmt, 0));
+    int size = sqlite3_column_bytes(stmt, 0);
+    return std::optional<std::string>(data ? std::string(data, static_cast<size_t>(size)) : "");
   }
 
   sqlite3* db() const { return db_; }
@@ -362,7 +397,9 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
       }
       // Older versions would be migrated here; version 1 is the first.
     }
-    for (const std::string& sql : internal::CreateSchemaSql(Dialect::kSqlite)) {
+    std::vector<std::string> schema = internal::CreateSchemaSql(Dialect::kSqlite);
+    schema.push_back(internal::CreateArraySpecsSql(Dialect::kSqlite));
+    for (const std::string& sql : schema) {
       rc = sqlite3_exec(c.db(), sql.c_str(), nullptr, nullptr, nullptr);
       if (rc != SQLITE_OK) return fail(c.OpenError(rc, "cannot create the schema"));
     }
@@ -384,6 +421,7 @@ Status SqliteStore::Write(const WriteBatch& batch) {
   Connection& c = *writer_;
   CORRAL_RETURN_IF_ERROR(c.Exec("BEGIN IMMEDIATE", "begin"));
   internal::EncodeScratch scratch;
+  bool deleted_jobs = false;
   auto run = [&](const std::string& sql, auto&& bind, std::string_view what) -> Status {
     CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c.Statement(sql));
     StatementScope scope(stmt);
@@ -406,9 +444,16 @@ Status SqliteStore::Write(const WriteBatch& batch) {
         [&](const auto& o) -> Status {
           using T = std::decay_t<decltype(o)>;
           if constexpr (std::is_same_v<T, WriteBatch::PutJobOp>) {
+            std::string what = "write job " + o.job.id.ToString();
+            internal::EncodeJobSpec(o.job.spec, &scratch.spec);
+            bool shared = false;
+            if (o.job.array_job_id.value != 0) {
+              CORRAL_ASSIGN_OR_RETURN(shared, ShareArraySpec(o.job.array_job_id, scratch.spec));
+            }
+            std::string_view spec = shared ? internal::kSharedSpecRef : scratch.spec;
             return run(
-                kUpsertJob, [&](Binder& b) { internal::WriteJobRow(o.job, b, scratch); },
-                "write job " + o.job.id.ToString());
+                kUpsertJob, [&](Binder& b) { internal::WriteJobRow(o.job, b, scratch, spec); },
+                what);
           } else if constexpr (std::is_same_v<T, WriteBatch::PutNodeOp>) {
             return run(
                 kUpsertNode, [&](Binder& b) { internal::WriteNodeRow(o.node, b, scratch); },
@@ -425,6 +470,7 @@ Status SqliteStore::Write(const WriteBatch& batch) {
             CORRAL_RETURN_IF_ERROR(run(
                 kDeleteSeries, [&](Binder& b) { b.Int(static_cast<int64_t>(o.id.value)); },
                 "delete gpu series of job " + o.id.ToString()));
+            deleted_jobs = true;
             return run(
                 kDeleteJob, [&](Binder& b) { b.Int(static_cast<int64_t>(o.id.value)); },
                 "delete job " + o.id.ToString());
@@ -445,14 +491,54 @@ Status SqliteStore::Write(const WriteBatch& batch) {
         op);
     if (!s.has_value()) {
       c.RollbackQuietly();
+      array_specs_.clear();  // may hold rows of the rolled-back transaction
+      return s;
+    }
+  }
+  if (deleted_jobs) {
+    // An array's spec goes with its last job.
+    array_specs_.clear();
+    if (Status s = c.Exec("DELETE FROM array_specs WHERE array_job_id NOT IN "
+                          "(SELECT array_job_id FROM jobs)",
+                          "delete array specs");
+        !s.has_value()) {
+      c.RollbackQuietly();
       return s;
     }
   }
   if (Status s = c.Exec("COMMIT", "commit"); !s.has_value()) {
     c.RollbackQuietly();
+    array_specs_.clear();
     return s;
   }
   return {};
+}
+
+Result<bool> SqliteStore::ShareArraySpec(JobId array, std::string_view spec) {
+  auto it = array_specs_.find(array.value);
+  if (it == array_specs_.end()) {
+    CORRAL_ASSIGN_OR_RETURN(std::optional<std::string> stored,
+                            writer_->ArraySpec(static_cast<int64_t>(array.value)));
+    if (!stored.has_value()) {
+      // The array's first write: its spec becomes the shared one.
+      static const std::string kInsert =
+          "INSERT INTO array_specs (array_job_id, spec) VALUES (?1, ?2)";
+      CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, writer_->Statement(kInsert));
+      StatementScope scope(stmt);
+      Binder binder(stmt);
+      binder.Int(static_cast<int64_t>(array.value));
+      binder.Blob(spec);
+      if (binder.rc() != SQLITE_OK) return writer_->Fail(binder.rc(), "write array spec");
+      if (int rc = sqlite3_step(stmt); rc != SQLITE_DONE) {
+        return writer_->Fail(rc, "write array spec");
+      }
+      stored = std::string(spec);
+    }
+    // A few arrays' specs are cached: the ones being submitted or changing state now.
+    if (array_specs_.size() >= kCachedArraySpecs) array_specs_.clear();
+    it = array_specs_.emplace(array.value, std::move(*stored)).first;
+  }
+  return it->second == spec;
 }
 
 Result<StoredState> SqliteStore::Load() {
@@ -587,8 +673,7 @@ Result<std::vector<Job>> SqliteStore::QueryJobs(const JobQuery& query) {
   }
   if (binder.rc() != SQLITE_OK) return c->Fail(binder.rc(), "bind query");
   std::vector<Job> jobs;
-  CORRAL_RETURN_IF_ERROR(
-      c->CollectRows(stmt, internal::kJobColumns, internal::ReadJobRow, &jobs, "query jobs"));
+  CORRAL_RETURN_IF_ERROR(c->CollectJobs(stmt, &jobs, "query jobs"));
   return jobs;
 }
 

@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "store/store.h"
 
@@ -70,11 +72,18 @@ class SqliteStore final : public Store {
   Result<Connection*> Reader();  // Requires: read_mu_ held.
   // A private in-memory database exists only on the writer's connection.
   bool in_memory() const { return path_ == ":memory:" || path_.empty(); }
+  // Whether an array task whose encoded spec is `spec` refers to its array's row in
+  // `array_specs` (written here when the array has none yet). Requires: write_mu_ held, in
+  // the write transaction.
+  Result<bool> ShareArraySpec(JobId array, std::string_view spec);
+  static constexpr size_t kCachedArraySpecs = 16;
 
   const std::string path_;
   const Options options_;
   std::mutex write_mu_;
   std::unique_ptr<Connection> writer_;  // guarded by write_mu_
+  // The encoded specs of recently written arrays (`array_specs` rows); guarded by write_mu_.
+  std::unordered_map<uint64_t, std::string> array_specs_;
   std::mutex read_mu_;
   std::unique_ptr<Connection> reader_;  // guarded by read_mu_; opened by the first QueryJobs
 };

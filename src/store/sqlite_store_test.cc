@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -33,6 +35,21 @@ void RawExec(const std::string& path, const std::string& sql) {
   EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
       << sqlite3_errmsg(db);
   sqlite3_close(db);
+}
+
+// The integer a one-value query returns (-1 on error).
+int64_t RawInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  int64_t v = -1;
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+      sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    v = sqlite3_column_int64(stmt, 0);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return v;
 }
 
 TEST(SqliteStoreTest, FileThatIsNotADatabaseIsRefused) {
@@ -238,6 +255,52 @@ TEST(SqliteStoreTest, InMemoryDatabaseWorks) {
   auto jobs = (*store)->QueryJobs({});
   ASSERT_TRUE(jobs.has_value());
   EXPECT_EQ(*jobs, std::vector<Job>{PopulatedJob(1, 0)});
+}
+
+// A 1,001-task array with a 64 KiB script stores its spec once: the database grows by about
+// one spec, not 1,001 (64 MiB before tasks shared it). The spec goes with the last task.
+TEST(SqliteStoreTest, ArrayStoresItsSpecOnce) {
+  TempDir dir;
+  std::string path = dir.File("state.db");
+  auto store = SqliteStore::Open(path);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  constexpr size_t kScript = 64 * 1024;
+  Job base = PopulatedJob(1000, 0);
+  base.spec.script = std::string(kScript, 'x');
+  base.array_job_id = JobId(1000);
+  WriteBatch b;
+  std::vector<Job> tasks;
+  for (uint32_t i = 0; i <= 1000; ++i) {
+    Job& t = tasks.emplace_back(base);
+    t.id = JobId(1000 + i);
+    t.array_task_id = i;
+    b.PutJob(t);
+  }
+  ASSERT_TRUE((*store)->Write(b).has_value());
+  auto loaded = (*store)->Load();
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(loaded->jobs, tasks);
+
+  int64_t task_spec_bytes = RawInt(path, "SELECT sum(length(spec)) FROM jobs");
+  int64_t shared_bytes = RawInt(path, "SELECT sum(length(spec)) FROM array_specs");
+  RawExec(path, "PRAGMA wal_checkpoint(TRUNCATE)");
+  int64_t file_bytes = RawInt(path,
+                              "SELECT page_count * page_size FROM pragma_page_count, "
+                              "pragma_page_size");
+  std::printf(
+      "1,001 tasks x 64 KiB script: spec bytes in jobs %lld, in array_specs %lld, "
+      "database %lld bytes\n",
+      static_cast<long long>(task_spec_bytes), static_cast<long long>(shared_bytes),
+      static_cast<long long>(file_bytes));
+  EXPECT_GT(shared_bytes, static_cast<int64_t>(kScript));
+  EXPECT_LT(shared_bytes, static_cast<int64_t>(kScript + 4096));
+  EXPECT_LT(task_spec_bytes, 1001 * 16);
+  EXPECT_LT(file_bytes, static_cast<int64_t>(3 * kScript + 1001 * 1024));
+
+  WriteBatch gone;
+  for (const Job& t : tasks) gone.DeleteJob(t.id);
+  ASSERT_TRUE((*store)->Write(gone).has_value());
+  EXPECT_EQ(RawInt(path, "SELECT count(*) FROM array_specs"), 0);
 }
 
 }  // namespace

@@ -7,10 +7,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -53,7 +56,13 @@ class Env {
   // Closes the store's connections from the server side, as a database restart does, and
   // waits until they are gone.
   virtual bool DropConnections() { return false; }
+  // The bytes of every stored spec (the jobs' spec column and `array_specs`); -1 when unknown.
+  virtual int64_t StoredSpecBytes() { return -1; }
 };
+
+constexpr const char* kStoredSpecBytesSql =
+    "SELECT (SELECT coalesce(sum(length(spec)), 0) FROM jobs) + "
+    "(SELECT coalesce(sum(length(spec)), 0) FROM array_specs)";
 
 class MemoryEnv final : public Env {
  public:
@@ -82,6 +91,19 @@ class SqliteFileEnv final : public Env {
   bool SetSchemaVersion(int v) override {
     return Exec("UPDATE corral_info SET value = '" + std::to_string(v) +
                 "' WHERE key = 'schema_version'");
+  }
+  int64_t StoredSpecBytes() override {
+    sqlite3* db = nullptr;
+    sqlite3_stmt* stmt = nullptr;
+    int64_t v = -1;
+    if (sqlite3_open(path().c_str(), &db) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, kStoredSpecBytesSql, -1, &stmt, nullptr) == SQLITE_OK &&
+        sqlite3_step(stmt) == SQLITE_ROW) {
+      v = sqlite3_column_int64(stmt, 0);
+    }
+    sqlite3_finalize(stmt);
+    sqlite3_close(db);
+    return v;
   }
 
  private:
@@ -178,6 +200,19 @@ class PostgresEnv final : public Env {
   bool SetSchemaVersion(int v) override {
     return Exec("UPDATE " + schema_ + ".corral_info SET value = '" + std::to_string(v) +
                 "' WHERE key = 'schema_version'");
+  }
+  int64_t StoredSpecBytes() override {
+    std::string sql = std::string(kStoredSpecBytesSql);
+    for (const char* table : {"FROM jobs", "FROM array_specs"}) {
+      sql.replace(sql.find(table), std::string_view(table).size(),
+                  std::string("FROM ") + schema_ + "." + (table + 5));
+    }
+    internal::PgResultPtr r(pq_->exec(conn_, sql.c_str()), {pq_});
+    if (!r || pq_->resultStatus(r.get()) != PGRES_TUPLES_OK) {
+      ADD_FAILURE() << sql << ": " << pq_->errorMessage(conn_);
+      return -1;
+    }
+    return std::stoll(pq_->getvalue(r.get(), 0, 0));
   }
 
  private:
@@ -508,6 +543,93 @@ TYPED_TEST(StoreConformanceTest, FailedBatchAppliesNothing) {
   next.PutJob(PopulatedJob(2, 0));
   this->WriteOk(next);
   EXPECT_EQ(this->QueryIds({}), (std::vector<uint64_t>{1, 2}));
+}
+
+// An array's tasks as the controller writes them: one spec (a 64 KiB script), ids
+// `first`..`first + n - 1`, the first id being the array job id.
+std::vector<Job> ArrayTasks(uint64_t first, uint32_t n, const std::string& script) {
+  Job base = PopulatedJob(first, 0);
+  base.spec.script = script;
+  base.array_job_id = JobId(first);
+  std::vector<Job> tasks;
+  for (uint32_t i = 0; i < n; ++i) {
+    Job& t = tasks.emplace_back(base);
+    t.id = JobId(first + i);
+    t.array_task_id = i;
+  }
+  return tasks;
+}
+
+// SQLite keeps an array's spec once; every store must give each task its whole spec back,
+// including tasks changed one by one and after the array's first task is gone.
+TYPED_TEST(StoreConformanceTest, ArrayTasksRoundTripWithTheirOwnSpecs) {
+  std::vector<Job> tasks = ArrayTasks(100, 40, std::string(64 * 1024, 's'));
+  WriteBatch submit;
+  for (const Job& t : tasks) submit.PutJob(t);
+  this->WriteOk(submit);
+  // A store that can say keeps the 64 KiB once (40 copies would be 2.6 MB).
+  if (int64_t bytes = this->env_->StoredSpecBytes(); bytes >= 0) {
+    EXPECT_GT(bytes, 64 * 1024);
+    EXPECT_LT(bytes, 2 * 64 * 1024);
+  }
+  tasks[5].spec.comment = "changed by scontrol update";  // one task's spec alone
+  tasks[5].spec.environment["ONLY_FIVE"] = "1";
+  tasks[0].spec.script = "#!/bin/sh\necho the first task changed\n";
+  tasks[7].state = JobState::kRunning;  // a change of state only
+  WriteBatch update;
+  for (size_t i : {5, 0, 7}) update.PutJob(tasks[i]);
+  this->WriteOk(update);
+
+  EXPECT_EQ(this->LoadOk().jobs, tasks);
+  auto all = this->store_->QueryJobs({});
+  ASSERT_TRUE(all.has_value()) << all.error().message;
+  EXPECT_EQ(*all, tasks);
+  JobQuery one;
+  one.ids = {JobId(107)};
+  auto seven = this->store_->QueryJobs(one);
+  ASSERT_TRUE(seven.has_value()) << seven.error().message;
+  EXPECT_EQ(*seven, std::vector<Job>{tasks[7]});
+
+  // The array's first task and half the others deleted: the rest keep their spec.
+  WriteBatch remove;
+  for (uint64_t id = 100; id < 120; ++id) remove.DeleteJob(JobId(id));
+  this->WriteOk(remove);
+  tasks.erase(tasks.begin(), tasks.begin() + 20);
+  EXPECT_EQ(this->LoadOk().jobs, tasks);
+  if (this->env_->Durable()) {
+    this->Reopen();
+    ASSERT_NE(this->store_, nullptr);
+    EXPECT_EQ(this->LoadOk().jobs, tasks);
+  }
+
+  // Every task gone, then an array with the same id and another spec: the new spec.
+  WriteBatch rest;
+  for (const Job& t : tasks) rest.DeleteJob(t.id);
+  this->WriteOk(rest);
+  std::vector<Job> again = ArrayTasks(100, 3, "#!/bin/sh\necho again\n");
+  WriteBatch resubmit;
+  for (const Job& t : again) resubmit.PutJob(t);
+  this->WriteOk(resubmit);
+  EXPECT_EQ(this->LoadOk().jobs, again);
+}
+
+// A failed batch that wrote an array's first tasks leaves nothing the next batch relies on.
+TYPED_TEST(StoreConformanceTest, FailedArrayBatchThenTheSameArray) {
+  if (!this->env_->InjectFailureOnJob(JobId(666))) GTEST_SKIP() << "writes cannot fail";
+  std::vector<Job> tasks = ArrayTasks(10, 5, std::string(1000, 'f'));
+  WriteBatch failing;
+  for (const Job& t : tasks) failing.PutJob(t);
+  failing.PutJob(PopulatedJob(666, 0));
+  ASSERT_FALSE(this->store_->Write(failing).has_value());
+  WriteBatch b;
+  for (const Job& t : tasks) b.PutJob(t);
+  this->WriteOk(b);
+  EXPECT_EQ(this->LoadOk().jobs, tasks);
+  if (this->env_->Durable()) {
+    this->Reopen();
+    ASSERT_NE(this->store_, nullptr);
+    EXPECT_EQ(this->LoadOk().jobs, tasks);
+  }
 }
 
 // Batches bigger than an implementation's internal chunks (PostgreSQL pipelines 256

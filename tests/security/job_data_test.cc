@@ -3,12 +3,17 @@
 // environments, [privacy] private_data, field limits with a 400 naming the field and nothing
 // stored, signals outside 1-64, max_submitted_jobs counting array tasks, and the memory an
 // array costs (a figure, printed).
+#include <stdlib.h>
+
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "api/json_codec.h"
+#include "store/sqlite_store.h"
 #include "tests/security/security_harness.h"
 
 namespace corral::security {
@@ -148,20 +153,44 @@ long RssKib() {
   return -1;
 }
 
+// The bytes of a SQLite database file and its write-ahead log.
+long FileBytes(const std::string& path) {
+  struct stat st {};
+  long total = 0;
+  for (const std::string& p : {path, path + "-wal"}) {
+    if (stat(p.c_str(), &st) == 0) total += static_cast<long>(st.st_size);
+  }
+  return total;
+}
+
 TEST(JobDataTest, MaxSubmittedJobsCountsArrayTasksAndAnArraysCostIsMeasured) {
   controller::ControllerConfig config;
   config.max_submitted_jobs = 1500;
-  SecurityCluster c(config);
+  char dir[] = "/tmp/corral_job_data_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  struct RemoveDir {
+    std::string path;
+    ~RemoveDir() { std::filesystem::remove_all(path); }
+  } cleanup{dir};  // after the cluster has stopped
+  std::string db = std::string(dir) + "/state.db";
+  auto store = store::SqliteStore::Open(db);
+  ASSERT_TRUE(store.has_value()) << store.error().message;
+  SecurityCluster c(config, std::move(*store));
   JobSpec s = TestJob();
   s.script = "#!/bin/sh\n" + std::string(64 * 1024, '#') + "\ntrue\n";
   long before = RssKib();
+  long db_before = FileBytes(db);
   s.array = "0-1000";
   c.Submit("alice", s);
   long after = RssKib();
+  long db_after = FileBytes(db);
   std::printf(
       "[ figure ] controller RSS before/after a 1,001-task array with a 64 KiB script: "
-      "%ld KiB -> %ld KiB (+%ld KiB)\n",
-      before, after, after - before);
+      "%ld KiB -> %ld KiB (+%ld KiB); SQLite store %ld KiB -> %ld KiB (+%ld KiB)\n",
+      before, after, after - before, db_before / 1024, db_after / 1024,
+      (db_after - db_before) / 1024);
+  // The store keeps the spec once (1,001 copies were 66 MB); the WAL holds each page written.
+  EXPECT_LT(db_after - db_before, 4L * 1024 * 1024);
   ASSERT_EQ(List(c, "root").size(), 1001u);
   s.array = "0-600";
   api::HttpResponse over = c.Send("alice", "POST", "/api/v1/jobs", api::EncodeJobSpec(s));

@@ -65,7 +65,8 @@ class TestAuthenticator final : public api::Authenticator {
 
 }  // namespace
 
-SecurityCluster::SecurityCluster(controller::ControllerConfig config) {
+SecurityCluster::SecurityCluster(controller::ControllerConfig config,
+                                 std::unique_ptr<store::Store> store) {
   config.listen_host = "127.0.0.1";
   config.listen_port = 0;
   config.user_ids = controller::testing::TestUserIds;
@@ -81,7 +82,8 @@ SecurityCluster::SecurityCluster(controller::ControllerConfig config) {
       .jobs = std::make_shared<controller::JobCredentials>(credentials, Minutes(5))};
   service_ = std::make_unique<controller::ControllerService>(
       std::move(config), std::move(sched), std::make_unique<sched::FirstFitPolicy>(),
-      std::make_unique<store::MemoryStore>(), std::move(security), clock_);
+      store ? std::move(store) : std::make_unique<store::MemoryStore>(), std::move(security),
+      clock_);
   self_ = service_.get();
   Status started = service_->Start();
   CORRAL_CHECK(started.has_value()) << started.error().message;

@@ -19,13 +19,16 @@
 #include "controller/service.h"
 #include "core/clock.h"
 #include "core/job.h"
+#include "store/store.h"
 
 namespace corral::security {
 
 class SecurityCluster {
  public:
-  // Starts the controller (CHECKs that it started) with `config`'s privacy and limits.
-  explicit SecurityCluster(controller::ControllerConfig config = {});
+  // Starts the controller (CHECKs that it started) with `config`'s privacy and limits, on
+  // `store` (null = a memory store).
+  explicit SecurityCluster(controller::ControllerConfig config = {},
+                           std::unique_ptr<store::Store> store = nullptr);
   ~SecurityCluster();
 
   // Sends a request as `caller` ("" = anonymous). Returns the status and body; 0 when the

@@ -118,6 +118,11 @@ bool JobStateFromName(std::string_view name, JobState* state) {
 }
 
 void WriteJobRow(const Job& j, RowWriter& w, EncodeScratch& scratch) {
+  EncodeJobSpec(j.spec, &scratch.spec);
+  WriteJobRow(j, w, scratch, scratch.spec);
+}
+
+void WriteJobRow(const Job& j, RowWriter& w, EncodeScratch& scratch, std::string_view spec) {
   w.Int(static_cast<int64_t>(j.id.value));
   w.Int(static_cast<int64_t>(j.array_job_id.value));
   if (j.array_task_id.has_value()) {
@@ -147,13 +152,14 @@ void WriteJobRow(const Job& j, RowWriter& w, EncodeScratch& scratch) {
   w.Real(j.usage.energy_joules);
   w.Real(j.usage.cpu_seconds);
   w.Int(static_cast<int64_t>(j.usage.max_rss_mb));
-  EncodeJobSpec(j.spec, &scratch.spec);
-  w.Blob(scratch.spec);
+  w.Blob(spec);
   EncodeAllocation(j.allocation, &scratch.allocation);
   w.Blob(scratch.allocation);
 }
 
-Status ReadJobRow(RowReader& r, Job* job) {
+Status ReadJobRow(RowReader& r, Job* job) { return ReadJobRowSharing(r, job, nullptr); }
+
+Status ReadJobRowSharing(RowReader& r, Job* job, bool* shared) {
   Job& j = *job;
   const Column* c = kJobColumns;
   j.id = JobId(static_cast<uint64_t>(r.Int(kJobId)));
@@ -188,11 +194,23 @@ Status ReadJobRow(RowReader& r, Job* job) {
   std::string_view spec = r.Blob(kJobSpec);
   std::string_view allocation = r.Blob(kJobAllocation);
   if (!r.error.empty()) return Internal(prefix + ": " + r.error);
-  if (Status s = DecodeJobSpec(spec, &j.spec); !s.has_value()) {
+  if (shared != nullptr) *shared = spec == kSharedSpecRef;
+  if (shared != nullptr && *shared) {
+    // The caller decodes the array's spec.
+  } else if (Status s = DecodeJobSpec(spec, &j.spec); !s.has_value()) {
     return Internal(prefix + ": column spec: " + s.error().message);
   }
   if (Status s = DecodeAllocation(allocation, &j.allocation); !s.has_value()) {
     return Internal(prefix + ": column allocation: " + s.error().message);
+  }
+  return {};
+}
+
+Status DecodeArraySpec(const std::string* array_spec, Job* job) {
+  std::string prefix = "job " + job->id.ToString() + ": array " + job->array_job_id.ToString();
+  if (array_spec == nullptr) return Internal(prefix + ": no shared spec in array_specs");
+  if (Status s = DecodeJobSpec(*array_spec, &job->spec); !s.has_value()) {
+    return Internal(prefix + ": array_specs spec: " + s.error().message);
   }
   return {};
 }
@@ -234,6 +252,12 @@ std::vector<std::string> CreateSchemaSql(Dialect d) {
       CreateTable(d, "meta", kMetaColumns),
       CreateTable(d, "gpu_series", kGpuSeriesColumns),
   };
+}
+
+std::string CreateArraySpecsSql(Dialect d) {
+  static constexpr Column kArraySpecColumns[] = {{"array_job_id", ColumnType::kInt},
+                                                 {"spec", ColumnType::kBlob}};
+  return CreateTable(d, "array_specs", kArraySpecColumns);
 }
 
 std::string UpsertJobSql(Dialect d) { return Upsert(d, "jobs", kJobColumns); }

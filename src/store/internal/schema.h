@@ -10,6 +10,13 @@
 //   nodes(id PK, node_name, body BLOB)
 //   meta(key PK, value)                 the controller's counters (`StoredState::meta`)
 //   corral_info(key PK, value)          the store's own bookkeeping (schema_version)
+//   array_specs(array_job_id PK, spec BLOB)  an array's spec, kept once
+// An array task whose encoded spec equals its array's row in `array_specs` stores
+// `kSharedSpecRef` in its `spec` column instead of repeating it (a 1,001-task array costs one
+// spec, not 1,001); a task whose spec differs (changed by `scontrol update`) keeps its own.
+// The reference is resolved on every read; a row of `array_specs` lives while a job of its
+// array does. `kSharedSpecRef` starts with encoding version 0, which older readers refuse
+// with an error rather than reading an empty spec.
 // Integers are 64-bit: times and durations in microseconds since the Unix epoch (UTC),
 // unsigned 64-bit values stored by their two's-complement bits. `state` is the Slurm name
 // ("RUNNING"). `spec`, `allocation` and `body` use record_codec.h's encoding. Everything an
@@ -147,9 +154,21 @@ struct EncodeScratch {
 // Writes `job`'s `kJobColumnCount` values in column order. The blob views passed to `w`
 // point into `scratch` and stay valid until it is next used.
 void WriteJobRow(const Job& job, RowWriter& w, EncodeScratch& scratch);
+// As above with the `spec` column's bytes given (an encoded spec or `kSharedSpecRef`).
+void WriteJobRow(const Job& job, RowWriter& w, EncodeScratch& scratch, std::string_view spec);
+
+// The `spec` column of an array task whose spec is its array's row in `array_specs`.
+inline constexpr std::string_view kSharedSpecRef{"\0shared", 7};
 // Reads a job into `*job`, which must be default-constructed (filled in place: Load reads
 // 100,000s of them). Returns kInternal "job N: ..." naming the column and what is wrong.
 Status ReadJobRow(RowReader& r, Job* job);
+// As `ReadJobRow`, except that a `spec` column holding `kSharedSpecRef` is not decoded:
+// `*shared` says so and the caller decodes the array's spec into `job->spec`.
+Status ReadJobRowSharing(RowReader& r, Job* job, bool* shared);
+// Decodes an array's shared spec (its `array_specs` row, null when there is none) into a job
+// read by `ReadJobRowSharing`. Returns kInternal "job N: array M: ..." when it is missing or
+// cannot be decoded.
+Status DecodeArraySpec(const std::string* array_spec, Job* job);
 
 void WriteNodeRow(const Node& node, RowWriter& w, EncodeScratch& scratch);
 // As `ReadJobRow`. Returns kInternal "node N: ..." naming the column and what is wrong.
@@ -157,6 +176,7 @@ Status ReadNodeRow(RowReader& r, Node* node);
 
 // The statements, in `dialect`'s placeholder syntax (`?N` or `$N`).
 std::vector<std::string> CreateSchemaSql(Dialect dialect);
+std::string CreateArraySpecsSql(Dialect dialect);
 std::string UpsertJobSql(Dialect dialect);
 std::string DeleteJobSql(Dialect dialect);
 std::string DeleteMetaSql(Dialect dialect);

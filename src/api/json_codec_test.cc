@@ -266,12 +266,12 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "InjectRequest changed: update json_codec.cc and FullInjectRequest";
   EXPECT_EQ(sizeof(CancelRequest), 16u)
       << "CancelRequest changed: update json_codec.cc and FullCancelRequest";
-  EXPECT_EQ(sizeof(StepSpec), 424u) << "StepSpec changed: update json_codec.cc and FullStepSpec";
+  EXPECT_EQ(sizeof(StepSpec), 488u) << "StepSpec changed: update json_codec.cc and FullStepSpec";
   EXPECT_EQ(sizeof(StepTask), 56u) << "StepTask changed: update json_codec.cc and FullStepTask";
   EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
   EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
   EXPECT_EQ(sizeof(StepInfo), 384u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepLaunchRequest), 1976u)
+  EXPECT_EQ(sizeof(StepLaunchRequest), 2040u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
   EXPECT_EQ(sizeof(StepSignalRequest), 24u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";

@@ -57,6 +57,8 @@ EnvMap Common(const std::string& id, const std::string& name) {
           {"SLURM_CLUSTER_NAME", "anchor"},
           {"SLURM_JOB_NODELIST", "vm"},
           {"SLURM_NODELIST", "vm"},
+          // Set by slurmd when the job has nodes (the 22.05 peer of tests/slurm_diff prints it).
+          {"SLURM_NODE_ALIASES", "(null)"},
           {"SLURM_NNODES", "1"},
           {"SLURM_JOB_NUM_NODES", "1"},
           {"SLURMD_NODENAME", "vm"},

@@ -117,7 +117,7 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
   ClusterOptions options;
   options.nodes = 2;
   options.gpus_per_node = 4;
-  options.extra_agent_toml = "[metrics]\njob_mapping_dir = \"" + dir_ + "/jobmap/{node}\"\n";
+  options.extra_agent_metrics_toml = "job_mapping_dir = \"" + dir_ + "/jobmap/{node}\"\n";
   TestCluster cluster(options);
   ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
   client_ = cluster.client_options();
@@ -158,10 +158,11 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
   ASSERT_FALSE(token.empty());
   std::ofstream(dir_ + "/token") << token;
 
-  // A metrics token reads metrics only; a user's token does not read metrics.
+  // The scrape token reads metrics only: it is no API credential (401 on the API, at the
+  // controller and at an agent); a user's token does not read metrics.
   auto jobs = Get(cluster.url(), "/api/v1/jobs", token);
   ASSERT_TRUE(jobs.has_value());
-  EXPECT_EQ(jobs->status, 403) << jobs->body;
+  EXPECT_EQ(jobs->status, 401) << jobs->body;
   std::string alice = cluster.Token("alice").substr(7);  // without "Bearer "
   auto as_user = Get(cluster.url(), "/metrics", alice);
   ASSERT_TRUE(as_user.has_value());

@@ -158,8 +158,8 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
         << "key = \"" << pki.node_key(name) << "\"\n"
         << "ca = \"" << pki.ca_certificate() << "\"\n"
         << "[metrics]\n"
-        << "token_file = \"" << pki.metrics_token()
-        << "\"\n"
+        << "token_file = \"" << pki.metrics_token() << "\"\n"
+        << PerNode(options_.extra_agent_metrics_toml, name) << "\n"
         // The tests' jobs run as the user that runs them (root
         // on the build machines, which agents refuse by default;
         // other users' tokens carry root's gid 0 as well).

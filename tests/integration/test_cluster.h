@@ -37,6 +37,8 @@ struct ClusterOptions {
   // appended to its config (new sections: [health], [cgroup], [container]).
   std::string extra_agent_gpu_toml;
   std::string extra_agent_toml;
+  // Keys added to every agent's [metrics] section (which names the cluster's scrape token).
+  std::string extra_agent_metrics_toml;
 };
 
 struct CliResult {

@@ -23,6 +23,7 @@ usage: run.py --bin DIR [--cases DIR] [--only GLOB] [--keep] [-v]
 """
 import argparse
 import fnmatch
+import json
 import os
 import random
 import re
@@ -189,7 +190,10 @@ def start_corral(tmp, bindir, log):
     side.stop = stop
     _, out, _ = side.run(["sinfo", "-h", "-N", "-o", "%N"])
     side.hosts = out.split()
-    side.cluster = "corral"
+    # The dev cluster's name (SLURM_CLUSTER_NAME, the iss of its tokens), as `corral dev`
+    # records it.
+    with open(os.path.join(home, ".corral", "dev.json")) as f:
+        side.cluster = json.load(f).get("cluster") or "corral"
     return side
 
 
@@ -290,7 +294,8 @@ class Normaliser:
         t = re.sub(r"(?m)^HOME=.*$", "HOME=<HOME>", t)
         for h in self.side.hosts + [socket.gethostname().split(".")[0]]:
             t = re.sub(r"\b%s\b" % re.escape(h), "<HOST>", t)
-        t = re.sub(r"\b%s\b" % self.side.cluster, "<CLUSTER>", t)
+        # The cluster's name as a word of its own, not inside a path ("dev" in /dev/null).
+        t = re.sub(r"(?<![\w/.-])%s(?![\w/.-])" % re.escape(self.side.cluster), "<CLUSTER>", t)
         t = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", "<TIME>", t)
         t = re.sub(r"\b\d+:\d\d:\d\d\b", "<DUR>", t) if False else t
         if self.ids:

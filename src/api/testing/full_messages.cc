@@ -318,6 +318,9 @@ StepSpec FullStepSpec() {
                   .working_dir = "/home/alice/run",
                   .environment = {{"OMP_NUM_THREADS", "8"}},
                   .nodes = 2,
+                  .nodelist = {"gpu01", "gpu03"},
+                  .exclude = {"gpu02"},
+                  .relative = 1,
                   .ntasks = 16,
                   .ntasks_per_node = 8,
                   .cpus_per_task = 4,
@@ -330,7 +333,8 @@ StepSpec FullStepSpec() {
                   .io_port = 40123,
                   .io_token = "0123abcd",
                   .master_port = 29542,
-                  .container = FullContainerSpec()};
+                  .container = FullContainerSpec(),
+                  .slurm = true};
 }
 
 StepTask FullStepTask() {

@@ -29,19 +29,13 @@
 #include "cli/cluster_pki.h"
 #include "core/clock.h"
 #include "tests/integration/test_cluster.h"
+#include "tests/integration/test_util.h"
 
 namespace corral::testing {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::seconds;
-
-std::string Read(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::optional<JobId> ParseJobIdText(const std::string& text) {
   if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return {};
@@ -291,15 +285,15 @@ TEST_F(TrustTest, AJobHoldsItsOwnCredentialWhichEndsWithIt) {
   CliResult submitted = cluster_->Cli({"submit", "--cpus-per-task", "1", "job.sh"}, dir);
   ASSERT_EQ(submitted.status, 0) << submitted.err;
   ASSERT_TRUE(WaitFor([&] { return fs::exists(dir + "/cred"); }, seconds(30)));
-  std::string credential = Read(dir + "/cred");
+  std::string credential = ReadFile(dir + "/cred");
   ASSERT_FALSE(credential.empty());
-  std::string env = Read(dir + "/env.out");
+  std::string env = ReadFile(dir + "/env.out");
   EXPECT_FALSE(Has(env, "CORRAL_KEY_FILE=")) << env;
   EXPECT_FALSE(Has(env, "CORRAL_TOKEN=")) << env;
   EXPECT_TRUE(Has(env, "CORRAL_CA_FILE=" + cluster_->ca_file())) << env;
   // Inside the job, `corral` works with the job's credential.
-  std::string show = Read(dir + "/show.out");
-  EXPECT_TRUE(Has(show, "\"state\"")) << show << Read(dir + "/show.err");
+  std::string show = ReadFile(dir + "/show.out");
+  EXPECT_TRUE(Has(show, "\"state\"")) << show << ReadFile(dir + "/show.err");
 
   auto client = api::HttpClient::Create(cluster_->url(), cluster_->client_options());
   ASSERT_TRUE(client.has_value());
@@ -360,7 +354,7 @@ TEST_F(TrustTest, SecretFilesReadableByOthersAreRefusedAtStart) {
   const std::string leaky = cluster_->dir() + "/leaky.key";
   fs::copy_file(cluster_->dir() + "/pki/nodes/node02.key", leaky);
   chmod(leaky.c_str(), 0644);
-  std::string toml = Read(adir + "/agent.toml");
+  std::string toml = ReadFile(adir + "/agent.toml");
   const std::string key_line = "key = \"" + cluster_->dir() + "/pki/nodes/node02.key\"";
   ASSERT_TRUE(Has(toml, key_line)) << toml;
   toml.replace(toml.find(key_line), key_line.size(), "key = \"" + leaky + "\"");
@@ -375,7 +369,7 @@ TEST_F(TrustTest, SecretFilesReadableByOthersAreRefusedAtStart) {
   const std::string leaky_ring = cluster_->dir() + "/leaky.keyring";
   fs::copy_file(cluster_->dir() + "/pki/nodes/node02.keyring", leaky_ring);
   chmod(leaky_ring.c_str(), 0640);
-  toml = Read(adir + "/agent.toml");
+  toml = ReadFile(adir + "/agent.toml");
   const std::string ring_line = "keyring = \"" + cluster_->dir() + "/pki/nodes/node02.keyring\"";
   ASSERT_TRUE(Has(toml, ring_line)) << toml;
   toml.replace(toml.find(ring_line), ring_line.size(), "keyring = \"" + leaky_ring + "\"");
@@ -488,7 +482,7 @@ TEST(MungeTest, AnotherLocalUserIsAuthenticatedAsThemselves) {
   char tmpl[] = "/tmp/corral-munge-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
   PrivateMunged munged(dir);
-  ASSERT_TRUE(munged.up()) << Read(dir + "/munged.log");
+  ASSERT_TRUE(munged.up()) << ReadFile(dir + "/munged.log");
   TestUser b("corraltestb");
   ASSERT_TRUE(b.exists());
   {

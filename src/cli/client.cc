@@ -185,8 +185,11 @@ Status Client::Cancel(JobId id) {
   return {};
 }
 
-Status Client::Requeue(JobId id) {
-  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/requeue", "", false));
+Status Client::Requeue(JobId id, bool hold) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST",
+                                       "/api/v1/jobs/" + id.ToString() + "/requeue" +
+                                           (hold ? "?hold=true" : ""),
+                                       "", false));
   return {};
 }
 

@@ -67,7 +67,7 @@ class Client {
   Result<std::vector<api::JobInfo>> ListJobs(const JobListQuery& query);
   Result<api::JobInfo> GetJob(JobId id);
   Status Cancel(JobId id);
-  Status Requeue(JobId id);
+  Status Requeue(JobId id, bool hold = false);  // hold: back in the queue held
   Status Hold(JobId id, bool hold);
   Status Signal(JobId id, int signal);
   // Sets a pending job's time limit (`limit`: a Slurm time or "UNLIMITED").

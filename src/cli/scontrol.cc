@@ -327,8 +327,10 @@ int RunScontrol(int argc, char** argv) {
     std::fprintf(stderr, "scontrol: error: show %s is not supported by Corral\n", rest[0].c_str());
     return 1;
   }
-  if (verb == "requeue") {
-    return ForEachNamedJob(*client, rest, "Requeue", [&](JobId id) { return client->Requeue(id); });
+  if (verb == "requeue" || verb == "requeuehold") {
+    bool hold = verb == "requeuehold";
+    return ForEachNamedJob(*client, rest, "Requeue",
+                           [&](JobId id) { return client->Requeue(id, hold); });
   }
   if (verb == "hold" || verb == "uhold") {
     return ForEachNamedJob(*client, rest, "slurm_update",

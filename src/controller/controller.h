@@ -109,8 +109,9 @@ class Controller {
 
   // Requeues a running or finished job: it becomes PENDING again with the same id and
   // restart_count + 1 (a running one is killed first). Returns kNotFound, kPermissionDenied,
-  // kFailedPrecondition for a pending job.
-  Status Requeue(const api::Identity& who, JobId id);
+  // kFailedPrecondition for a pending job. With `hold` it comes back held, as by Hold()
+  // (`scontrol requeuehold`), in the same state change: no pass can start it in between.
+  Status Requeue(const api::Identity& who, JobId id, bool hold = false);
 
   // Holds / releases a pending job. Returns kNotFound, kPermissionDenied, kFailedPrecondition.
   Status Hold(const api::Identity& who, JobId id, bool hold);

@@ -69,15 +69,18 @@ Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
   return {};
 }
 
-Status Controller::Requeue(const api::Identity& who, JobId id) {
+Status Controller::Requeue(const api::Identity& who, JobId id, bool hold) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
   CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kRequeueJob, e->job));
+  // Both rights are checked before anything changes: a refused hold leaves the job as it was.
+  if (hold) CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kHoldJob, e->job));
   if (e->job.state == JobState::kPending) {
     return FailedPrecondition("job " + id.ToString() + ": already pending");
   }
   // A running job's old generation reports a stale exit, which is ignored.
   if (e->job.state == JobState::kRunning) s_->lifecycle.SendCancel(*e);
   s_->lifecycle.Requeue(*e, "requeued by " + who.user);
+  if (hold) return Hold(who, id, true);
   return {};
 }
 

@@ -251,5 +251,22 @@ TEST_F(ControllerSchedTest, AnAdminHoldIsReleasedOnlyByAnAdmin) {
   EXPECT_EQ(Get(a).state, JobState::kRunning);
 }
 
+TEST_F(ControllerSchedTest, RequeueHoldPutsARunningJobBackHeldInOneChange) {
+  RegisterNode("node01", 1);
+  JobId a = controller_->Submit(kAlice, Spec("ops", 1))->job_id;
+  controller_->Tick();
+  ASSERT_EQ(Get(a).state, JobState::kRunning);
+  ASSERT_TRUE(controller_->Requeue(kAlice, a, /*hold=*/true).has_value());
+  EXPECT_EQ(Get(a).state, JobState::kPending);
+  EXPECT_EQ(Get(a).restart_count, 1);
+  EXPECT_EQ(Get(a).reason, "JobHeldUser");
+  // The node is free, and the held job stays pending until its user releases it.
+  controller_->Tick();
+  EXPECT_EQ(Get(a).state, JobState::kPending) << Get(a).reason;
+  ASSERT_TRUE(controller_->Hold(kAlice, a, false).has_value());
+  controller_->Tick();
+  EXPECT_EQ(Get(a).state, JobState::kRunning);
+}
+
 }  // namespace
 }  // namespace corral::controller

@@ -231,9 +231,18 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
                               const api::HttpRequest&) { return c.Cancel(who, id); });
   route("POST", "/api/v1/jobs/{id}/cancel", cancel);
   route("DELETE", "/api/v1/jobs/{id}", cancel);
+  // ?hold=true: back in the queue held (`scontrol requeuehold`).
   route("POST", "/api/v1/jobs/{id}/requeue",
-        job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
-          return c.Requeue(who, id);
+        job_action([](Controller& c, const api::Identity& who, JobId id,
+                      const api::HttpRequest& req) -> Status {
+          bool hold = false;
+          if (auto it = req.query.find("hold"); it != req.query.end()) {
+            if (it->second != "true" && it->second != "false") {
+              return InvalidArgument("hold: expected true or false, got '" + it->second + "'");
+            }
+            hold = it->second == "true";
+          }
+          return c.Requeue(who, id, hold);
         }));
   route("POST", "/api/v1/jobs/{id}/hold",
         job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {

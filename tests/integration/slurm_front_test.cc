@@ -489,6 +489,15 @@ TEST_F(SlurmTest, QueueControlCancelAndAccounting) {
   EXPECT_TRUE(Has(show.out, "JobName=held")) << show.out;
   EXPECT_EQ(Lines(show.out).size(), 1u);
 
+  // requeuehold: back in the queue, held, and running again once released.
+  ASSERT_EQ(cluster_->CliAs("scontrol", {"requeuehold", held.ToString()}).status, 0);
+  ASSERT_TRUE(WaitState(held, JobState::kPending));
+  auto requeued = cluster_->CliAs("squeue", {"-h", "-j", held.ToString(), "-o", "%t %r"});
+  EXPECT_EQ(requeued.out, "PD JobHeldUser\n");
+  EXPECT_EQ(cluster_->GetJob(held)->job.restart_count, 1);
+  ASSERT_EQ(cluster_->CliAs("scontrol", {"release", held.ToString()}).status, 0);
+  ASSERT_TRUE(WaitState(held, JobState::kRunning));
+
   // Arrays: one task, a range of tasks, then the rest by the array's id.
   JobId array = Sbatch({"--array=1-4", "-J", "arr", "-o", "/dev/null", "--wrap", "sleep 300"});
   ASSERT_EQ(cluster_->CliAs("scancel", {array.ToString() + "_4"}).status, 0);

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <arpa/inet.h>
@@ -18,11 +19,16 @@ namespace {
 // The queued OpenSSL errors as one line (and the queue cleared).
 std::string OpenSslErrors() {
   std::string out;
-  while (unsigned long e = ERR_get_error()) {
+  const char* data = nullptr;
+  int flags = 0;
+  while (unsigned long e = ERR_get_error_all(nullptr, nullptr, nullptr, &data, &flags)) {
     char buf[256];
     ERR_error_string_n(e, buf, sizeof buf);
     if (!out.empty()) out += "; ";
     out += buf;
+    if (data != nullptr && *data != '\0' && (flags & ERR_TXT_STRING) != 0) {
+      out += std::string(" (") + data + ")";
+    }
   }
   return out.empty() ? "unknown TLS error" : out;
 }
@@ -44,6 +50,50 @@ SSL_CTX* NewContext(const SSL_METHOD* method) {
 }  // namespace
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
+
+namespace {
+
+// A CA file the client can use later: readable, with a PEM certificate in it (at most 16 MiB).
+Status CheckCaFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) {
+    return InvalidArgument("tls: cannot use CA file \"" + path + "\": " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (16u << 20)) {
+    text.append(buf, n);
+  }
+  const bool read_error = std::ferror(f) != 0;
+  std::fclose(f);
+  if (read_error || text.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    return InvalidArgument("tls: cannot use CA file \"" + path + "\": no PEM certificate in it");
+  }
+  return {};
+}
+
+}  // namespace
+
+int TlsContext::VerifyChain(X509_STORE_CTX* store_ctx, void* arg) {
+  auto* self = static_cast<TlsContext*>(arg);
+  std::call_once(self->ca_once_, [self] {
+    ERR_set_mark();
+    self->ca_loaded_ =
+        SSL_CTX_load_verify_locations(self->ctx_, self->ca_file_.c_str(), nullptr) == 1;
+    if (!self->ca_loaded_) {
+      self->ca_error_ = "tls: cannot use CA file \"" + self->ca_file_ + "\": " + OpenSslErrors();
+    }
+    ERR_pop_to_mark();
+  });
+  if (!self->ca_loaded_) {
+    // The connection's error then names the file (`TlsConn::error`).
+    ERR_raise_data(ERR_LIB_SSL, SSL_R_CERTIFICATE_VERIFY_FAILED, "%s", self->ca_error_.c_str());
+    X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_UNSPECIFIED);
+    return 0;
+  }
+  return X509_verify_cert(store_ctx);
+}
 
 namespace {
 
@@ -179,8 +229,11 @@ Result<std::unique_ptr<TlsContext>> TlsContext::ForClient(const std::string& ca_
   std::unique_ptr<TlsContext> ctx(new TlsContext(raw));
   if (ca_file.empty()) {
     if (SSL_CTX_set_default_verify_paths(raw) != 1) return FileError("the system CAs", "");
-  } else if (SSL_CTX_load_verify_locations(raw, ca_file.c_str(), nullptr) != 1) {
-    return FileError("CA file", ca_file);
+  } else {
+    // Checked now (readable, a PEM certificate in it), parsed at the first full handshake.
+    CORRAL_RETURN_IF_ERROR(CheckCaFile(ca_file));
+    ctx->ca_file_ = ca_file;
+    SSL_CTX_set_cert_verify_callback(raw, &TlsContext::VerifyChain, ctx.get());
   }
   SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nullptr);
   if (!certificate_file.empty()) {

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,7 @@ struct ssl_st;
 struct ssl_ctx_st;
 struct ssl_session_st;
 struct evp_md_st;
+struct x509_store_ctx_st;
 
 namespace corral::api::internal {
 
@@ -56,9 +58,16 @@ class TlsContext {
                      ssl_session_st** session);
   static int UsePskSession(ssl_st* ssl, const evp_md_st* md, const unsigned char** id,
                            size_t* id_len, ssl_session_st** session);
+  // Verifies a server's chain against `ca_file_`, parsed at the first full handshake: a CLI
+  // call that resumes its session never needs it, and parsing it costs more than resuming saves.
+  static int VerifyChain(x509_store_ctx_st* store_ctx, void* self);
   ssl_ctx_st* ctx_;
   std::string psk_;
   std::string psk_identity_;
+  std::string ca_file_;
+  std::once_flag ca_once_;
+  bool ca_loaded_ = false;
+  std::string ca_error_;
 };
 
 // What one non-blocking TLS operation did.

@@ -69,8 +69,8 @@ struct HttpResponse {
 
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
-// TLS on the server's port (OpenSSL; TLS 1.2 and 1.3). Off while `certificate_chain_file` is
-// empty. Plain HTTP clients on a TLS port get no answer: their connection closes.
+// TLS on the server's port (OpenSSL; TLS 1.2 and 1.3). Off while `certificate_chain_file` and
+// `psk` are empty. Plain HTTP clients on a TLS port get no answer: their connection closes.
 struct HttpTlsOptions {
   std::string certificate_chain_file;  // PEM: the server's certificate, then intermediates
   std::string private_key_file;        // PEM
@@ -80,6 +80,15 @@ struct HttpTlsOptions {
   ClientCertificate client_certificate = ClientCertificate::kNone;
   std::string client_ca_file;
   std::chrono::milliseconds handshake_timeout{10'000};
+  // Instead of a certificate: TLS 1.3 only (TLS_AES_128_GCM_SHA256, with a fresh ECDHE
+  // exchange) with this external pre-shared key, offered by clients under `psk_identity`
+  // (`HttpClientOptions::psk`). A client without the key cannot complete the handshake. TLS is
+  // on when this or `certificate_chain_file` is set.
+  std::string psk;
+  std::string psk_identity;
+  // How long a session ticket lets a client resume without a full handshake (TLS 1.3 tickets
+  // are encrypted with keys the server keeps for its whole life).
+  std::chrono::seconds session_lifetime{3600};
 };
 
 struct HttpServerOptions {
@@ -199,6 +208,12 @@ class HttpServer {
   std::unique_ptr<Impl> impl_;
 };
 
+// A client's TLS session, serialized (`HttpClientOptions::resume_session`).
+struct TlsSessionTicket {
+  std::string der;             // the SSL_SESSION in DER
+  int64_t expires_unix_s = 0;  // when the server stops accepting it (seconds since the epoch)
+};
+
 struct HttpClientOptions {
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds request_timeout{60'000};  // whole exchange, per request
@@ -208,6 +223,25 @@ struct HttpClientOptions {
   std::string ca_file;
   std::string certificate_file;
   std::string key_file;
+  // https:// only: a saved TLS session (`TlsSessionTicket::der`, as `on_new_session` gave it)
+  // to offer on the first connection, so that even a new process skips the full handshake.
+  // Ignored when it does not parse, has expired, or is not a TLS 1.3 session. Keep it as
+  // secret as a key: it lets whoever holds it act as the server that issued it to this client.
+  std::string resume_session;
+  // Called (on the calling thread) with each new resumable session that a server sends on a
+  // connection of this client.
+  std::function<void(const TlsSessionTicket&)> on_new_session;
+  // https:// with a pre-shared key instead of certificates (`HttpTlsOptions::psk`): the server
+  // is authenticated by knowing the key; `ca_file` and the certificate are not used, and a
+  // server that presents a certificate instead is refused.
+  std::string psk;
+  std::string psk_identity;
+};
+
+// What a client's TLS handshakes did (for tests and verbose output).
+struct HttpClientTlsStats {
+  size_t handshakes = 0;
+  size_t resumed = 0;  // of which resumed a session
 };
 
 // A keep-alive HTTP/1.1 client for one base URL ("http://host:port" or "https://host:port").
@@ -242,6 +276,7 @@ class HttpClient {
                             bool idempotent = false, std::chrono::milliseconds timeout = {});
 
   const std::string& base_url() const;
+  HttpClientTlsStats tls_stats() const;
 
  private:
   HttpClient();

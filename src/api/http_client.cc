@@ -16,6 +16,7 @@
 #include "api/internal/socket_io.h"
 #include "api/internal/tls.h"
 #include "api/internal/url.h"
+#include "core/clock.h"
 #include "core/strings.h"
 
 namespace corral::api {
@@ -213,6 +214,7 @@ struct HttpClient::Impl {
   std::mutex mu;
   std::vector<Conn> idle;                 // guarded by mu: open keep-alive connections, newest last
   ssl_session_st* tls_session = nullptr;  // guarded by mu: the last resumable session
+  HttpClientTlsStats tls_stats;           // guarded by mu
 
   ~Impl() { internal::FreeSession(tls_session); }
 
@@ -239,11 +241,17 @@ struct HttpClient::Impl {
 
   // Keeps the connection's session for the next handshake (TLS 1.3 sends its tickets after
   // the handshake, so this is done after an exchange).
+  // A new session also goes to `options.on_new_session` (a resumed connection's too: the
+  // server sends it a fresh ticket).
   void KeepSession(Conn& c) {
-    if (c.tls == nullptr || c.session_kept) return;  // once a connection: the copy is not free
+    if (c.tls == nullptr || c.session_kept || tls->psk()) return;  // once a connection
     ssl_session_st* s = c.tls->TakeSession();
     if (s == nullptr) return;
     c.session_kept = true;
+    if (options.on_new_session) {
+      TlsSessionTicket ticket = internal::SerializeSession(s);
+      if (!ticket.der.empty()) options.on_new_session(ticket);
+    }
     std::lock_guard<std::mutex> lock(mu);
     internal::FreeSession(tls_session);
     tls_session = s;
@@ -263,7 +271,16 @@ struct HttpClient::Impl {
         std::min(deadline, internal::DeadlineAfter(options.connect_timeout));
     while (true) {
       TlsIo io = c.tls->Handshake();
-      if (io == TlsIo::kOk) return c;
+      if (io == TlsIo::kOk) {
+        // A pre-shared key authenticates the server only if the handshake used it.
+        if (tls->psk() && !c.tls->UsedPsk()) {
+          return Unavailable(base_url + ": TLS handshake did not use the pre-shared key");
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        ++tls_stats.handshakes;
+        if (c.tls->resumed()) ++tls_stats.resumed;
+        return c;
+      }
       if (io == TlsIo::kClosed || io == TlsIo::kError) {
         return Unavailable(base_url + ": TLS handshake failed: " +
                            (c.tls->error().empty() ? "connection closed" : c.tls->error()));
@@ -290,10 +307,20 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(const std::string& base_u
                           internal::ParseBaseUrl(base_url, /*allow_https=*/true));
   std::unique_ptr<HttpClient> client(new HttpClient());
   Impl& c = *client->impl_;
-  if (url.tls) {
+  if (!options.psk.empty()) {
+    if (!url.tls) return InvalidArgument(base_url + ": a pre-shared key needs an https:// URL");
+    CORRAL_ASSIGN_OR_RETURN(c.tls,
+                            internal::TlsContext::ForPskClient(options.psk, options.psk_identity));
+  } else if (url.tls) {
     CORRAL_ASSIGN_OR_RETURN(
         c.tls, internal::TlsContext::ForClient(options.ca_file, options.certificate_file,
                                                options.key_file));
+    if (!options.resume_session.empty()) {
+      const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                              SystemClock::Get().Now().time_since_epoch())
+                              .count();
+      c.tls_session = internal::ParseSession(options.resume_session, now);
+    }
   }
   c.base_url = base_url;
   c.url = std::move(url);
@@ -302,6 +329,11 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(const std::string& base_u
 }
 
 const std::string& HttpClient::base_url() const { return impl_->base_url; }
+
+HttpClientTlsStats HttpClient::tls_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->tls_stats;
+}
 
 Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view path,
                                       std::string_view body,

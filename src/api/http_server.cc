@@ -233,7 +233,7 @@ Status HttpServer::Start(const std::string& host, uint16_t port) {
       setrlimit(RLIMIT_NOFILE, &rl);
     }
   }
-  if (!s.options.tls.certificate_chain_file.empty()) {
+  if (!s.options.tls.certificate_chain_file.empty() || !s.options.tls.psk.empty()) {
     CORRAL_ASSIGN_OR_RETURN(s.tls, internal::TlsContext::ForServer(s.options.tls));
   }
   CORRAL_ASSIGN_OR_RETURN(internal::Listener listener, internal::Listen(host, port));

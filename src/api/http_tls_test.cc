@@ -7,12 +7,14 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "api/http.h"
 #include "api/http_test_certs.h"
 #include "api/http_test_util.h"
+#include "core/clock.h"
 
 namespace corral::api {
 namespace {
@@ -191,6 +193,101 @@ TEST_F(HttpTlsTest, NewConnectionsResumeTheSession) {
   }
   EXPECT_EQ(server_->stats().tls_handshakes, 3u);
   EXPECT_EQ(server_->stats().tls_resumed, 2u);  // all but the first
+}
+
+TEST_F(HttpTlsTest, ASessionSavedByOneClientResumesInAnother) {
+  Start();
+  std::vector<TlsSessionTicket> saved;
+  HttpClientOptions o;
+  o.ca_file = ca_->cert_file;
+  o.on_new_session = [&saved](const TlsSessionTicket& t) { saved.push_back(t); };
+  auto first = HttpClient::Create(Url(), o);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE((*first)->Send("POST", "/echo", "x").has_value());
+  ASSERT_EQ(saved.size(), 1u);  // once a connection
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::seconds>(SystemClock::Get().Now().time_since_epoch())
+          .count();
+  // The server's lifetime (an hour by default) bounds the ticket's.
+  EXPECT_GT(saved[0].expires_unix_s, now + 3000);
+  EXPECT_LE(saved[0].expires_unix_s, now + 3601);
+  EXPECT_EQ((*first)->tls_stats().resumed, 0u);
+
+  // A new client (as a new process would be) given the bytes resumes: no full handshake.
+  HttpClientOptions again;
+  again.ca_file = ca_->cert_file;
+  again.resume_session = saved[0].der;
+  auto second = HttpClient::Create(Url(), again);
+  ASSERT_TRUE(second.has_value());
+  Result<HttpResponse> r = (*second)->Send("POST", "/echo", "y");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->body, "y");
+  EXPECT_EQ((*second)->tls_stats().handshakes, 1u);
+  EXPECT_EQ((*second)->tls_stats().resumed, 1u);
+  EXPECT_EQ(server_->stats().tls_resumed, 1u);
+
+  // Garbage, or a session another server issued, only costs a full handshake.
+  for (const std::string& bad : {std::string("not a session"), std::string()}) {
+    again.resume_session = bad;
+    auto third = HttpClient::Create(Url(), again);
+    ASSERT_TRUE(third.has_value());
+    ASSERT_TRUE((*third)->Send("POST", "/echo", "z").has_value());
+    EXPECT_EQ((*third)->tls_stats().resumed, 0u);
+  }
+  server_.reset();
+  Start();  // new ticket keys
+  again.resume_session = saved[0].der;
+  auto fourth = HttpClient::Create(Url(), again);
+  ASSERT_TRUE(fourth.has_value());
+  r = (*fourth)->Send("POST", "/echo", "w");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ((*fourth)->tls_stats().resumed, 0u);
+  EXPECT_EQ(server_->stats().tls_handshakes, 1u);
+  EXPECT_EQ(server_->stats().tls_resumed, 0u);
+}
+
+TEST_F(HttpTlsTest, APreSharedKeyServerTalksOnlyToHoldersOfTheKey) {
+  const std::string key(32, 'k');
+  HttpServerOptions options;
+  options.tls.psk = key;
+  options.tls.psk_identity = "step";
+  server_ = std::make_unique<HttpServer>(options);
+  server_->Route("POST", "/echo", [](const HttpRequest& r) { return Text(r.body); });
+  ASSERT_TRUE(server_->Start("127.0.0.1", 0).has_value());
+  const std::string url = "https://127.0.0.1:" + std::to_string(server_->port());
+  auto with = [&](const std::string& psk, const std::string& identity) {
+    HttpClientOptions o;
+    o.psk = psk;
+    o.psk_identity = identity;
+    o.connect_timeout = milliseconds(3000);
+    return HttpClient::Create(url, o);
+  };
+  auto good = with(key, "step");
+  ASSERT_TRUE(good.has_value()) << good.error().message;
+  Result<HttpResponse> r = (*good)->Send("POST", "/echo", "secret output");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(r->body, "secret output");
+  // Another key, another identity, a certificate client, a plain one: no exchange.
+  EXPECT_FALSE((*with(std::string(32, 'x'), "step"))->Send("POST", "/echo", "a").has_value());
+  EXPECT_FALSE((*with(key, "other"))->Send("POST", "/echo", "a").has_value());
+  EXPECT_FALSE(Client(url, ca_)->Send("POST", "/echo", "a").has_value());
+  auto plain = HttpClient::Create("http://127.0.0.1:" + std::to_string(server_->port()));
+  EXPECT_FALSE((*plain)->Send("POST", "/echo", "a", {}, false, milliseconds(3000)).has_value());
+  EXPECT_EQ(server_->stats().tls_handshakes, 1u);
+
+  // A key client never accepts a certificate server in its place (it trusts no CA).
+  server_.reset();
+  Start();
+  HttpClientOptions o;
+  o.psk = key;
+  o.psk_identity = "step";
+  auto impostor = HttpClient::Create(Url("127.0.0.1"), o);
+  ASSERT_TRUE(impostor.has_value());
+  EXPECT_FALSE((*impostor)->Send("POST", "/echo", "a").has_value());
+  // A key needs https:// and 32 bytes.
+  EXPECT_FALSE(HttpClient::Create("http://127.0.0.1:1", o).has_value());
+  o.psk = "short";
+  EXPECT_FALSE(HttpClient::Create("https://127.0.0.1:1", o).has_value());
 }
 
 TEST_F(HttpTlsTest, SilentClientIsDroppedAfterTheHandshakeTimeout) {

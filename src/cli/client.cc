@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,8 @@
 #include "api/auth.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/openssl_process.h"
+#include "api/private_file.h"
 #include "api/transport_policy.h"
 #include "core/clock.h"
 
@@ -22,6 +25,12 @@ namespace {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
+}
+
+int64_t UnixSeconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             SystemClock::Get().Now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -81,6 +90,7 @@ Result<JobId> ParseJobIdArg(const std::string& text) {
 }
 
 Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_flag) {
+  api::SkipOpenSslCleanupAtExit();  // before the first use of OpenSSL (the token's HMAC)
   std::unique_ptr<Client> c(new Client());
   std::optional<DevCluster> dev;
   if (auto d = ReadDevCluster(DevDiscoveryPath()); d) dev = *d;
@@ -99,6 +109,7 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
   api::HttpClientOptions options;
   options.ca_file = Env("CORRAL_CA_FILE");
   if (options.ca_file.empty() && dev_url) options.ca_file = dev->ca_file;
+  if (c->url_.rfind("https://", 0) == 0) c->UseSessionCache(options);
 
   std::string token = Env("CORRAL_TOKEN");
   std::string job_credential = Env("CORRAL_JOB_CREDENTIAL");
@@ -130,6 +141,40 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
   }
   CORRAL_ASSIGN_OR_RETURN(c->http_, api::HttpClient::Create(c->url_, options));
   return c;
+}
+
+std::string TlsSessionCacheDir() {
+  std::string runtime = Env("XDG_RUNTIME_DIR");
+  if (!runtime.empty()) return runtime + "/corral";
+  const std::string record = DevDiscoveryPath();
+  return record.substr(0, record.rfind('/'));
+}
+
+void Client::UseSessionCache(api::HttpClientOptions& options) {
+  std::string ca_pem;
+  if (!options.ca_file.empty()) {
+    auto pem = api::ReadPublicFile(options.ca_file, "CA file");
+    if (!pem) return;  // the client's own error names it
+    ca_pem = std::move(*pem);
+  }
+  session_cache_ = std::make_unique<api::TlsSessionCache>(TlsSessionCacheDir());
+  session_key_ = api::TlsSessionCache::Key(url_, ca_pem);
+  auto loaded = session_cache_->Load(session_key_, UnixSeconds());
+  if (!loaded) {
+    // Someone else's file, or one others may read: never used (the next session replaces it).
+    std::fprintf(stderr, "corral: warning: %s\n", loaded.error().message.c_str());
+  } else if (loaded->has_value()) {
+    options.resume_session = (*loaded)->der;
+    cached_expiry_ = (*loaded)->expires_unix_s;
+  }
+  // A new session is written when the cached one was not resumed (none, or the controller
+  // restarted) or has lived half its life; otherwise calls only read the file.
+  options.on_new_session = [this](const api::TlsSessionTicket& ticket) {
+    const int64_t now = UnixSeconds();
+    const bool resumed = http_ != nullptr && http_->tls_stats().resumed > 0;
+    if (resumed && cached_expiry_ - now > (ticket.expires_unix_s - now) / 2) return;
+    if (session_cache_->Store(session_key_, ticket, now)) cached_expiry_ = ticket.expires_unix_s;
+  };
 }
 
 Result<api::HttpResponse> Client::Call(std::string_view method, const std::string& path,

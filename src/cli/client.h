@@ -11,7 +11,8 @@
 //
 // Transport (docs/security.md): https:// verified against the CA of CORRAL_CA_FILE or the dev
 // cluster's (the system's CAs without one). Plain http:// is refused, except to a loopback
-// address with CORRAL_ALLOW_PLAIN_HTTP=1.
+// address with CORRAL_ALLOW_PLAIN_HTTP=1. The TLS session is shared by the user's commands
+// through a private file (`TlsSessionCacheDir()`), so that most calls skip the full handshake.
 //
 // Thread-safety: not thread-safe.
 #pragma once
@@ -23,6 +24,7 @@
 
 #include "api/http.h"
 #include "api/messages.h"
+#include "api/tls_session_cache.h"
 #include "core/result.h"
 #include "core/time.h"
 
@@ -40,6 +42,9 @@ struct DevCluster {
 
 // $HOME/.corral/dev.json (or /tmp/corral-UID/dev.json without HOME).
 std::string DevDiscoveryPath();
+// Where the CLI keeps the user's TLS session (api/tls_session_cache.h): $XDG_RUNTIME_DIR/corral
+// when XDG_RUNTIME_DIR is set, else the directory of `DevDiscoveryPath()`.
+std::string TlsSessionCacheDir();
 Result<DevCluster> ReadDevCluster(const std::string& path);
 Status WriteDevCluster(const std::string& path, const DevCluster& cluster);
 
@@ -102,12 +107,18 @@ class Client {
 
  private:
   Client() = default;
+  // Offers the session of the user's cache (`TlsSessionCacheDir`) for this controller and CA,
+  // and keeps the new one there.
+  void UseSessionCache(api::HttpClientOptions& options);
   Result<api::HttpResponse> Call(std::string_view method, const std::string& path, std::string_view body,
                                  bool idempotent, std::chrono::milliseconds timeout = {});
   std::string url_;
   std::string authorization_;  // a token valid for the whole command
   bool munge_ = false;         // else a fresh MUNGE credential per request (each is single-use)
   std::string munge_socket_;   // CORRAL_MUNGE_SOCKET ("" = munged's default socket)
+  std::unique_ptr<api::TlsSessionCache> session_cache_;  // https:// only
+  std::string session_key_;
+  int64_t cached_expiry_ = 0;  // of the session offered from the cache (0: none)
   std::unique_ptr<api::HttpClient> http_;
 };
 

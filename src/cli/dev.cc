@@ -44,6 +44,9 @@ struct DevOptions {
   std::string config;  // a corral.toml whose scheduling sections the controller uses
   // MUNGE credentials accepted too ("" = the default munged socket when it exists).
   std::string munge_socket;
+  // Plain HTTP on loopback instead of TLS (to measure what TLS costs; clients then need
+  // CORRAL_ALLOW_PLAIN_HTTP=1).
+  bool plain_http = false;
 };
 
 // The cluster name of dev clusters (the iss of their tokens).
@@ -131,13 +134,15 @@ void DevUsage() {
   std::printf(
       "usage: corral dev [--nodes N] [--gpus-per-node G] [--gpu-model NAME] [--cpus-per-node C]\n"
       "                  [--mem-per-node MB] [--state-dir DIR] [--port P] [--config corral.toml]\n"
-      "                  [--munge-socket PATH]\n"
+      "                  [--munge-socket PATH] [--plain-http]\n"
       "  Starts a controller and N agents with simulated GPUs on 127.0.0.1 (default 4 nodes x 8\n"
       "  h100 GPUs, state in $HOME/.corral/dev, port 6900) and runs until Ctrl-C or SIGTERM.\n"
       "  --config uses the scheduling sections ([[partition]], [scheduler], ...) of that file.\n"
       "  Every connection is TLS: the cluster makes its own CA, certificates and keys in\n"
       "  STATE_DIR/pki (docs/security.md). MUNGE credentials are accepted too when munged runs\n"
-      "  (its default socket, or --munge-socket), so other local users can share the cluster.\n");
+      "  (its default socket, or --munge-socket), so other local users can share the cluster.\n"
+      "  --plain-http serves plain HTTP on loopback instead (to measure what TLS costs, as\n"
+      "  bench/e2e_throughput.sh does); commands then need CORRAL_ALLOW_PLAIN_HTTP=1.\n");
 }
 
 }  // namespace
@@ -153,7 +158,7 @@ int RunDevCommand(int argc, char** argv) {
     if (eq != std::string::npos) {
       v = a.substr(eq + 1);
       a = a.substr(0, eq);
-    } else if (a != "--help" && a != "-h") {
+    } else if (a != "--help" && a != "-h" && a != "--plain-http") {
       if (i + 1 >= argc) return Fail(a + " needs a value");
       v = argv[++i];
     }
@@ -192,6 +197,8 @@ int RunDevCommand(int argc, char** argv) {
       o.config = v;
     } else if (a == "--munge-socket") {
       o.munge_socket = v;
+    } else if (a == "--plain-http") {
+      o.plain_http = true;
     } else {
       DevUsage();
       return Fail("unknown option " + a);
@@ -257,11 +264,15 @@ int RunDevCommand(int argc, char** argv) {
         << "keyring = \"" << pki.keyring() << "\"\n"
         << "munge = " << (munge_socket.empty() ? "false" : "true") << "\n"
         << "munge_socket = \"" << munge_socket << "\"\n\n"
-        << "[tls]\n"
-        << "certificate = \"" << pki.controller_certificate() << "\"\n"
-        << "key = \"" << pki.controller_key() << "\"\n"
-        << "ca = \"" << pki.ca_certificate() << "\"\n\n"
-        << "[metrics]\n"
+        << "[tls]\n";
+    if (o.plain_http) {
+      out << "allow_plain_loopback = true\n\n";
+    } else {
+      out << "certificate = \"" << pki.controller_certificate() << "\"\n"
+          << "key = \"" << pki.controller_key() << "\"\n"
+          << "ca = \"" << pki.ca_certificate() << "\"\n\n";
+    }
+    out << "[metrics]\n"
         << "token_file = \"" << pki.metrics_token() << "\"\n\n"
         << scheduling;
   }
@@ -281,7 +292,8 @@ int RunDevCommand(int argc, char** argv) {
   auto pid = Spawn({"corral", "controller", "--config", controller_toml}, controller_log);
   if (!pid) return Fail(pid.error().message);
   children.push_back({"controller", *pid});
-  std::string url = "https://127.0.0.1:" + std::to_string(o.port);
+  std::string url =
+      (o.plain_http ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(o.port);
 
   // Wait until the controller answers.
   auto http = api::HttpClient::Create(url, {.connect_timeout = std::chrono::milliseconds(500),
@@ -328,11 +340,15 @@ int RunDevCommand(int argc, char** argv) {
           << "[auth]\n"
           << "keyring = \"" << pki.node_keyring(name) << "\"\n"
           << "cluster_name = \"" << kDevCluster << "\"\n\n"
-          << "[tls]\n"
-          << "certificate = \"" << pki.node_certificate(name) << "\"\n"
-          << "key = \"" << pki.node_key(name) << "\"\n"
-          << "ca = \"" << pki.ca_certificate() << "\"\n\n"
-          << "[metrics]\n"
+          << "[tls]\n";
+      if (o.plain_http) {
+        out << "allow_plain_loopback = true\n\n";
+      } else {
+        out << "certificate = \"" << pki.node_certificate(name) << "\"\n"
+            << "key = \"" << pki.node_key(name) << "\"\n"
+            << "ca = \"" << pki.ca_certificate() << "\"\n\n";
+      }
+      out << "[metrics]\n"
           << "token_file = \"" << pki.metrics_token()
           << "\"\n\n"
           // Jobs run as the user who started the dev cluster; root's jobs only when that is root.

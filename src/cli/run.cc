@@ -25,11 +25,13 @@
 
 #include "api/http.h"
 #include "api/json_codec.h"
+#include "api/step_io.h"
 #include "cli/client.h"
 #include "cli/internal/command_options.h"
 #include "cli/internal/slurm_cli.h"
 #include "cli/slurm/environment.h"
 #include "core/clock.h"
+#include "core/credential_env.h"
 #include "core/hostlist.h"
 #include "core/step.h"
 #include "core/strings.h"
@@ -209,7 +211,7 @@ Result<std::map<std::string, std::string>> ExportedEnvironment(const std::string
   const std::map<std::string, std::string> process = internal::ProcessEnvironment();
   CORRAL_ASSIGN_OR_RETURN(auto env, slurm::ResolveExport(mode.empty() ? "ALL" : mode, process));
   for (const auto& [name, value] : process) {
-    if (name.rfind("CORRAL_", 0) == 0) env.emplace(name, value);
+    if (name.rfind("CORRAL_", 0) == 0 && !IsCredentialVariable(name)) env.emplace(name, value);
   }
   // An empty map would mean "the job's submitted environment" to the controller.
   if (env.empty()) env["CORRAL_EXPORT_ENV"] = mode;
@@ -244,11 +246,13 @@ void WriteAll(int fd, std::string_view data) {
   }
 }
 
-// Takes the chunks agents send and writes them out line by line, labelled under -l.
+// Takes the chunks agents send and writes them out line by line, labelled under -l. Only a
+// peer that holds the step's I/O secret gets here: the server's TLS needs the key derived from
+// it (api/step_io.h).
 // Thread-safe (the HTTP server calls it from one thread per connection).
 class OutputSink {
  public:
-  OutputSink(std::string token, bool label) : token_(std::move(token)), label_(label) {}
+  explicit OutputSink(bool label) : label_(label) {}
 
   void set_width(size_t ntasks) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -257,11 +261,6 @@ class OutputSink {
 
   api::HttpResponse Handle(const api::HttpRequest& req) {
     api::HttpResponse r;
-    if (req.header("x-corral-io-token") != token_) {
-      r.status = 403;
-      r.body = R"({"error":{"code":"PERMISSION_DENIED","message":"bad output token"}})";
-      return r;
-    }
     auto q = [&](const char* k) {
       auto it = req.query.find(k);
       return it == req.query.end() ? std::string() : it->second;
@@ -318,7 +317,6 @@ class OutputSink {
     }
   }
 
-  const std::string token_;
   const bool label_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -413,13 +411,15 @@ int RunStepCommand(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::atomic<bool> done{false};
 
-  // The output server, unless the tasks write to files.
+  // The output server, unless the tasks write to files: TLS with a key derived from a secret
+  // of this step (api/step_io.h), which goes to the controller and the agents over TLS only.
   std::unique_ptr<api::HttpServer> server;
   std::unique_ptr<OutputSink> sink;
   if (s.spec.stdout_path.empty()) {
     s.spec.io_token = RandomToken();
-    sink = std::make_unique<OutputSink>(s.spec.io_token, s.label);
-    server = std::make_unique<api::HttpServer>();
+    sink = std::make_unique<OutputSink>(s.label);
+    server = std::make_unique<api::HttpServer>(
+        api::HttpServerOptions{.tls = api::StepIoServerTls(s.spec.io_token)});
     OutputSink* out = sink.get();
     server->Route("POST", "/io", [out](const api::HttpRequest& req) { return out->Handle(req); });
     if (Status st = server->Start("0.0.0.0", 0); !st) return Fail(st.error().message);

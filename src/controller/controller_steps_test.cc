@@ -69,7 +69,15 @@ TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksRepor
   StepSpec spec = Run({"python3", "train.py"});
   spec.io_port = 40000;
   spec.io_node = "node01";
-  spec.io_token = "secret";
+  const std::string secret(32, 's');
+  spec.io_token = "short";
+  EXPECT_EQ(controller_->CreateStep(kAlice, j.id, spec).error().message,
+            "io_token: the step's I/O secret must be at least 32 characters");
+  spec.io_token = secret;
+  spec.environment = {{"CORRAL_TOKEN", "t"},
+                      {"CORRAL_JOB_CREDENTIAL", "c"},
+                      {"CORRAL_KEY_FILE", "/k"},
+                      {"HOME", "/home/alice"}};
   auto step = controller_->CreateStep(kAlice, j.id, spec);
   ASSERT_TRUE(step.has_value()) << step.error().message;
   EXPECT_EQ(step->step, 0u);
@@ -85,8 +93,11 @@ TEST_F(ControllerStepsTest, StepLaunchesOnEveryNodeAndCompletesWhenAllTasksRepor
     EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).job.allocation.generation,
               j.allocation.generation);
     EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).layout.tasks.size(), 4u);
-    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).io_url, "http://10.0.0.1:40000");
-    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).spec.io_token, "secret");
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).io_url, "https://10.0.0.1:40000");
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).spec.io_token, secret);
+    // The caller's credentials are dropped, whatever client sent the step.
+    EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).spec.environment,
+              (std::map<std::string, std::string>{{"HOME", "/home/alice"}}));
     EXPECT_EQ(As<api::StepLaunchRequest>(out[i]).master_port, 29611u);
   }
   EXPECT_EQ(out[0].to.node, "node01");

@@ -252,6 +252,26 @@ TEST_F(ControllerTest, BadSubmissionsGetClearErrorsAndChangeNothing) {
   EXPECT_FALSE(controller_->HasPendingWrites());
 }
 
+TEST_F(ControllerTest, CredentialVariablesOfASubmittedEnvironmentAreDropped) {
+  // A raw API submission (the CLI already leaves them out) with a caller's credentials in the
+  // job's environment: the job keeps the rest, in memory and in the store.
+  JobSpec spec = BatchJob(1);
+  spec.environment = {{"CORRAL_TOKEN", "eyJ.secret"},
+                      {"CORRAL_JOB_CREDENTIAL", "eyJ.job"},
+                      {"CORRAL_KEY_FILE", "/home/alice/.corral/keyring"},
+                      {"CORRAL_CA_FILE", "/etc/corral/ca.crt"},
+                      {"PATH", "/usr/bin"}};
+  JobId id = Submit(spec);
+  const std::map<std::string, std::string> kept = {{"CORRAL_CA_FILE", "/etc/corral/ca.crt"},
+                                                   {"PATH", "/usr/bin"}};
+  EXPECT_EQ(Get(id).spec.environment, kept);
+  Flush();
+  auto stored = store_.Load();
+  ASSERT_TRUE(stored.has_value());
+  ASSERT_EQ(stored->jobs.size(), 1u);
+  EXPECT_EQ(stored->jobs[0].spec.environment, kept);
+}
+
 TEST_F(ControllerTest, CancelPendingAndRunningJobs) {
   RegisterNode("node01", 1);
   JobId running = Submit(BatchJob(1));

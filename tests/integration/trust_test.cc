@@ -1,8 +1,9 @@
 // Who is calling, over what transport (issue 15; docs/security.md): every connection of a
 // cluster is TLS verified against its CA; a node's credential acts for that node only; the
 // controller's call for one node is refused by another; a job holds its own credential, which
-// ends with it; the bytes on the wire hold no token and no script; secret files readable by
-// others are refused at start.
+// ends with it; the bytes on the wire hold no token and no script; CLI calls resume a TLS
+// session through a private per-user cache; a step's output travels encrypted under a key
+// only the step's own processes hold; secret files readable by others are refused at start.
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
@@ -13,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -24,8 +26,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "agent/exec/step_output.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/step_io.h"
 #include "cli/cluster_pki.h"
 #include "core/clock.h"
 #include "tests/integration/test_cluster.h"
@@ -346,6 +350,161 @@ TEST_F(TrustTest, TheWireHoldsNoTokenAndNoScript) {
   EXPECT_FALSE(Has(wire, "Bearer"));
   EXPECT_FALSE(Has(wire, "/api/v1/"));
   ASSERT_TRUE(cluster_->WaitJob(id->job_id, seconds(60)).has_value());
+}
+
+// The controller's count of TLS handshakes (`resumed` "true" or "false") from /metrics, read
+// on one keep-alive connection (`client`) so that reading makes no handshake of its own.
+long Handshakes(api::HttpClient& client, const std::string& metrics_token, bool resumed) {
+  auto r = client.Send("GET", "/metrics", "", {{"authorization", "Bearer " + metrics_token}}, true);
+  if (!r || r->status != 200) return -1;
+  const std::string line =
+      std::string("corral_tls_handshakes_total{resumed=\"") + (resumed ? "true" : "false") + "\"} ";
+  size_t at = r->body.find(line);
+  if (at == std::string::npos) return -1;
+  return std::stol(r->body.substr(at + line.size()));
+}
+
+TEST_F(TrustTest, CliCallsResumeTheTlsSessionOfAnEarlierCallThroughAPrivateCache) {
+  std::string metrics_token = ReadFile(cluster_->dir() + "/pki/metrics.token");
+  metrics_token.erase(metrics_token.find_last_not_of("\n") + 1);
+  auto client = api::HttpClient::Create(cluster_->url(), cluster_->client_options());
+  ASSERT_TRUE(client.has_value());
+  auto full = [&] { return Handshakes(**client, metrics_token, false); };
+  auto resumed = [&] { return Handshakes(**client, metrics_token, true); };
+  ASSERT_GE(full(), 0);
+
+  const std::string runtime = cluster_->dir() + "/xdg-runtime";
+  fs::create_directories(runtime);
+  chmod(runtime.c_str(), 0700);
+  const std::map<std::string, std::string> env = {{"XDG_RUNTIME_DIR", runtime}};
+  const std::string cache = runtime + "/corral/tls-sessions";
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    return stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0u;
+  };
+
+  // The first call makes a full handshake and leaves its session in a private file.
+  long full0 = full(), resumed0 = resumed();
+  CliResult cli = cluster_->CliAs("corral", {"nodes"}, "", env);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(full() - full0, 1);
+  ASSERT_TRUE(fs::exists(cache));
+  EXPECT_EQ(mode(cache), 0600u);
+  EXPECT_EQ(mode(runtime + "/corral"), 0700u);
+
+  // Later calls, each a new process, resume it: no full handshake.
+  full0 = full();
+  resumed0 = resumed();
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"nodes"}, {"queue"}, {"nodes"}}) {
+    cli = cluster_->CliAs("corral", args, "", env);
+    ASSERT_EQ(cli.status, 0) << cli.err;
+  }
+  EXPECT_EQ(full() - full0, 0);
+  EXPECT_GE(resumed() - resumed0, 3);
+  // squeue through the Slurm front end shares it too.
+  full0 = full();
+  cli = cluster_->CliAs("squeue", {}, "", env);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(full() - full0, 0);
+
+  // A cache that others may read is not used (and said so), then replaced by a private one.
+  ASSERT_EQ(chmod(cache.c_str(), 0644), 0);
+  full0 = full();
+  cli = cluster_->CliAs("corral", {"nodes"}, "", env);
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_TRUE(Has(cli.err, "TLS session cache " + cache)) << cli.err;
+  EXPECT_EQ(full() - full0, 1);
+  EXPECT_EQ(mode(cache), 0600u);
+  // A corrupt one is ignored and replaced.
+  std::ofstream(cache, std::ios::trunc) << "garbage";
+  full0 = full();
+  ASSERT_EQ(cluster_->CliAs("corral", {"nodes"}, "", env).status, 0);
+  EXPECT_EQ(full() - full0, 1);
+  full0 = full();
+  ASSERT_EQ(cluster_->CliAs("corral", {"nodes"}, "", env).status, 0);
+  EXPECT_EQ(full() - full0, 0);
+
+  // Without XDG_RUNTIME_DIR it lives in ~/.corral; under another CA it is not offered.
+  cli = cluster_->CliAs("corral", {"nodes"}, "", {{"XDG_RUNTIME_DIR", ""}});
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(mode(cluster_->dir() + "/.corral/tls-sessions"), 0600u);
+  // (Another CA file: here the same certificate and a line more; the key is the content.)
+  const std::string other_ca = cluster_->dir() + "/ca-copy.crt";
+  std::ofstream(other_ca) << ReadFile(cluster_->ca_file()) << "\n";
+  full0 = full();
+  cli = cluster_->CliAs("corral", {"nodes"}, "",
+                        {{"XDG_RUNTIME_DIR", runtime}, {"CORRAL_CA_FILE", other_ca}});
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  EXPECT_EQ(full() - full0, 1);
+}
+
+TEST_F(TrustTest, StepOutputIsEncryptedAndOnlyTheStepsSecretOpensIt) {
+  // `corral run`'s side: the output server with the step's key; the agent's side: the
+  // forwarder, through a relay that records the wire.
+  const std::string secret = "5ca1ab1e5ca1ab1e5ca1ab1e5ca1ab1e";
+  const std::string marker = "corral-step-output-marker-9c1e";
+  std::mutex mu;
+  std::string received;
+  api::HttpServer server(api::HttpServerOptions{.tls = api::StepIoServerTls(secret)});
+  server.Route("POST", "/io", [&](const api::HttpRequest& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    received += r.body;
+    return api::HttpResponse{.body = "{}"};
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).has_value());
+  auto got = [&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return received;
+  };
+  // Runs one task's output through a forwarder holding `key` to `port`; true when all of it
+  // was handed on (or dropped) by the forwarder.
+  auto forward = [&](const std::string& key, uint16_t port, const std::string& text) {
+    agent::StepOutputForwarder f("https://127.0.0.1:" + std::to_string(port), key, "test step");
+    auto fds = f.AddTask(0);
+    if (!fds) return false;
+    f.Start();
+    bool wrote = write(fds->first, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    close(fds->first);
+    close(fds->second);
+    return wrote && WaitFor([&] { return f.done(); }, seconds(20));
+  };
+
+  RecordingRelay relay(server.port());
+  ASSERT_TRUE(forward(secret, relay.port(), marker + "\n"));
+  EXPECT_EQ(got(), marker + "\n");
+  const std::string wire = relay.bytes();
+  EXPECT_GT(wire.size(), 500u);
+  EXPECT_FALSE(Has(wire, marker));
+  EXPECT_FALSE(Has(wire, secret));
+  EXPECT_FALSE(Has(wire, "/io?task="));
+
+  // An agent (or anyone) without the secret cannot post into the step: the handshake fails.
+  ASSERT_TRUE(forward("not-the-secret-not-the-secret-00", server.port(), "forged\n"));
+  EXPECT_EQ(got(), marker + "\n");
+  auto plain = api::HttpClient::Create("http://127.0.0.1:" + std::to_string(server.port()));
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE((*plain)->Send("POST", "/io?task=0&stream=out", "forged\n").has_value());
+  auto certificate_client = api::HttpClient::Create(
+      "https://127.0.0.1:" + std::to_string(server.port()), cluster_->client_options());
+  ASSERT_TRUE(certificate_client.has_value());
+  EXPECT_FALSE(
+      (*certificate_client)->Send("POST", "/io?task=0&stream=out", "forged\n").has_value());
+  EXPECT_EQ(got(), marker + "\n");
+
+  // Nor pose as the step's server: an impostor with another key gets nothing.
+  std::string stolen;
+  api::HttpServer impostor(
+      api::HttpServerOptions{.tls = api::StepIoServerTls("another-secret-another-secret-00")});
+  impostor.Route("POST", "/io", [&](const api::HttpRequest& r) {
+    std::lock_guard<std::mutex> lock(mu);
+    stolen += r.body;
+    return api::HttpResponse{.body = "{}"};
+  });
+  ASSERT_TRUE(impostor.Start("127.0.0.1", 0).has_value());
+  ASSERT_TRUE(forward(secret, impostor.port(), marker + "\n"));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_EQ(stolen, "");
 }
 
 TEST_F(TrustTest, SecretFilesReadableByOthersAreRefusedAtStart) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/credential_env.h"
 #include "core/hostlist.h"
 #include "core/slurm_env.h"
 
@@ -75,9 +76,7 @@ std::vector<std::string> BuildJobEnvironment(const Job& job, const JobEnvContext
   if (!ctx.controller_url.empty()) env["CORRAL_CONTROLLER"] = ctx.controller_url;
   if (!ctx.ca_file.empty()) env["CORRAL_CA_FILE"] = ctx.ca_file;
   // The job's credential replaces whatever credential the submitter's environment held.
-  env.erase("CORRAL_TOKEN");
-  env.erase("CORRAL_KEY_FILE");
-  env.erase("CORRAL_JOB_CREDENTIAL");
+  EraseCredentialVariables(env);
   if (!ctx.job_credential.empty()) env["CORRAL_JOB_CREDENTIAL"] = ctx.job_credential;
   if (ctx.master_port != 0) {
     // MASTER_ADDR/MASTER_PORT, never over the user's (a submitted value that is not the

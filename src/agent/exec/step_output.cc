@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/http.h"
+#include "api/step_io.h"
 #include "core/log.h"
 
 namespace corral::agent {
@@ -33,10 +34,8 @@ struct StepOutputForwarder::Impl {
     if (dead) return;
     std::string path = "/io?task=" + std::to_string(s.rank) + "&stream=" + (s.err ? "err" : "out");
     if (eof) path += "&eof=1";
-    auto r =
-        client->Send("POST", path, body,
-                     {{"x-corral-io-token", token}, {"content-type", "application/octet-stream"}},
-                     /*idempotent=*/false);
+    auto r = client->Send("POST", path, body, {{"content-type", "application/octet-stream"}},
+                          /*idempotent=*/false);
     if (!r || r->status / 100 != 2) {
       CORRAL_LOG(Warn) << what << ": cannot forward task output to " << io_url << ": "
                        << (r ? "HTTP " + std::to_string(r->status) : r.error().message)
@@ -86,9 +85,12 @@ StepOutputForwarder::StepOutputForwarder(std::string io_url, std::string token, 
   impl_->io_url = std::move(io_url);
   impl_->token = std::move(token);
   impl_->what = std::move(what);
-  auto client =
-      api::HttpClient::Create(impl_->io_url, {.connect_timeout = std::chrono::milliseconds(3000),
-                                              .request_timeout = std::chrono::milliseconds(15000)});
+  // TLS with the step's key (api/step_io.h): only the step's own `corral run` can take the
+  // output, and nothing of it crosses the network in clear.
+  api::HttpClientOptions options = api::StepIoClientOptions(impl_->token);
+  options.connect_timeout = std::chrono::milliseconds(3000);
+  options.request_timeout = std::chrono::milliseconds(15000);
+  auto client = api::HttpClient::Create(impl_->io_url, std::move(options));
   if (client) {
     impl_->client = std::move(*client);
   } else {

@@ -6,8 +6,10 @@
 //   POST <io_url>/io?task=RANK&stream=out|err          body: the bytes (application/octet-stream)
 // and, when a stream reaches end of file (the task and what it started are gone),
 //   POST <io_url>/io?task=RANK&stream=out|err&eof=1    empty body
-// each with the header `X-Corral-Io-Token: <token>`. When the caller cannot be reached the
-// output is read and dropped, so that tasks never block on a full pipe.
+// over TLS 1.3 with a pre-shared key derived from the step's I/O secret `token`
+// (api/step_io.h): the caller's server is the one that holds the secret, and the output is
+// encrypted. When the caller cannot be reached (or is not who holds the secret) the output is
+// read and dropped, so that tasks never block on a full pipe.
 //
 // Thread-safety: AddTask and Start from one thread; done() from any thread.
 #pragma once

@@ -4,10 +4,12 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <arpa/inet.h>
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
@@ -17,11 +19,16 @@ namespace {
 // The queued OpenSSL errors as one line (and the queue cleared).
 std::string OpenSslErrors() {
   std::string out;
-  while (unsigned long e = ERR_get_error()) {
+  const char* data = nullptr;
+  int flags = 0;
+  while (unsigned long e = ERR_get_error_all(nullptr, nullptr, nullptr, &data, &flags)) {
     char buf[256];
     ERR_error_string_n(e, buf, sizeof buf);
     if (!out.empty()) out += "; ";
     out += buf;
+    if (data != nullptr && *data != '\0' && (flags & ERR_TXT_STRING) != 0) {
+      out += std::string(" (") + data + ")";
+    }
   }
   return out.empty() ? "unknown TLS error" : out;
 }
@@ -44,11 +51,144 @@ SSL_CTX* NewContext(const SSL_METHOD* method) {
 
 TlsContext::~TlsContext() { SSL_CTX_free(ctx_); }
 
+namespace {
+
+// A CA file the client can use later: readable, with a PEM certificate in it (at most 16 MiB).
+Status CheckCaFile(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) {
+    return InvalidArgument("tls: cannot use CA file \"" + path + "\": " + std::strerror(errno));
+  }
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (16u << 20)) {
+    text.append(buf, n);
+  }
+  const bool read_error = std::ferror(f) != 0;
+  std::fclose(f);
+  if (read_error || text.find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    return InvalidArgument("tls: cannot use CA file \"" + path + "\": no PEM certificate in it");
+  }
+  return {};
+}
+
+}  // namespace
+
+int TlsContext::VerifyChain(X509_STORE_CTX* store_ctx, void* arg) {
+  auto* self = static_cast<TlsContext*>(arg);
+  std::call_once(self->ca_once_, [self] {
+    ERR_set_mark();
+    self->ca_loaded_ =
+        SSL_CTX_load_verify_locations(self->ctx_, self->ca_file_.c_str(), nullptr) == 1;
+    if (!self->ca_loaded_) {
+      self->ca_error_ = "tls: cannot use CA file \"" + self->ca_file_ + "\": " + OpenSslErrors();
+    }
+    ERR_pop_to_mark();
+  });
+  if (!self->ca_loaded_) {
+    // The connection's error then names the file (`TlsConn::error`).
+    ERR_raise_data(ERR_LIB_SSL, SSL_R_CERTIFICATE_VERIFY_FAILED, "%s", self->ca_error_.c_str());
+    X509_STORE_CTX_set_error(store_ctx, X509_V_ERR_UNSPECIFIED);
+    return 0;
+  }
+  return X509_verify_cert(store_ctx);
+}
+
+namespace {
+
+// The session OpenSSL resumes for an external PSK: TLS 1.3 with TLS_AES_128_GCM_SHA256 (whose
+// hash, SHA-256, the key's length matches).
+SSL_SESSION* PskSession(SSL* ssl, const std::string& key) {
+  static const unsigned char kAes128GcmSha256[] = {0x13, 0x01};
+  const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kAes128GcmSha256);
+  if (cipher == nullptr) return nullptr;
+  SSL_SESSION* s = SSL_SESSION_new();
+  if (s == nullptr) return nullptr;
+  if (SSL_SESSION_set1_master_key(s, reinterpret_cast<const unsigned char*>(key.data()),
+                                  key.size()) != 1 ||
+      SSL_SESSION_set_cipher(s, cipher) != 1 ||
+      SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION) != 1) {
+    SSL_SESSION_free(s);
+    return nullptr;
+  }
+  return s;
+}
+
+}  // namespace
+
+int TlsContext::FindPsk(SSL* ssl, const unsigned char* identity, size_t identity_len,
+                        SSL_SESSION** session) {
+  *session = nullptr;
+  const auto* self = static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+  if (self == nullptr) return 0;
+  if (std::string_view(reinterpret_cast<const char*>(identity), identity_len) !=
+      self->psk_identity_) {
+    return 1;  // an unknown identity: no PSK, and without a certificate no handshake
+  }
+  *session = PskSession(ssl, self->psk_);
+  return *session != nullptr ? 1 : 0;
+}
+
+int TlsContext::UsePskSession(SSL* ssl, const EVP_MD* md, const unsigned char** id, size_t* id_len,
+                              SSL_SESSION** session) {
+  *session = nullptr;
+  const auto* self = static_cast<const TlsContext*>(SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)));
+  if (self == nullptr) return 0;
+  if (md != nullptr && EVP_MD_get_type(md) != NID_sha256) return 1;  // another suite: no PSK
+  SSL_SESSION* s = PskSession(ssl, self->psk_);
+  if (s == nullptr) return 0;
+  *id = reinterpret_cast<const unsigned char*>(self->psk_identity_.data());
+  *id_len = self->psk_identity_.size();
+  *session = s;
+  return 1;
+}
+
+Status TlsContext::UsePsk(bool server, std::string psk, std::string identity) {
+  psk_ = std::move(psk);
+  psk_identity_ = std::move(identity);
+  SSL_CTX_set_app_data(ctx_, this);
+  SSL_CTX_set_min_proto_version(ctx_, TLS1_3_VERSION);
+  SSL_CTX_set_max_proto_version(ctx_, TLS1_3_VERSION);
+  if (SSL_CTX_set_ciphersuites(ctx_, "TLS_AES_128_GCM_SHA256") != 1) {
+    return MakeError(ErrorCode::kInternal, "tls: " + OpenSslErrors());
+  }
+  // The key is the only credential: no session tickets (each connection proves it anew).
+  SSL_CTX_set_options(ctx_, SSL_OP_NO_TICKET);
+  SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_OFF);
+  if (server) {
+    SSL_CTX_set_num_tickets(ctx_, 0);
+    SSL_CTX_set_psk_find_session_callback(ctx_, &TlsContext::FindPsk);
+  } else {
+    // A server that answers with a certificate instead of the key is refused: no CA is
+    // trusted (and the client checks that the handshake used the key, `UsedPsk`).
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
+    SSL_CTX_set_psk_use_session_callback(ctx_, &TlsContext::UsePskSession);
+  }
+  return {};
+}
+
+Result<std::unique_ptr<TlsContext>> TlsContext::ForPskClient(const std::string& psk,
+                                                             const std::string& identity) {
+  ERR_clear_error();
+  if (psk.size() != 32) return InvalidArgument("tls: a pre-shared key must be 32 bytes");
+  SSL_CTX* raw = NewContext(TLS_client_method());
+  if (raw == nullptr) return MakeError(ErrorCode::kInternal, "tls: " + OpenSslErrors());
+  std::unique_ptr<TlsContext> ctx(new TlsContext(raw));
+  CORRAL_RETURN_IF_ERROR(ctx->UsePsk(false, psk, identity));
+  return ctx;
+}
+
 Result<std::unique_ptr<TlsContext>> TlsContext::ForServer(const HttpTlsOptions& o) {
   ERR_clear_error();
   SSL_CTX* raw = NewContext(TLS_server_method());
   if (raw == nullptr) return MakeError(ErrorCode::kInternal, "tls: " + OpenSslErrors());
   std::unique_ptr<TlsContext> ctx(new TlsContext(raw));
+  if (!o.psk.empty()) {
+    if (o.psk.size() != 32) return InvalidArgument("tls: a pre-shared key must be 32 bytes");
+    CORRAL_RETURN_IF_ERROR(ctx->UsePsk(true, o.psk, o.psk_identity));
+    return ctx;
+  }
   if (SSL_CTX_use_certificate_chain_file(raw, o.certificate_chain_file.c_str()) != 1) {
     return FileError("certificate chain", o.certificate_chain_file);
   }
@@ -56,9 +196,13 @@ Result<std::unique_ptr<TlsContext>> TlsContext::ForServer(const HttpTlsOptions& 
     return FileError("private key", o.private_key_file);
   }
   if (SSL_CTX_check_private_key(raw) != 1) return FileError("private key", o.private_key_file);
-  // Stateless session tickets (OpenSSL's default) let clients resume without a server cache;
-  // a small cache also serves TLS 1.2 session ids.
+  // Stateless session tickets (OpenSSL's default) let clients resume without a server cache,
+  // on any connection and from any process (the CLI keeps its ticket in a file: cli/
+  // tls_session_cache.h): the ticket keys are made with the context and kept for its life (the
+  // server's). A ticket is good for `session_lifetime`; a small cache also serves TLS 1.2
+  // session ids.
   SSL_CTX_set_session_cache_mode(raw, SSL_SESS_CACHE_SERVER);
+  SSL_CTX_set_timeout(raw, static_cast<long>(o.session_lifetime.count()));
   static const unsigned char kSessionContext[] = "corral";
   SSL_CTX_set_session_id_context(raw, kSessionContext, sizeof kSessionContext - 1);
   if (o.client_certificate != HttpTlsOptions::ClientCertificate::kNone) {
@@ -85,8 +229,11 @@ Result<std::unique_ptr<TlsContext>> TlsContext::ForClient(const std::string& ca_
   std::unique_ptr<TlsContext> ctx(new TlsContext(raw));
   if (ca_file.empty()) {
     if (SSL_CTX_set_default_verify_paths(raw) != 1) return FileError("the system CAs", "");
-  } else if (SSL_CTX_load_verify_locations(raw, ca_file.c_str(), nullptr) != 1) {
-    return FileError("CA file", ca_file);
+  } else {
+    // Checked now (readable, a PEM certificate in it), parsed at the first full handshake.
+    CORRAL_RETURN_IF_ERROR(CheckCaFile(ca_file));
+    ctx->ca_file_ = ca_file;
+    SSL_CTX_set_cert_verify_callback(raw, &TlsContext::VerifyChain, ctx.get());
   }
   SSL_CTX_set_verify(raw, SSL_VERIFY_PEER, nullptr);
   if (!certificate_file.empty()) {
@@ -276,6 +423,55 @@ ssl_session_st* TlsConn::TakeSession() const {
 
 void FreeSession(ssl_session_st* session) {
   if (session != nullptr) SSL_SESSION_free(session);
+}
+
+bool TlsConn::UsedPsk() const { return SSL_session_reused(ssl_) == 1; }
+
+namespace {
+
+// When a client's session stops being accepted: its start plus the shorter of its timeout and
+// (TLS 1.3) the ticket's lifetime.
+int64_t SessionExpiry(const SSL_SESSION* s) {
+  int64_t lifetime = SSL_SESSION_get_timeout(s);
+  const int64_t hint = static_cast<int64_t>(SSL_SESSION_get_ticket_lifetime_hint(s));
+  if (hint > 0 && hint < lifetime) lifetime = hint;
+  return static_cast<int64_t>(SSL_SESSION_get_time(s)) + lifetime;
+}
+
+bool UsableTls13(const SSL_SESSION* s) {
+  return SSL_SESSION_get_protocol_version(s) == TLS1_3_VERSION &&
+         SSL_SESSION_is_resumable(s) == 1 && SSL_SESSION_has_ticket(s) == 1;
+}
+
+}  // namespace
+
+TlsSessionTicket SerializeSession(ssl_session_st* session) {
+  TlsSessionTicket t;
+  if (session == nullptr || !UsableTls13(session)) return t;
+  int len = i2d_SSL_SESSION(session, nullptr);
+  if (len <= 0) return t;
+  t.der.resize(static_cast<size_t>(len));
+  auto* p = reinterpret_cast<unsigned char*>(t.der.data());
+  if (i2d_SSL_SESSION(session, &p) != len) {
+    t.der.clear();
+    return t;
+  }
+  t.expires_unix_s = SessionExpiry(session);
+  return t;
+}
+
+ssl_session_st* ParseSession(std::string_view der, int64_t now_unix_s) {
+  if (der.empty() || der.size() > (1 << 16)) return nullptr;
+  const auto* p = reinterpret_cast<const unsigned char*>(der.data());
+  SSL_SESSION* s = d2i_SSL_SESSION(nullptr, &p, static_cast<long>(der.size()));
+  ERR_clear_error();
+  if (s == nullptr) return nullptr;
+  if (!UsableTls13(s) || SessionExpiry(s) <= now_unix_s ||
+      p != reinterpret_cast<const unsigned char*>(der.data() + der.size())) {
+    SSL_SESSION_free(s);
+    return nullptr;
+  }
+  return s;
 }
 
 }  // namespace corral::api::internal

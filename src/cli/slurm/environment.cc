@@ -1,5 +1,6 @@
 #include "cli/slurm/environment.h"
 
+#include "core/credential_env.h"
 #include "core/strings.h"
 
 namespace corral::slurm {
@@ -249,9 +250,7 @@ Result<std::map<std::string, std::string>> ResolveExport(
   }
   // Credentials never travel into a job (docs/security.md, "Job credentials"): the job gets
   // its own.
-  for (const char* secret : {"CORRAL_TOKEN", "CORRAL_KEY_FILE", "CORRAL_JOB_CREDENTIAL"}) {
-    out.erase(secret);
-  }
+  EraseCredentialVariables(out);
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "controller/internal/request_limits.h"
 #include "core/array_spec.h"
 #include "core/container_spec.h"
+#include "core/credential_env.h"
 #include "core/duration.h"
 
 namespace corral::controller::internal {
@@ -96,6 +97,9 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
       return InvalidArgument("environment: value of " + k + " contains a NUL byte");
     }
   }
+  // A caller's credential never reaches the job, whatever client submitted it (the CLI leaves
+  // them out; a raw API call may not): dropped silently, as the CLI does.
+  EraseCredentialVariables(spec.environment);
   // The container: image, mounts, name (the grammar the agent enforces, core/container_spec.h).
   CORRAL_RETURN_IF_ERROR(ValidateContainerSpec(spec.container));
   // 6-9. The array, the resources, the dependencies, the time limit.

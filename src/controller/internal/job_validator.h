@@ -49,7 +49,8 @@ class JobValidator {
   //   2. script: not empty, at most 4 MiB, starting with "#!", no NUL byte.
   //   3. name: at most 256 characters.
   //   4. working_dir: an absolute path.
-  //   5. environment: variable names without "=" or NUL, values without NUL.
+  //   5. environment: variable names without "=" or NUL, values without NUL; the credential
+  //      variables (core/credential_env.h) are dropped.
   //   5b. container: image reference, mounts and name in the grammar of core/container_spec.h
   //      (an image starting with "-", a mount of "/" or with "..": refused).
   //   6. array: a valid array spec ("0-15%4") within the array size limit

@@ -6,6 +6,7 @@
 
 #include "api/json_codec.h"
 #include "core/container_spec.h"
+#include "core/credential_env.h"
 #include "core/log.h"
 #include "core/strings.h"
 
@@ -68,6 +69,8 @@ Status StepTracker::ResolveContainer(const Job& job, ContainerSpec* c) const {
 Result<api::StepInfo> StepTracker::Create(const JobEntry& e, StepSpec spec) {
   const JobId id = e.job.id;
   CORRAL_ASSIGN_OR_RETURN(StepLayout layout, PlanStep(e.job, spec));
+  // A caller's credential never reaches the tasks, whatever client sent the step.
+  EraseCredentialVariables(spec.environment);
   CORRAL_RETURN_IF_ERROR(ValidateContainerSpec(spec.container));
   CORRAL_RETURN_IF_ERROR(ResolveContainer(e.job, &spec.container));
   // Where output goes: the caller's node, which must be one of the job's.
@@ -82,7 +85,12 @@ Result<api::StepInfo> StepTracker::Create(const JobEntry& e, StepSpec spec) {
     if (n == nullptr || std::find(names.begin(), names.end(), io_node) == names.end()) {
       return InvalidArgument("io_node: \"" + io_node + "\" is not a node of job " + id.ToString());
     }
-    io_url = "http://" + RendezvousHost(n->node.inventory.address, io_node) + ":" +
+    // The caller's server speaks TLS with a key derived from the step's I/O secret
+    // (api/step_io.h), which must be there and long enough not to be guessed.
+    if (spec.io_token.size() < 32) {
+      return InvalidArgument("io_token: the step's I/O secret must be at least 32 characters");
+    }
+    io_url = "https://" + RendezvousHost(n->node.inventory.address, io_node) + ":" +
              std::to_string(spec.io_port);
   }
   const NodeEntry* first = nodes_.Find(layout.nodes.front());

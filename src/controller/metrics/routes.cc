@@ -7,6 +7,19 @@
 #include "controller/service.h"
 
 namespace corral::controller::metrics {
+namespace {
+
+// The API server's TLS handshakes, full and resumed (docs/metrics.md).
+std::string TlsHandshakes(const api::HttpServerStats& s) {
+  api::MetricsWriter w;
+  w.Family("corral_tls_handshakes_total", api::MetricType::kCounter,
+           "TLS handshakes completed by the API server, by whether they resumed a session");
+  w.Sample({{"resumed", "false"}}, static_cast<double>(s.tls_handshakes - s.tls_resumed));
+  w.Sample({{"resumed", "true"}}, static_cast<double>(s.tls_resumed));
+  return w.Take();
+}
+
+}  // namespace
 
 Status CheckMayReadMetrics(const api::Identity& who) {
   switch (who.role) {
@@ -31,15 +44,17 @@ void AddMetricsRoutes(api::HttpServer& server, ControllerService& service,
     return service.Call<ClusterMetrics>(
         [](Controller& c) -> Result<ClusterMetrics> { return c.CollectMetrics(); });
   };
-  server.Route("GET", "/metrics",
-               [snapshot, &service_metrics](const api::HttpRequest& req) -> api::HttpResponse {
-                 Result<ClusterMetrics> m = snapshot(req);
-                 if (!m) return api::ErrorResponse(m.error());
-                 api::HttpResponse r;
-                 r.content_type = std::string(api::kMetricsContentType);
-                 r.body = RenderControllerMetrics(*m, service_metrics.Snapshot());
-                 return r;
-               });
+  server.Route(
+      "GET", "/metrics",
+      [snapshot, &service_metrics, &server](const api::HttpRequest& req) -> api::HttpResponse {
+        Result<ClusterMetrics> m = snapshot(req);
+        if (!m) return api::ErrorResponse(m.error());
+        api::HttpResponse r;
+        r.content_type = std::string(api::kMetricsContentType);
+        r.body = RenderControllerMetrics(*m, service_metrics.Snapshot());
+        r.body += TlsHandshakes(server.stats());
+        return r;
+      });
   server.Route("GET", "/metrics/targets",
                [snapshot](const api::HttpRequest& req) -> api::HttpResponse {
                  Result<ClusterMetrics> m = snapshot(req);

@@ -101,7 +101,7 @@ class Grid {
         std::string text = used + Columns(c.text) > width ? Cut(c.text, width - used) : c.text;
         size_t cols = Columns(text);
         size_t pad = i + 1 < row.size() ? widths[i] - cols + 2 : 0;
-        if (color && c.color != nullptr) {
+        if (color && c.color != nullptr && !text.empty()) {
           line += c.color;
           line += text;
           line += kReset;

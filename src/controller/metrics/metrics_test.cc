@@ -52,6 +52,9 @@ void ExpectValidExposition(const std::string& text) {
 
 TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
   SubmitAndStart(testing::BatchJob(4));
+  // An ended job between the active ones is not counted.
+  JobId gone = Submit(testing::BatchJob(4));
+  ASSERT_TRUE(controller_->Cancel(kAdmin, gone).has_value());
   SubmitAndStart(testing::BatchJob(4));
   JobId waiting = Submit(testing::BatchJob(4));
   controller_->Tick();
@@ -73,7 +76,7 @@ TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
   EXPECT_EQ(pending, 1u);
   ASSERT_EQ(counts.pending_reasons.size(), 1u);
   EXPECT_EQ(counts.pending_reasons.begin()->first.first, "gpu");
-  EXPECT_EQ(m.jobs_submitted_total, 3u);
+  EXPECT_EQ(m.jobs_submitted_total, 4u);
 
   const metrics::GpuCounts& h100 = counts.gpus.at({"gpu", "h100"});
   EXPECT_EQ(h100.total, 8u);
@@ -109,6 +112,7 @@ TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
            "corral_node_software_drift{node=\"n2\",partition=\"gpu\"} 1\n",
            "corral_node_software_drift{node=\"n1\",partition=\"gpu\"} 0\n",
            "slurm_sched_jobs_started_total 2\n",
+           "corral_jobs_submitted_total 4\n",
            "corral_api_requests_total{method=\"GET\",route=\"/api/v1/jobs/{id}\",code=\"200\"} 1\n",
            "corral_store_commit_seconds_count 1\n",
            "corral_store_committed_changes_total 5\n",

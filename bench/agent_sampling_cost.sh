@@ -83,7 +83,8 @@ sleep 2  # past registration
 idle=$(measure)
 
 for n in 1 2 3 4 5 6 7 8; do
-  CORRAL_SIM_GPU_UTIL=50 "$corral" submit --gpus 1 --wrap "sleep $((seconds * 3))" > /dev/null
+  (cd "$work" && CORRAL_SIM_GPU_UTIL=50 "$corral" submit --gpus 1 --wrap "sleep $((seconds * 3))") \
+    > /dev/null  # the jobs' output files go to $work
 done
 running() {
   "$corral" queue --state RUNNING --json 2>/dev/null | python3 -c '

@@ -66,14 +66,16 @@ metrics::NodeRow CopyNode(ControllerState& s, const std::string& name, const Nod
                        .agent_version = inv.agent_version,
                        .drain = n.node.drain,
                        .connected = n.node.registered && n.node.responding,
-                       .gpus = {}};
-  row.gpus.reserve(inv.gpus.size());
-  for (const GpuInfo& g : inv.gpus) {
-    metrics::GpuUse use = n.usage.gpus.contains(g.index)      ? metrics::GpuUse::kAllocated
-                          : n.node.failed_gpus.contains(g.index) ? metrics::GpuUse::kFailed
-                                                                 : metrics::GpuUse::kFree;
-    row.gpus.push_back({.model = g.model, .use = use});
+                       .gpu_count = static_cast<uint32_t>(inv.gpus.size())};
+  for (uint32_t k = 0; k < inv.gpus.size() && k < kMaxGpusPerNode; ++k) {
+    const GpuInfo& g = inv.gpus[k];
+    if (n.usage.gpus.contains(g.index)) row.allocated_gpus.insert(k);
+    if (n.node.failed_gpus.contains(g.index)) row.failed_gpus.insert(k);
+    if (g.model != inv.gpus[0].model && row.gpu_models.empty()) {
+      for (const GpuInfo& each : inv.gpus) row.gpu_models.push_back(each.model);
+    }
   }
+  if (row.gpu_models.empty() && !inv.gpus.empty()) row.gpu_model = inv.gpus[0].model;
   return row;
 }
 

@@ -16,6 +16,7 @@
 
 #include "controller/config.h"
 #include "controller/metrics/sched_stats.h"
+#include "core/gpu.h"
 #include "core/job.h"
 #include "core/node.h"
 
@@ -31,13 +32,6 @@ struct JobRow {
   std::string reason;  // pending jobs only
 };
 
-// One GPU of a node, as the node table has it.
-enum class GpuUse : uint8_t { kFree, kAllocated, kFailed };
-struct GpuRow {
-  std::string model;
-  GpuUse use = GpuUse::kFree;
-};
-
 struct NodeRow {
   std::string name;
   std::string address;  // the agent's API base URL ("" before it registered)
@@ -49,7 +43,14 @@ struct NodeRow {
   std::string agent_version;
   bool drain = false;      // draining or drained
   bool connected = false;  // registered and responding
-  std::vector<GpuRow> gpus;
+  // Its GPUs by position in its inventory: how many, which are allocated, which failed (taken
+  // out by health checks), and their model: `gpu_model` when they share one (no per-GPU copy),
+  // else `gpu_models`, one per GPU.
+  uint32_t gpu_count = 0;
+  GpuSet allocated_gpus;
+  GpuSet failed_gpus;
+  std::string gpu_model;
+  std::vector<std::string> gpu_models;
 };
 
 // A running job flagged as wasting its GPUs, and what its policy does about it.

@@ -37,17 +37,18 @@ void CountGpus(const NodeRow& n, ClusterCounts* out) {
     // Nodes are mostly of one model: look the key up again only when the model changes.
     GpuCounts* c = nullptr;
     std::string_view model;
-    for (const GpuRow& g : n.gpus) {
-      if (c == nullptr || g.model != model) {
-        c = &out->gpus[{p, g.model}];
-        model = g.model;
+    for (uint32_t k = 0; k < n.gpu_count && k < kMaxGpusPerNode; ++k) {
+      const std::string& m = n.gpu_models.empty() ? n.gpu_model : n.gpu_models[k];
+      if (c == nullptr || m != model) {
+        c = &out->gpus[{p, m}];
+        model = m;
       }
       ++c->total;
       if (down) {
         ++c->down;
-      } else if (g.use == GpuUse::kAllocated) {
+      } else if (n.allocated_gpus.contains(k)) {
         ++c->allocated;
-      } else if (n.drain || g.use == GpuUse::kFailed) {
+      } else if (n.drain || n.failed_gpus.contains(k)) {
         ++c->drained;
       } else {
         ++c->idle;

@@ -148,7 +148,8 @@ TEST(ControllerMetricsRenderTest, HostileNamesNeverBreakTheExposition) {
     m.nodes.push_back({.name = s,
                        .partitions = {s},
                        .driver_version = s,
-                       .gpus = {{.model = s, .use = metrics::GpuUse::kFree}}});
+                       .gpu_count = 1,
+                       .gpu_model = s});
     m.waste.push_back({.job = JobId{7}, .user = s, .account = s, .partition = s});
   }
   metrics::ServiceFigures f;

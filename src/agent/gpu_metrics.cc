@@ -73,6 +73,12 @@ const std::vector<Field>& Fields() {
       {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", MetricType::kGauge,
        "Ratio of time the graphics engine is active (in %).",
        [](const GpuReading& r) { return r.gr_engine_active; }},
+      {"DCGM_FI_PROF_SM_ACTIVE", MetricType::kGauge,
+       "The ratio of cycles an SM has at least 1 warp assigned (in %).",
+       [](const GpuReading& r) { return r.sm_active; }},
+      {"DCGM_FI_PROF_SM_OCCUPANCY", MetricType::kGauge,
+       "The ratio of number of warps resident on an SM (in %).",
+       [](const GpuReading& r) { return r.sm_occupancy; }},
       {"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", MetricType::kGauge,
        "Ratio of cycles the tensor (HMMA) pipe is active (in %).",
        [](const GpuReading& r) { return r.pipe_tensor_active; }},
@@ -102,7 +108,9 @@ std::string RenderGpuMetrics(const GpuMetricsInput& in) {
     auto it = info.find(r.index);
     l.gpu = std::to_string(r.mig_parent.value_or(r.index));
     l.uuid = it != info.end() ? it->second->uuid : "";
-    l.model = it != info.end() ? it->second->model : "";
+    l.model = !r.product_name.empty() ? r.product_name
+              : it != info.end()       ? it->second->model
+                                       : "";
     l.pci_bus_id = r.pci_bus_id;
     l.device = "nvidia" + l.gpu;
     l.profile = r.mig_profile;

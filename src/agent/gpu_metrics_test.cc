@@ -70,6 +70,15 @@ TEST(GpuMetricsTest, UsesDcgmExporterNamesTypesUnitsAndLabels) {
   }
   // A PROF field the backend does not give is not exported.
   EXPECT_EQ(text.find("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"), std::string::npos);
+  // modelName: the full product name where the backend gives one (dcgm-exporter's), else the
+  // short type.
+  in.readings[0].product_name = "NVIDIA H100 80GB HBM3";
+  text = RenderGpuMetrics(in);
+  EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-0\",pci_bus_id=\"00000000:10:00.0\","
+                      "device=\"nvidia0\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"gpu-01\"} "
+                      "50\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("corral_node_software_info{Hostname=\"gpu-01\",gpu_backend=\"simulated\","
                       "driver_version=\"550.54\",cuda_version=\"12.4\",nccl_version=\"\"} 1\n"),
             std::string::npos)
@@ -120,6 +129,9 @@ TEST(SimulatedGpuReadTest, ReadingDoesNotConsumeXidEvents) {
   ASSERT_TRUE(read.has_value());
   EXPECT_EQ((*read)[1].last_xid, 79u);
   EXPECT_EQ((*read)[1].utilization, 80);
+  EXPECT_EQ((*read)[1].product_name, "NVIDIA H100 80GB HBM3");
+  EXPECT_DOUBLE_EQ(*(*read)[1].pipe_tensor_active, 0.4);
+  EXPECT_DOUBLE_EQ(*(*read)[1].sm_active, 0.72);
   EXPECT_FALSE((*read)[1].pci_bus_id.empty());
   EXPECT_NE((*read)[0].pci_bus_id, (*read)[1].pci_bus_id);
   auto sample = (*backend)->Sample();

@@ -15,6 +15,7 @@
 #include "cli/client.h"
 #include "cli/internal/slurm_cli.h"
 #include "cli/jobstats.h"
+#include "cli/top.h"
 #include "cli/node_commands.h"
 #include "cli/run.h"
 #include "cli/submit.h"
@@ -585,6 +586,8 @@ void PrintUsage() {
   std::printf(
       "  %-12s %s\n", "node",
       "corral node resume-gpu NODE GPU | corral node inject NODE --gpu N --xid X ... (admins)");
+  std::printf("  %-12s %s\n", "top",
+              "corral top [--interval S] [--once]   (live view of nodes, GPUs and the queue)");
   std::printf("  %-12s %s\n", "token",
               "corral token --role metrics   (a bearer token for Prometheus; docs/metrics.md)");
   std::printf(
@@ -598,6 +601,7 @@ int RunClientCommand(int argc, char** argv) {
   if (name == "node") return RunNodeCommand(argc, argv);
   if (name == "ca") return RunCaCommand(argc, argv);
   if (name == "token") return RunTokenCommand(argc, argv);
+  if (name == "top") return RunTopCommand(argc, argv);
   if (name == "run") return RunStepCommand(argc, argv);
   for (const auto& info : Commands()) {
     if (name != info.name) continue;

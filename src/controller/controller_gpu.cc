@@ -62,6 +62,7 @@ void ApplyWaste(internal::ControllerState& s, internal::JobEntry& e, JobGpuSerie
       series.waste_flagged = now;
       series.waste_note = v.note;
       s.gpu_stats.FlagChanged(e.job.id);
+      ++s.metrics.waste_actions[static_cast<size_t>(GpuWasteAction::kNotify)];
       CORRAL_LOG(Warn) << job << " (user " << e.job.spec.user << "): wasting its GPUs: " << v.note;
       return;
     case Kind::kClear:
@@ -72,6 +73,8 @@ void ApplyWaste(internal::ControllerState& s, internal::JobEntry& e, JobGpuSerie
       return;
     case Kind::kAct: {
       const bool requeue = policy.action == GpuWasteAction::kRequeue;
+      ++s.metrics.waste_actions[static_cast<size_t>(requeue ? GpuWasteAction::kRequeue
+                                                            : GpuWasteAction::kCancel)];
       CORRAL_LOG(Warn) << job << ": " << (requeue ? "requeued" : "cancelled")
                        << " by the GPU-waste policy: " << v.note;
       s.lifecycle.StopNow(e, requeue ? StopAction::kRequeue : StopAction::kCancel,

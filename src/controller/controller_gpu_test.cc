@@ -106,6 +106,13 @@ TEST_F(ControllerGpuTest, AnIdleJobIsFlaggedThenCancelledAfterTheGraceABusyOneIs
   EXPECT_NE(note.find("under 5% utilisation"), std::string::npos) << note;
   EXPECT_TRUE(controller_->GetJob(busy.id)->gpu_waste.empty());
   EXPECT_EQ(controller_->GpuWasteFlags().size(), 1u);
+  // /metrics: the flagged job with its policy's action, and the flag counted.
+  metrics::ClusterMetrics m = controller_->CollectMetrics();
+  ASSERT_EQ(m.waste.size(), 1u);
+  EXPECT_EQ(m.waste[0].job, idle.id);
+  EXPECT_EQ(m.waste[0].user, idle.spec.user);
+  EXPECT_EQ(m.waste[0].action, GpuWasteAction::kCancel);
+  EXPECT_EQ(m.waste_actions, (metrics::WasteActions{1, 0, 0}));
   EXPECT_TRUE(CommandsOf<api::CancelRequest>(Flush()).empty());  // in its grace
   // The flag is stored with the series.
   auto stored = store_.GetGpuSeries(idle.id);
@@ -125,6 +132,9 @@ TEST_F(ControllerGpuTest, AnIdleJobIsFlaggedThenCancelledAfterTheGraceABusyOneIs
   EXPECT_EQ(Get(idle.id).state, JobState::kCancelled);
   EXPECT_EQ(Get(busy.id).state, JobState::kRunning);
   EXPECT_FALSE(controller_->GetJob(idle.id)->gpu_waste.empty());  // still shown after its end
+  m = controller_->CollectMetrics();
+  EXPECT_TRUE(m.waste.empty());  // no longer running
+  EXPECT_EQ(m.waste_actions, (metrics::WasteActions{1, 1, 0}));
 }
 
 TEST_F(ControllerGpuTest, ANotifyOnlyPolicyFlagsAndLeavesTheJobRunning) {

@@ -1,13 +1,12 @@
-// Controller::CollectMetrics: the counts behind /metrics and /metrics/targets (controller.h;
-// controller/metrics/cluster_metrics.h). Runs on the state thread: it counts, keyed by views
-// of the tables' strings, and copies only the aggregates.
+// Controller::CollectMetrics: the snapshot behind /metrics and /metrics/targets (controller.h;
+// controller/metrics/cluster_metrics.h). Runs on the state thread, so it only copies plain
+// rows (short strings and numbers); the counting, grouping and software-drift comparison run
+// on the scraping request's thread (metrics/counts.cc).
 #include <map>
-#include <string_view>
-#include <tuple>
+#include <set>
 
 #include "controller/controller.h"
 #include "controller/internal/controller_state.h"
-#include "core/software_drift.h"
 
 namespace corral::controller {
 namespace {
@@ -22,25 +21,62 @@ const std::vector<std::string>& PartitionsOf(ControllerState& s, const std::stri
   return it->second;
 }
 
-void CountGpus(const NodeEntry& n, const std::vector<std::string>& partitions, NodeState state,
-               metrics::ClusterMetrics* out) {
-  bool down =
-      state == NodeState::kDown || state == NodeState::kUnknown || state == NodeState::kPoweredDown;
-  for (const GpuInfo& g : n.node.inventory.gpus) {
-    for (const std::string& p : partitions) {
-      metrics::GpuCounts& c = out->gpus[{p, g.model}];
-      ++c.total;
-      if (down) {
-        ++c.down;
-      } else if (n.usage.gpus.contains(g.index)) {
-        ++c.allocated;
-      } else if (n.node.drain || n.node.failed_gpus.contains(g.index)) {
-        ++c.drained;
-      } else {
-        ++c.idle;
-      }
+void CopyJob(const Job& j, std::vector<metrics::JobRow>* out) {
+  metrics::JobRow& row = out->emplace_back();
+  row.state = j.state;
+  row.partition = j.partition;
+  row.account = j.spec.account;
+  row.user = j.spec.user;
+  if (j.state == JobState::kPending) {
+    row.gpus = TotalGpus(j.spec.resources);
+    row.reason = j.reason;
+  } else {
+    for (const NodeAllocation& a : j.allocation.nodes) row.gpus += a.gpus.size();
+  }
+}
+
+// Every pending and running job, in id order. The active ids (two sorted sets) are walked
+// together with one iterator into the job map, which steps to the next active job when few
+// ended ones lie between, and is looked up otherwise: cheaper than a lookup per job.
+void CopyActiveJobs(const ControllerState& s, std::vector<metrics::JobRow>* out) {
+  const std::map<JobId, JobEntry>& all = s.jobs.all();
+  const std::set<JobId>& pending = s.jobs.pending();
+  const std::set<JobId>& running = s.jobs.running();
+  out->reserve(pending.size() + running.size());
+  auto p = pending.begin(), r = running.begin();
+  auto it = all.begin();
+  while (p != pending.end() || r != running.end()) {
+    JobId id = r == running.end() || (p != pending.end() && *p < *r) ? *p++ : *r++;
+    for (int steps = 0; it != all.end() && it->first < id && steps < 4; ++steps) ++it;
+    if (it == all.end() || it->first < id) it = all.lower_bound(id);
+    if (it == all.end() || it->first != id) continue;
+    CopyJob(it->second.job, out);
+  }
+}
+
+metrics::NodeRow CopyNode(ControllerState& s, const std::string& name, const NodeEntry& n) {
+  const NodeInventory& inv = n.node.inventory;
+  metrics::NodeRow row{.name = name,
+                       .address = inv.address,
+                       .state = DeriveNodeState(n.node, n.usage),
+                       .partitions = PartitionsOf(s, name),
+                       .gpu_backend = inv.gpu_backend,
+                       .driver_version = inv.driver_version,
+                       .cuda_version = inv.cuda_version,
+                       .agent_version = inv.agent_version,
+                       .drain = n.node.drain,
+                       .connected = n.node.registered && n.node.responding,
+                       .gpu_count = static_cast<uint32_t>(inv.gpus.size())};
+  for (uint32_t k = 0; k < inv.gpus.size() && k < kMaxGpusPerNode; ++k) {
+    const GpuInfo& g = inv.gpus[k];
+    if (n.usage.gpus.contains(g.index)) row.allocated_gpus.insert(k);
+    if (n.node.failed_gpus.contains(g.index)) row.failed_gpus.insert(k);
+    if (g.model != inv.gpus[0].model && row.gpu_models.empty()) {
+      for (const GpuInfo& each : inv.gpus) row.gpu_models.push_back(each.model);
     }
   }
+  if (row.gpu_models.empty() && !inv.gpus.empty()) row.gpu_model = inv.gpus[0].model;
+  return row;
 }
 
 }  // namespace
@@ -49,75 +85,28 @@ metrics::ClusterMetrics Controller::CollectMetrics() {
   ControllerState& s = *s_;
   metrics::ClusterMetrics out;
   out.now = s.clock.Now();
-
-  // Jobs: keyed by views into the job table while counting, copied once per key.
-  using Key = std::tuple<JobState, std::string_view, std::string_view, std::string_view>;
-  std::map<Key, metrics::JobCounts> jobs;
-  std::map<std::pair<std::string_view, std::string_view>, uint64_t> reasons;
-  auto count = [&](const std::set<JobId>& ids) {
-    for (JobId id : ids) {
-      const JobEntry* e = s.jobs.Find(id);
-      if (e == nullptr) continue;
-      const Job& j = e->job;
-      metrics::JobCounts& c = jobs[{j.state, j.partition, j.spec.account, j.spec.user}];
-      ++c.jobs;
-      if (j.state == JobState::kPending) {
-        c.gpus += TotalGpus(j.spec.resources);
-        ++reasons[{j.partition, j.reason}];
-      } else {
-        for (const NodeAllocation& a : j.allocation.nodes) c.gpus += a.gpus.size();
-      }
-    }
-  };
-  count(s.jobs.pending());
-  count(s.jobs.running());
-  for (const auto& [k, c] : jobs) {
-    out.jobs.emplace(metrics::JobKey{std::get<0>(k), std::string(std::get<1>(k)),
-                                     std::string(std::get<2>(k)), std::string(std::get<3>(k))},
-                     c);
-  }
-  for (const auto& [k, n] : reasons) {
-    out.pending_reasons.emplace(std::pair{std::string(k.first), std::string(k.second)}, n);
-  }
+  CopyActiveJobs(s, &out.jobs);
   out.jobs_submitted_total = s.jobs.next_id().value - 1;
 
-  // Nodes and their GPUs.
-  std::vector<NodeSoftware> software;
   out.nodes.reserve(s.nodes.size());
-  for (const auto& [name, n] : s.nodes.all()) {
-    const std::vector<std::string>& partitions = PartitionsOf(s, name);
-    NodeState state = DeriveNodeState(n.node, n.usage);
-    const NodeInventory& inv = n.node.inventory;
-    out.nodes.push_back({.name = name,
-                         .address = inv.address,
-                         .state = state,
-                         .partitions = partitions,
-                         .gpu_backend = inv.gpu_backend,
-                         .driver_version = inv.driver_version,
-                         .cuda_version = inv.cuda_version,
-                         .agent_version = inv.agent_version,
-                         .drift_partitions = {},
-                         .gpus = static_cast<uint32_t>(inv.gpus.size()),
-                         .alloc_gpus = n.usage.gpus.size()});
-    software.push_back({.node = name,
-                        .partitions = partitions,
-                        .driver_version = inv.driver_version,
-                        .cuda_version = inv.cuda_version,
-                        .nccl_version = {}});
-    CountGpus(n, partitions, state, &out);
-    if (n.node.registered && n.node.responding) ++out.agents_connected;
-  }
-  auto drift = FindSoftwareDrift(software);
-  for (metrics::NodeRow& row : out.nodes) {
-    if (auto it = drift.find(row.name); it != drift.end()) row.drift_partitions = it->second;
-  }
+  for (const auto& [name, n] : s.nodes.all()) out.nodes.push_back(CopyNode(s, name, n));
   for (const Partition& p : s.partitions.all()) out.partitions.push_back(p.name);
 
   for (const sched::AssociationUsage& u : s.usage.ledger().Entries()) {
-    metrics::AccountUsage& a = out.accounts[u.account];
-    a.decayed_usage += u.decayed_usage;
-    a.period_gpu_seconds += u.period_gpu_seconds;
+    out.usage.push_back(
+        {u.account, {.decayed_usage = u.decayed_usage, .period_gpu_seconds = u.period_gpu_seconds}});
   }
+  for (const auto& [id, note] : s.gpu_stats.Flagged()) {
+    const JobEntry* e = s.jobs.Find(id);
+    if (e == nullptr || e->job.state != JobState::kRunning) continue;
+    const Job& j = e->job;
+    out.waste.push_back({.job = id,
+                         .user = j.spec.user,
+                         .account = j.spec.account,
+                         .partition = j.partition,
+                         .action = s.config.gpu_waste.For(j.partition, j.spec.qos).action});
+  }
+  out.waste_actions = s.metrics.waste_actions;
   out.sched = s.metrics.sched;
   return out;
 }

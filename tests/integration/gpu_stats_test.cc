@@ -1,8 +1,10 @@
 // Per-job GPU statistics and GPU waste end to end (docs/metrics-jobs.md): an idle job (its
 // simulated GPU at 0%) beside a busy one (95%) on a real cluster; the agents' samples reach
 // the controller's series, `corral jobstats`, `seff`, `corral show` and `corral report waste`
-// show them, and the waste policy cancels the idle job after its grace.
+// show them, and the waste policy cancels the idle job after its grace; `corral top` shows
+// both, the idle one flagged.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "api/json_codec.h"
 #include "tests/integration/test_cluster.h"
@@ -118,6 +120,75 @@ TEST(GpuStatsTest, AnIdleJobBesideABusyOneIsShownFlaggedReportedAndCancelled) {
 
   ASSERT_EQ(cluster.Cli({"cancel", busy_id.ToString()}).status, 0);
   ASSERT_TRUE(cluster.WaitJob(busy_id, seconds(60)).has_value());
+}
+
+// `corral top --once` (text and JSON) on a live cluster: each GPU with its job and latest
+// utilisation, the idle job flagged by a notify-only waste policy, and the queue.
+TEST(GpuStatsTest, TopShowsGpusTheirJobsUtilisationWasteFlagsAndTheQueue) {
+  ClusterOptions o = Options();
+  o.extra_controller_toml =
+      "[gpu_waste]\nthreshold_percent = 5\nwindow_s = 3\naction = \"notify\"\n";
+  TestCluster cluster(o);
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  JobSpec busy = cluster.ShellJob("sleep 120\n");
+  busy.resources.gpus_per_node = 1;
+  busy.environment["CORRAL_SIM_GPU_UTIL"] = "95";
+  JobSpec idle = cluster.ShellJob("sleep 120\n");
+  idle.resources.gpus_per_node = 1;
+  idle.environment["CORRAL_SIM_GPU_UTIL"] = "0";
+  JobSpec held = cluster.ShellJob("true\n");
+  held.resources.gpus_per_node = 2;
+  held.hold = true;
+  auto b = cluster.Submit(busy);
+  auto i = cluster.Submit(idle);
+  auto h = cluster.Submit(held);
+  ASSERT_TRUE(b.has_value() && i.has_value() && h.has_value());
+  const std::string busy_id = b->job_id.ToString(), idle_id = i->job_id.ToString();
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto j = cluster.GetJob(i->job_id);
+        return j && !j->gpu_waste.empty() && Samples(Stats(cluster, b->job_id)) >= 2;
+      },
+      seconds(60)))
+      << cluster.ControllerLog();
+
+  CliResult json = cluster.Cli({"top", "--once", "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  auto frame = nlohmann::json::parse(json.out);
+  EXPECT_EQ(frame["gpus"]["total"], 4);
+  EXPECT_EQ(frame["gpus"]["allocated"], 2);
+  EXPECT_EQ(frame["waste_flagged"], 1);
+  ASSERT_EQ(frame["nodes"].size(), 1u);
+  EXPECT_EQ(frame["nodes"][0]["name"], "node01");
+  std::map<std::string, nlohmann::json> by_job;
+  for (const auto& g : frame["nodes"][0]["gpus"]) {
+    if (!g["job"].is_null()) by_job[std::to_string(g["job"].get<uint64_t>())] = g;
+  }
+  ASSERT_EQ(by_job.size(), 2u) << json.out;
+  EXPECT_NEAR(by_job[busy_id]["util"].get<double>(), 95, 0.5) << json.out;
+  EXPECT_FALSE(by_job[busy_id]["waste"].get<bool>());
+  EXPECT_EQ(by_job[idle_id]["util"].get<double>(), 0) << json.out;
+  EXPECT_TRUE(by_job[idle_id]["waste"].get<bool>());
+  ASSERT_EQ(frame["running"].size(), 2u);
+  ASSERT_EQ(frame["pending"].size(), 1u);
+  EXPECT_EQ(frame["pending"][0]["id"], h->job_id.value);
+  EXPECT_EQ(frame["pending"][0]["gpus"], 2);
+
+  CliResult text = cluster.Cli({"top", "--once"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (std::string want :
+       {std::string("GPUs: 4 (2 allocated, 2 free, 0 failed, 0 down)"),
+        std::string("Jobs: 2 running, 1 pending"), std::string("Wasting GPUs: 1"),
+        std::string("\nnode01 "), ":95% j" + busy_id + " ", ":0% j" + idle_id + "!",
+        std::string("WASTE: GPU node01:"), std::string("under 5% utilisation"),
+        std::string("JobHeldUser")}) {
+    EXPECT_NE(text.out.find(want), std::string::npos) << want << "\n" << text.out;
+  }
+  EXPECT_EQ(text.out.find("\x1b["), std::string::npos);  // not a terminal: no colours
+
+  CliResult bad = cluster.Cli({"top", "--interval", "0"});
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--interval \"0\""), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -118,16 +118,28 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
   options.nodes = 2;
   options.gpus_per_node = 4;
   options.extra_agent_metrics_toml = "job_mapping_dir = \"" + dir_ + "/jobmap/{node}\"\n";
+  // GPU waste within seconds, notify only: the idle job below is flagged and keeps running.
+  options.extra_agent_gpu_toml = "sample_interval_s = 1\n";
+  options.extra_controller_toml =
+      "[gpu_waste]\nthreshold_percent = 5\nwindow_s = 3\naction = \"notify\"\n";
   TestCluster cluster(options);
   ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
   client_ = cluster.client_options();
 
-  // A running job holding 2 GPUs, and held jobs with hostile names (pending, with a reason).
-  JobSpec running = cluster.ShellJob("sleep 120");
-  running.resources.gpus_per_node = 2;
-  auto submitted = cluster.Submit(running);
+  // A running job holding 2 GPUs (busy), an idle one holding 1 (flagged as wasting it), and
+  // held jobs with hostile names (pending, with a reason).
+  auto submit = [&](uint32_t gpus, const std::string& util) -> Result<api::SubmitResponse> {
+    JobSpec spec = cluster.ShellJob("sleep 120");
+    spec.resources.gpus_per_node = gpus;
+    spec.environment["CORRAL_SIM_GPU_UTIL"] = util;
+    return cluster.Submit(spec);
+  };
+  auto submitted = submit(2, "80");
   ASSERT_TRUE(submitted.has_value()) << submitted.error().message;
   JobId job = submitted->job_id;
+  auto idle_submitted = submit(1, "0");
+  ASSERT_TRUE(idle_submitted.has_value()) << idle_submitted.error().message;
+  JobId idle_job = idle_submitted->job_id;
   for (std::string name : {"q\"uote", "new\nline", "back\\slash", "caf\xC3\xA9 \xF0\x9F\x9A\x80",
                            "\"} 1\n# TYPE x counter"}) {
     JobSpec held = cluster.ShellJob("true");
@@ -150,6 +162,13 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
         return j && j->job.state == JobState::kRunning;
       },
       std::chrono::seconds(30)));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto j = cluster.GetJob(idle_job);
+        return j && !j->gpu_waste.empty();
+      },
+      std::chrono::seconds(60)))
+      << cluster.ControllerLog();
 
   // The scrape credential.
   CliResult tok = cluster.Cli({"token", "--role", "metrics"});
@@ -183,6 +202,12 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
   EXPECT_EQ(rc, 0) << lint << "\n" << controller->body;
   EXPECT_EQ(lint, "");
   EXPECT_NE(controller->body.find("user=\"o\\\"brien\\\\x\\ny caf\xC3\xA9\""), std::string::npos)
+      << controller->body;
+  EXPECT_NE(controller->body.find("corral_job_gpu_waste{hpc_job=\"" + idle_job.ToString() + "\","),
+            std::string::npos)
+      << controller->body;
+  EXPECT_NE(controller->body.find("corral_gpu_waste_actions_total{action=\"notify\"} 1\n"),
+            std::string::npos)
       << controller->body;
 
   auto targets_answer = Get(cluster.url(), "/metrics/targets", token);
@@ -230,8 +255,8 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
     std::string file = dir_ + "/jobmap/" + alloc.node_name + "/" + std::to_string(g);
     if (alloc.gpus.contains(g)) {
       EXPECT_EQ(ReadFile(file), job.ToString() + "\n") << file;
-    } else {
-      EXPECT_FALSE(fs::exists(file)) << file;
+    } else {  // free, or the idle job's
+      EXPECT_TRUE(!fs::exists(file) || ReadFile(file) == idle_job.ToString() + "\n") << file;
     }
   }
 

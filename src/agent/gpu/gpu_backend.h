@@ -45,6 +45,9 @@ struct GpuReading {
   uint32_t index = 0;
   bool present = true;
   std::string pci_bus_id;                   // "00000000:3B:00.0"; "" when unknown
+  // The full product name (modelName, as dcgm-exporter: "NVIDIA H100 80GB HBM3"; a MIG
+  // slice's parent GPU's); "" = the short type (`GpuInfo::model`) stands in.
+  std::string product_name;
   std::string mig_profile;                  // a MIG slice's profile ("1g.10gb"); "" for a whole GPU
   std::optional<uint32_t> mig_parent;       // a MIG slice's GPU index
   std::optional<uint32_t> gpu_instance_id;  // a MIG slice's GPU instance id
@@ -62,8 +65,11 @@ struct GpuReading {
   uint64_t remapped_correctable = 0;        // DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS
   uint64_t remapped_uncorrectable = 0;      // DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS
   bool row_remap_failure = false;           // DCGM_FI_DEV_ROW_REMAP_FAILURE
-  // DCGM_FI_PROF_* (ratios 0-1) where the backend has them.
+  // DCGM_FI_PROF_* (ratios 0-1) where the backend has them: the NVML backend from GPM
+  // (Hopper and later, whole GPUs) over the time since the previous reading.
   std::optional<double> gr_engine_active;
+  std::optional<double> sm_active;
+  std::optional<double> sm_occupancy;
   std::optional<double> pipe_tensor_active;
   std::optional<double> dram_active;
 };

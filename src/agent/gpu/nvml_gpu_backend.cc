@@ -17,6 +17,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -73,8 +74,21 @@ struct Device {
   uint32_t slices = 1;             // devices sharing `gpu` (energy is split between them)
   std::string bus_id;              // sysfs form
   std::vector<std::string> files;  // device files
+  std::string product;             // the physical GPU's NVML name (dcgm-exporter's modelName)
   GpuInfo info;
 };
+
+// GPM (Hopper and later): per whole GPU, two sample buffers: the previous reading's and the
+// one being taken. Each reading's ratios are averages over the time since the previous one.
+struct GpmState {
+  nvmlGpmSample_t previous = nullptr;
+  nvmlGpmSample_t current = nullptr;
+  bool have_previous = false;
+};
+
+constexpr unsigned kGpmMetrics[] = {NVML_GPM_METRIC_GRAPHICS_UTIL, NVML_GPM_METRIC_SM_UTIL,
+                                    NVML_GPM_METRIC_SM_OCCUPANCY, NVML_GPM_METRIC_ANY_TENSOR_UTIL,
+                                    NVML_GPM_METRIC_DRAM_BW_UTIL};
 
 class NvmlGpuBackend final : public GpuBackend {
  public:
@@ -85,6 +99,10 @@ class NvmlGpuBackend final : public GpuBackend {
     stopping_ = true;
     if (events_thread_.joinable()) events_thread_.join();
     if (events_ != nullptr) nvml_.nvmlEventSetFree(events_);
+    for (auto& [gpu, g] : gpm_) {
+      if (g.previous != nullptr) nvml_.nvmlGpmSampleFree(g.previous);
+      if (g.current != nullptr) nvml_.nvmlGpmSampleFree(g.current);
+    }
     nvml_.nvmlShutdown();
     dlclose(library_);
   }
@@ -158,7 +176,7 @@ class NvmlGpuBackend final : public GpuBackend {
       Device gpu;
       gpu.gpu = gpus[i];
       gpu.bus_id = bus_ids[i];
-      CORRAL_RETURN_IF_ERROR(Describe(gpus[i], gpus[i], &gpu.info));
+      CORRAL_RETURN_IF_ERROR(Describe(gpus[i], &gpu.info, &gpu.product));
       gpu.info.numa_node = NumaNode(gpu.bus_id);
       unsigned minor = 0;
       std::string gpu_file;
@@ -169,6 +187,7 @@ class NvmlGpuBackend final : public GpuBackend {
       }
       std::vector<Device> slices = config_.mig ? MigDevices(gpu, minor) : std::vector<Device>{};
       if (slices.empty()) {
+        StartGpm(gpus[i]);
         gpu.index = static_cast<uint32_t>(devices_.size());
         devices_.push_back(std::move(gpu));
       } else {
@@ -234,14 +253,17 @@ class NvmlGpuBackend final : public GpuBackend {
   }
 
   // /metrics readings (gpu_backend.h): what Sample reads, free memory, remapped rows, the
-  // PCI bus id in NVML's form, MIG parent and GPU instance, and the last XID (kept, not
-  // consumed). Clocks, memory temperature and PCIe replays are not in the resolved table.
+  // PCI bus id in NVML's form, MIG parent and GPU instance, the last XID (kept, not
+  // consumed), the product name, SM and memory clocks, memory temperature, PCIe replays, and
+  // GPM's activity ratios for whole GPUs that have GPM (from the second reading on). A
+  // reading an older driver lacks stays unset.
   Result<std::vector<GpuReading>> Read() override {
     std::map<nvmlDevice_t, uint32_t> last_xid;
     {
       std::lock_guard<std::mutex> lock(mu_);
       last_xid = last_xid_;
     }
+    std::lock_guard<std::mutex> gpm_lock(gpm_mu_);
     std::map<nvmlDevice_t, uint32_t> parents;  // physical GPU -> its ordinal
     std::vector<GpuReading> out;
     for (const Device& d : devices_) {
@@ -275,6 +297,9 @@ class NvmlGpuBackend final : public GpuBackend {
         r.remapped_uncorrectable = unc;
       }
       if (auto it = last_xid.find(d.gpu); it != last_xid.end()) r.last_xid = it->second;
+      r.product_name = d.product;
+      ReadExtras(d.gpu, &r);
+      if (d.mig == nullptr) ReadGpm(d.gpu, &r);
       if (d.mig != nullptr) {
         r.mig_parent = parents.at(d.gpu);
         r.mig_profile = d.info.model;
@@ -315,22 +340,23 @@ class NvmlGpuBackend final : public GpuBackend {
     }
   }
 
-  // The UUID, type and memory of `device` (a GPU or a MIG device).
-  Status Describe(nvmlDevice_t device, nvmlDevice_t gpu, GpuInfo* info) const {
-    (void)gpu;
+  // The UUID, type and memory of `device` (a GPU or a MIG device); `product`, when given,
+  // gets its NVML name.
+  Status Describe(nvmlDevice_t device, GpuInfo* info, std::string* product = nullptr) const {
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE] = {};
-    char product[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
+    char product_name[NVML_DEVICE_NAME_V2_BUFFER_SIZE] = {};
     if (nvmlReturn_t r = nvml_.nvmlDeviceGetUUID(device, uuid, sizeof uuid); r != NVML_SUCCESS) {
       return Unavailable("NVML: nvmlDeviceGetUUID: " + Text(r));
     }
-    if (nvmlReturn_t r = nvml_.nvmlDeviceGetName(device, product, sizeof product);
+    if (nvmlReturn_t r = nvml_.nvmlDeviceGetName(device, product_name, sizeof product_name);
         r != NVML_SUCCESS) {
       return Unavailable("NVML: nvmlDeviceGetName: " + Text(r));
     }
     info->uuid = uuid;
-    auto named = config_.model_names.find(product);
-    info->model =
-        named != config_.model_names.end() ? named->second : GpuTypeFromProductName(product);
+    if (product != nullptr) *product = product_name;
+    auto named = config_.model_names.find(product_name);
+    info->model = named != config_.model_names.end() ? named->second
+                                                      : GpuTypeFromProductName(product_name);
     nvmlMemory_t mem{};
     if (nvml_.nvmlDeviceGetMemoryInfo(device, &mem) == NVML_SUCCESS)
       info->memory_mb = mem.total >> 20;
@@ -355,8 +381,9 @@ class NvmlGpuBackend final : public GpuBackend {
       d.gpu = gpu.gpu;
       d.mig = mig;
       d.bus_id = gpu.bus_id;
+      d.product = gpu.product;
       d.info.numa_node = gpu.info.numa_node;
-      if (!Describe(mig, gpu.gpu, &d.info)) continue;
+      if (!Describe(mig, &d.info)) continue;
       d.files = gpu.files;  // the parent GPU's file, and the slice's capability file
       unsigned gi = 0, ci = 0;
       if (nvml_.nvmlDeviceGetGpuInstanceId != nullptr &&
@@ -415,6 +442,105 @@ class NvmlGpuBackend final : public GpuBackend {
     }
   }
 
+  // Clocks, memory temperature and PCIe replays of physical GPU `g`, where NVML has them.
+  void ReadExtras(nvmlDevice_t g, GpuReading* r) const {
+    unsigned mhz = 0;
+    if (nvml_.nvmlDeviceGetClockInfo != nullptr &&
+        nvml_.nvmlDeviceGetClockInfo(g, NVML_CLOCK_SM, &mhz) == NVML_SUCCESS) {
+      r->sm_clock_mhz = mhz;
+    }
+    if (nvml_.nvmlDeviceGetClockInfo != nullptr &&
+        nvml_.nvmlDeviceGetClockInfo(g, NVML_CLOCK_MEM, &mhz) == NVML_SUCCESS) {
+      r->memory_clock_mhz = mhz;
+    }
+    unsigned replays = 0;
+    if (nvml_.nvmlDeviceGetPcieReplayCounter != nullptr &&
+        nvml_.nvmlDeviceGetPcieReplayCounter(g, &replays) == NVML_SUCCESS) {
+      r->pcie_replays = replays;
+    }
+    nvmlFieldValue_t temp{};
+    temp.fieldId = NVML_FI_DEV_MEMORY_TEMP;
+    if (nvml_.nvmlDeviceGetFieldValues != nullptr &&
+        nvml_.nvmlDeviceGetFieldValues(g, 1, &temp) == NVML_SUCCESS &&
+        temp.nvmlReturn == NVML_SUCCESS) {
+      r->memory_temperature_c = FieldValue(temp);
+    }
+  }
+
+  static std::optional<double> FieldValue(const nvmlFieldValue_t& f) {
+    switch (f.valueType) {
+      case NVML_VALUE_TYPE_DOUBLE:
+        return f.value.dVal;
+      case NVML_VALUE_TYPE_UNSIGNED_INT:
+        return f.value.uiVal;
+      case NVML_VALUE_TYPE_UNSIGNED_LONG:
+        return static_cast<double>(f.value.ulVal);
+      case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+        return static_cast<double>(f.value.ullVal);
+      case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        return static_cast<double>(f.value.sllVal);
+      case NVML_VALUE_TYPE_SIGNED_INT:
+        return f.value.siVal;
+      default:
+        return std::nullopt;
+    }
+  }
+
+  // Sets up GPM for physical GPU `g` when the library and the GPU have it: two sample buffers.
+  void StartGpm(nvmlDevice_t g) {
+    if (nvml_.nvmlGpmQueryDeviceSupport == nullptr || nvml_.nvmlGpmSampleAlloc == nullptr ||
+        nvml_.nvmlGpmSampleFree == nullptr || nvml_.nvmlGpmSampleGet == nullptr ||
+        nvml_.nvmlGpmMetricsGet == nullptr) {
+      return;
+    }
+    nvmlGpmSupport_t support{};
+    support.version = NVML_GPM_SUPPORT_VERSION;
+    if (nvml_.nvmlGpmQueryDeviceSupport(g, &support) != NVML_SUCCESS ||
+        support.isSupportedDevice == 0) {
+      return;
+    }
+    GpmState state;
+    if (nvml_.nvmlGpmSampleAlloc(&state.previous) != NVML_SUCCESS) return;
+    if (nvml_.nvmlGpmSampleAlloc(&state.current) != NVML_SUCCESS) {
+      nvml_.nvmlGpmSampleFree(state.previous);
+      return;
+    }
+    gpm_.emplace(g, state);
+  }
+
+  // GPM's ratios for physical GPU `g` over the time since its previous reading (none at the
+  // first). Requires gpm_mu_.
+  void ReadGpm(nvmlDevice_t g, GpuReading* r) {
+    auto it = gpm_.find(g);
+    if (it == gpm_.end()) return;
+    GpmState& st = it->second;
+    if (nvml_.nvmlGpmSampleGet(g, st.current) != NVML_SUCCESS) {
+      st.have_previous = false;
+      return;
+    }
+    if (st.have_previous) {
+      nvmlGpmMetricsGet_t get{};
+      get.version = NVML_GPM_METRICS_GET_VERSION;
+      get.numMetrics = std::size(kGpmMetrics);
+      get.sample1 = st.previous;
+      get.sample2 = st.current;
+      for (size_t k = 0; k < std::size(kGpmMetrics); ++k) get.metrics[k].metricId = kGpmMetrics[k];
+      if (nvml_.nvmlGpmMetricsGet(&get) == NVML_SUCCESS) {
+        auto ratio = [&](size_t k) -> std::optional<double> {
+          if (get.metrics[k].nvmlReturn != NVML_SUCCESS) return std::nullopt;
+          return std::clamp(get.metrics[k].value / 100.0, 0.0, 1.0);
+        };
+        r->gr_engine_active = ratio(0);
+        r->sm_active = ratio(1);
+        r->sm_occupancy = ratio(2);
+        r->pipe_tensor_active = ratio(3);
+        r->dram_active = ratio(4);
+      }
+    }
+    std::swap(st.previous, st.current);
+    st.have_previous = true;
+  }
+
   void StartEvents(const std::vector<nvmlDevice_t>& gpus) {
     if (nvml_.nvmlEventSetCreate == nullptr || nvml_.nvmlDeviceRegisterEvents == nullptr ||
         nvml_.nvmlEventSetWait_v2 == nullptr || nvml_.nvmlEventSetFree == nullptr) {
@@ -465,6 +591,8 @@ class NvmlGpuBackend final : public GpuBackend {
   std::mutex mu_;
   std::map<nvmlDevice_t, std::vector<uint32_t>> pending_xids_;  // guarded by mu_
   std::map<nvmlDevice_t, uint32_t> last_xid_;                   // for Read; guarded by mu_
+  std::mutex gpm_mu_;  // Read's GPM state (scrapes may overlap)
+  std::map<nvmlDevice_t, GpmState> gpm_;  // whole GPUs with GPM; guarded by gpm_mu_ after Init
 };
 
 }  // namespace

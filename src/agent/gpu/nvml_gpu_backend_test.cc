@@ -142,10 +142,16 @@ TEST_F(NvmlBackendTest, MetricsReadingsKeepXidsAndNameMigSlices) {
   EXPECT_DOUBLE_EQ((*r)[0].power_watts, 300);
   EXPECT_DOUBLE_EQ((*r)[0].energy_joules, 1234);
   EXPECT_FALSE((*r)[0].mig_parent.has_value());
-  EXPECT_FALSE((*r)[0].sm_clock_mhz.has_value());  // not read through NVML here
+  EXPECT_EQ((*r)[0].product_name, "NVIDIA H100 80GB HBM3");
+  // Readings this driver does not give stay unset (and are not exported).
+  EXPECT_FALSE((*r)[0].sm_clock_mhz.has_value());
+  EXPECT_FALSE((*r)[0].memory_temperature_c.has_value());
+  EXPECT_FALSE((*r)[0].pcie_replays.has_value());
+  EXPECT_FALSE((*r)[0].gr_engine_active.has_value());
   EXPECT_EQ((*r)[1].mig_parent, 1u);
   EXPECT_EQ((*r)[1].gpu_instance_id, 7u);
   EXPECT_EQ((*r)[1].mig_profile, "1g.10gb");
+  EXPECT_EQ((*r)[1].product_name, "NVIDIA H100 80GB HBM3");  // the parent's, as dcgm-exporter
 
   // An XID shows as the last one in every reading and still reaches the next Sample.
   Append("xid 0 48\n");
@@ -153,6 +159,40 @@ TEST_F(NvmlBackendTest, MetricsReadingsKeepXidsAndNameMigSlices) {
   EXPECT_EQ((*(*b)->Read())[0].last_xid, 48u);
   EXPECT_EQ((*(*b)->Read())[0].last_xid, 48u);
   EXPECT_EQ((*(*b)->Sample())[0].xid_events, (std::vector<uint32_t>{48}));
+}
+
+// Clocks, memory temperature and PCIe replays; GPM's activity ratios over the interval
+// between two readings (none at the first), for GPUs with GPM only.
+TEST_F(NvmlBackendTest, MetricsReadingsHaveClocksTemperaturesReplaysAndGpmActivity) {
+  Write(std::string(kFourH100) +
+        "smclock 0 1980\nmemclock 0 2619\nmemtemp 0 41\nreplays 0 3\n"
+        "gpm 0 90 80 30 45 60\n");
+  auto b = MakeNvmlGpuBackend(Config());
+  ASSERT_TRUE(b.has_value()) << b.error().message;
+  auto first = (*b)->Read();
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  const GpuReading& g0 = (*first)[0];
+  EXPECT_EQ(g0.sm_clock_mhz, 1980u);
+  EXPECT_EQ(g0.memory_clock_mhz, 2619u);
+  EXPECT_EQ(g0.memory_temperature_c, 41.0);
+  EXPECT_EQ(g0.pcie_replays, 3u);
+  EXPECT_FALSE(g0.gr_engine_active.has_value());  // one sample: no interval yet
+  EXPECT_FALSE((*first)[1].sm_clock_mhz.has_value());
+
+  // The second reading measures over the interval since the first.
+  Append("gpm 0 50 40 20 10 5\n");
+  auto second = (*b)->Read();
+  ASSERT_TRUE(second.has_value());
+  const GpuReading& r0 = (*second)[0];
+  ASSERT_TRUE(r0.gr_engine_active.has_value());
+  EXPECT_DOUBLE_EQ(*r0.gr_engine_active, 0.5);
+  EXPECT_DOUBLE_EQ(*r0.sm_active, 0.4);
+  EXPECT_DOUBLE_EQ(*r0.sm_occupancy, 0.2);
+  EXPECT_DOUBLE_EQ(*r0.pipe_tensor_active, 0.1);
+  EXPECT_DOUBLE_EQ(*r0.dram_active, 0.05);
+  auto other = (*b)->Read();
+  ASSERT_TRUE(other.has_value());
+  EXPECT_FALSE((*other)[1].gr_engine_active.has_value());  // GPU 1 has no GPM
 }
 
 TEST_F(NvmlBackendTest, UnusableLibraryOrNoGpuIsUnavailableWithOneLine) {

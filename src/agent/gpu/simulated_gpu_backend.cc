@@ -1,13 +1,25 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <mutex>
 
 #include "agent/gpu/gpu_backend.h"
+#include "core/strings.h"
 #include "core/time.h"
 
 namespace corral::agent {
 namespace {
+
+// What NVML would call a GPU of type `model` ("h100" -> "NVIDIA H100 80GB HBM3").
+std::string ProductName(const std::string& model) {
+  static const std::map<std::string, std::string, std::less<>> kNames = {
+      {"h100", "NVIDIA H100 80GB HBM3"}, {"h200", "NVIDIA H200"},
+      {"a100", "NVIDIA A100-SXM4-80GB"}, {"l40s", "NVIDIA L40S"},
+      {"v100", "Tesla V100-SXM2-32GB"},  {"gh200", "NVIDIA GH200 480GB"}};
+  if (auto it = kNames.find(model); it != kNames.end()) return it->second;
+  return "NVIDIA " + Upper(model);
+}
 
 // FNV-1a, to derive stable UUIDs from the node name and GPU index.
 uint64_t Hash(std::string_view s, uint64_t seed) {
@@ -55,7 +67,10 @@ struct SimGpu {
 class SimulatedGpuBackend final : public GpuBackend {
  public:
   SimulatedGpuBackend(SimulatedGpuConfig config, const Clock* clock)
-      : config_(std::move(config)), clock_(clock), gpus_(config_.count) {
+      : config_(std::move(config)),
+        clock_(clock),
+        product_name_(ProductName(config_.model)),
+        gpus_(config_.count) {
     if (clock_ != nullptr) last_ = clock_->MonotonicNow();
   }
 
@@ -117,8 +132,9 @@ class SimulatedGpuBackend final : public GpuBackend {
     return out;
   }
 
-  // Plausible readings that follow the injected state: clocks rise with utilisation, the
-  // memory runs a few degrees warmer than the GPU, and the PCI bus id follows the index.
+  // Plausible readings that follow the injected state: clocks and the GPM-style activity
+  // ratios rise with utilisation, the memory runs a few degrees warmer than the GPU, the PCI
+  // bus id follows the index, and the product name is the model's NVIDIA name.
   Result<std::vector<GpuReading>> Read() override {
     std::lock_guard<std::mutex> lock(mu_);
     Integrate();
@@ -145,7 +161,11 @@ class SimulatedGpuBackend final : public GpuBackend {
         r.last_xid = g.last_xid;
         r.row_remap_failure = g.row_remap_failure;
         r.remapped_uncorrectable = g.row_remap_failure ? 1 : 0;
+        r.product_name = product_name_;
         r.gr_engine_active = g.utilization / 100;
+        r.sm_active = g.utilization / 100 * 0.9;
+        r.sm_occupancy = g.utilization / 100 * 0.4;
+        r.pipe_tensor_active = g.utilization / 100 * 0.5;
         r.dram_active = g.utilization / 200;
       }
       out.push_back(std::move(r));
@@ -223,6 +243,7 @@ class SimulatedGpuBackend final : public GpuBackend {
 
   const SimulatedGpuConfig config_;
   const Clock* const clock_;
+  const std::string product_name_;
   std::mutex mu_;
   std::vector<SimGpu> gpus_;  // guarded by mu_
   MonoTime last_{};           // guarded by mu_

@@ -52,6 +52,9 @@ void ExpectValidExposition(const std::string& text) {
 
 TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
   SubmitAndStart(testing::BatchJob(4));
+  // An ended job between the active ones is not counted.
+  JobId gone = Submit(testing::BatchJob(4));
+  ASSERT_TRUE(controller_->Cancel(kAdmin, gone).has_value());
   SubmitAndStart(testing::BatchJob(4));
   JobId waiting = Submit(testing::BatchJob(4));
   controller_->Tick();
@@ -59,8 +62,10 @@ TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
   ASSERT_EQ(Get(waiting).state, JobState::kPending);
 
   metrics::ClusterMetrics m = controller_->CollectMetrics();
+  EXPECT_EQ(m.jobs.size(), 3u);
+  metrics::ClusterCounts counts = metrics::CountClusterMetrics(m);
   uint64_t running = 0, pending = 0, running_gpus = 0;
-  for (const auto& [k, c] : m.jobs) {
+  for (const auto& [k, c] : counts.jobs) {
     EXPECT_EQ(k.partition, "gpu");
     EXPECT_EQ(k.user, "alice");
     if (k.state == JobState::kRunning) running += c.jobs, running_gpus += c.gpus;
@@ -69,22 +74,22 @@ TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
   EXPECT_EQ(running, 2u);
   EXPECT_EQ(running_gpus, 8u);
   EXPECT_EQ(pending, 1u);
-  ASSERT_EQ(m.pending_reasons.size(), 1u);
-  EXPECT_EQ(m.pending_reasons.begin()->first.first, "gpu");
-  EXPECT_EQ(m.jobs_submitted_total, 3u);
+  ASSERT_EQ(counts.pending_reasons.size(), 1u);
+  EXPECT_EQ(counts.pending_reasons.begin()->first.first, "gpu");
+  EXPECT_EQ(m.jobs_submitted_total, 4u);
 
-  const metrics::GpuCounts& h100 = m.gpus.at({"gpu", "h100"});
+  const metrics::GpuCounts& h100 = counts.gpus.at({"gpu", "h100"});
   EXPECT_EQ(h100.total, 8u);
   EXPECT_EQ(h100.allocated, 8u);
   EXPECT_EQ(h100.idle, 0u);
-  const metrics::GpuCounts& a100 = m.gpus.at({"gpu", "a100"});
+  const metrics::GpuCounts& a100 = counts.gpus.at({"gpu", "a100"});
   EXPECT_EQ(a100.drained, 2u);
-  EXPECT_EQ(m.agents_connected, 3u);
+  EXPECT_EQ(counts.agents_connected, 3u);
 
   ASSERT_EQ(m.nodes.size(), 3u);
   EXPECT_EQ(m.nodes[1].name, "n2");
-  EXPECT_EQ(m.nodes[1].drift_partitions, std::vector<std::string>{"gpu"});
-  EXPECT_TRUE(m.nodes[0].drift_partitions.empty());
+  EXPECT_EQ(counts.drift.at("n2"), std::vector<std::string>{"gpu"});
+  EXPECT_FALSE(counts.drift.contains("n1"));
 
   EXPECT_GE(m.sched.cycle.count(), 3u);
   EXPECT_EQ(m.sched.started_total, 2u);
@@ -107,9 +112,11 @@ TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
            "corral_node_software_drift{node=\"n2\",partition=\"gpu\"} 1\n",
            "corral_node_software_drift{node=\"n1\",partition=\"gpu\"} 0\n",
            "slurm_sched_jobs_started_total 2\n",
+           "corral_jobs_submitted_total 4\n",
            "corral_api_requests_total{method=\"GET\",route=\"/api/v1/jobs/{id}\",code=\"200\"} 1\n",
            "corral_store_commit_seconds_count 1\n",
            "corral_store_committed_changes_total 5\n",
+           "corral_gpu_waste_actions_total{action=\"cancel\"} 0\n",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "\n" << text;
   }
@@ -131,11 +138,19 @@ TEST(ControllerMetricsRenderTest, HostileNamesNeverBreakTheExposition) {
                                  "back\\slash", "caf\xC3\xA9 \xF0\x9F\x9A\x80",
                                  "bad\xFF\xC3", "\"} 1\n# TYPE x counter\nx{a=\""};
   for (const std::string& s : hostile) {
-    m.jobs[{JobState::kPending, s, s, s}] = {.jobs = 1, .gpus = 2};
-    m.pending_reasons[{s, s}] = 1;
-    m.accounts[s] = {.decayed_usage = 1.5, .period_gpu_seconds = 3};
-    m.nodes.push_back({.name = s, .partitions = {s}, .driver_version = s});
-    m.gpus[{s, s}] = {.total = 1, .idle = 1};
+    m.jobs.push_back({.state = JobState::kPending,
+                      .gpus = 2,
+                      .partition = s,
+                      .account = s,
+                      .user = s,
+                      .reason = s});
+    m.usage.push_back({s, {.decayed_usage = 1.5, .period_gpu_seconds = 3}});
+    m.nodes.push_back({.name = s,
+                       .partitions = {s},
+                       .driver_version = s,
+                       .gpu_count = 1,
+                       .gpu_model = s});
+    m.waste.push_back({.job = JobId{7}, .user = s, .account = s, .partition = s});
   }
   metrics::ServiceFigures f;
   f.routes[{"GET", hostile[5]}].by_status[200] = 1;
@@ -146,6 +161,32 @@ TEST(ControllerMetricsRenderTest, HostileNamesNeverBreakTheExposition) {
   EXPECT_NE(text.find("user=\"back\\\\slash\""), std::string::npos);
   EXPECT_NE(text.find("user=\"caf\xC3\xA9 \xF0\x9F\x9A\x80\""), std::string::npos);
   EXPECT_NE(text.find("user=\"bad\xEF\xBF\xBD\xEF\xBF\xBD\""), std::string::npos);
+  EXPECT_NE(text.find("corral_job_gpu_waste{hpc_job=\"7\",user=\"a\\\"b\""), std::string::npos);
+}
+
+// A job flagged by the GPU-waste policy is exported while it runs, with its policy's action;
+// the counter counts it.
+TEST(ControllerMetricsRenderTest, FlaggedJobsAndWasteActionsAreExported) {
+  metrics::ClusterMetrics m;
+  m.waste.push_back({.job = JobId{12},
+                     .user = "bob",
+                     .account = "physics",
+                     .partition = "gpu",
+                     .action = GpuWasteAction::kRequeue});
+  m.waste_actions = {3, 1, 2};
+  std::string text = metrics::RenderControllerMetrics(m, {});
+  ExpectValidExposition(text);
+  for (std::string_view line : {
+           "# TYPE corral_job_gpu_waste gauge\n",
+           "corral_job_gpu_waste{hpc_job=\"12\",user=\"bob\",account=\"physics\","
+           "partition=\"gpu\",action=\"requeue\"} 1\n",
+           "# TYPE corral_gpu_waste_actions_total counter\n",
+           "corral_gpu_waste_actions_total{action=\"notify\"} 3\n",
+           "corral_gpu_waste_actions_total{action=\"cancel\"} 1\n",
+           "corral_gpu_waste_actions_total{action=\"requeue\"} 2\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << "missing: " << line << "\n" << text;
+  }
 }
 
 TEST(ControllerMetricsAccessTest, OnlyMetricsOperatorsAndAdminsRead) {

@@ -24,9 +24,9 @@ std::string Join(const std::vector<std::string>& parts) {
   return out;
 }
 
-void WriteJobs(const ClusterMetrics& m, MetricsWriter& w) {
+void WriteJobs(const ClusterMetrics& m, const ClusterCounts& counts, MetricsWriter& w) {
   auto by_job_key = [&](uint64_t JobCounts::*field) {
-    for (const auto& [k, c] : m.jobs) {
+    for (const auto& [k, c] : counts.jobs) {
       w.Sample({{"state", JobStateName(k.state)},
                 {"partition", k.partition},
                 {"account", k.account},
@@ -42,14 +42,14 @@ void WriteJobs(const ClusterMetrics& m, MetricsWriter& w) {
            "account and user");
   by_job_key(&JobCounts::gpus);
   w.Family("corral_jobs_pending", MetricType::kGauge, "Pending jobs by partition and reason");
-  for (const auto& [k, n] : m.pending_reasons) {
+  for (const auto& [k, n] : counts.pending_reasons) {
     w.Sample({{"partition", k.first}, {"reason", k.second}}, static_cast<double>(n));
   }
   w.Family("corral_jobs_submitted_total", MetricType::kCounter, "Jobs submitted (job ids issued)");
   w.Sample({}, static_cast<double>(m.jobs_submitted_total));
 }
 
-void WriteNodes(const ClusterMetrics& m, MetricsWriter& w) {
+void WriteNodes(const ClusterMetrics& m, const ClusterCounts& counts, MetricsWriter& w) {
   std::map<std::string, uint64_t> by_state;
   std::map<std::pair<std::string, std::string>, uint64_t> by_partition;
   for (const NodeRow& n : m.nodes) {
@@ -65,7 +65,7 @@ void WriteNodes(const ClusterMetrics& m, MetricsWriter& w) {
   }
   w.Family("corral_gpus", MetricType::kGauge,
            "GPUs by partition, model and state (allocated, idle, drained, down)");
-  for (const auto& [k, c] : m.gpus) {
+  for (const auto& [k, c] : counts.gpus) {
     const std::pair<std::string_view, uint64_t> states[] = {
         {"allocated", c.allocated}, {"idle", c.idle}, {"drained", c.drained}, {"down", c.down}};
     for (const auto& [state, n] : states) {
@@ -75,7 +75,7 @@ void WriteNodes(const ClusterMetrics& m, MetricsWriter& w) {
   }
   w.Family("corral_agents_connected", MetricType::kGauge,
            "Node agents registered and heartbeating");
-  w.Sample({}, static_cast<double>(m.agents_connected));
+  w.Sample({}, static_cast<double>(counts.agents_connected));
   w.Family("corral_node_info", MetricType::kGauge,
            "One per node: its partitions, GPU backend and software versions");
   for (const NodeRow& n : m.nodes) {
@@ -92,10 +92,12 @@ void WriteNodes(const ClusterMetrics& m, MetricsWriter& w) {
   w.Family("corral_node_software_drift", MetricType::kGauge,
            "1 when the node's driver/CUDA/NCCL versions differ from the common ones of the "
            "partition, else 0");
+  static const std::vector<std::string> kNone;
   for (const NodeRow& n : m.nodes) {
+    auto it = counts.drift.find(n.name);
+    const std::vector<std::string>& drift = it != counts.drift.end() ? it->second : kNone;
     for (const std::string& p : n.partitions) {
-      bool differs = std::find(n.drift_partitions.begin(), n.drift_partitions.end(), p) !=
-                     n.drift_partitions.end();
+      bool differs = std::find(drift.begin(), drift.end(), p) != drift.end();
       w.Sample({{"node", n.name}, {"partition", p}}, differs ? 1 : 0);
     }
   }
@@ -158,27 +160,54 @@ void WriteService(const ServiceFigures& f, MetricsWriter& w) {
   }
 }
 
-void WriteAccounts(const ClusterMetrics& m, MetricsWriter& w) {
+void WriteAccounts(const ClusterCounts& counts, MetricsWriter& w) {
   w.Family("corral_fairshare_usage", MetricType::kGauge,
            "Fair-share usage per account: TRES-weighted GPU-seconds, decayed by the half-life");
-  for (const auto& [account, u] : m.accounts) w.Sample({{"account", account}}, u.decayed_usage);
+  for (const auto& [account, u] : counts.accounts) {
+    w.Sample({{"account", account}}, u.decayed_usage);
+  }
   w.Family("corral_account_period_gpu_seconds", MetricType::kGauge,
            "GPU-seconds per account in the current usage period");
-  for (const auto& [account, u] : m.accounts) {
+  for (const auto& [account, u] : counts.accounts) {
     w.Sample({{"account", account}}, u.period_gpu_seconds);
+  }
+}
+
+constexpr std::string_view kWasteActionNames[] = {"notify", "cancel", "requeue"};
+
+void WriteWaste(const ClusterMetrics& m, MetricsWriter& w) {
+  w.Family("corral_job_gpu_waste", MetricType::kGauge,
+           "1 for each running job flagged as wasting its GPUs, with what its GPU-waste policy "
+           "does (notify, cancel, requeue)");
+  for (const WasteRow& r : m.waste) {
+    std::string job = r.job.ToString();
+    w.Sample({{"hpc_job", job},
+              {"user", r.user},
+              {"account", r.account},
+              {"partition", r.partition},
+              {"action", kWasteActionNames[static_cast<size_t>(r.action)]}},
+             1);
+  }
+  w.Family("corral_gpu_waste_actions_total", MetricType::kCounter,
+           "Jobs the GPU-waste policy acted on since the controller started: notify counts "
+           "every job flagged, cancel and requeue the jobs it stopped");
+  for (size_t a = 0; a < m.waste_actions.size(); ++a) {
+    w.Sample({{"action", kWasteActionNames[a]}}, static_cast<double>(m.waste_actions[a]));
   }
 }
 
 }  // namespace
 
 std::string RenderControllerMetrics(const ClusterMetrics& cluster, const ServiceFigures& service) {
+  ClusterCounts counts = CountClusterMetrics(cluster);
   MetricsWriter w;
-  w.Reserve(4096 + cluster.jobs.size() * 200 + cluster.nodes.size() * 400);
-  WriteJobs(cluster, w);
-  WriteNodes(cluster, w);
+  w.Reserve(4096 + counts.jobs.size() * 200 + cluster.nodes.size() * 400);
+  WriteJobs(cluster, counts, w);
+  WriteNodes(cluster, counts, w);
   WriteScheduler(cluster.sched, w);
   WriteService(service, w);
-  WriteAccounts(cluster, w);
+  WriteAccounts(counts, w);
+  WriteWaste(cluster, w);
   return w.Take();
 }
 

@@ -1,6 +1,6 @@
 // StateMetrics: what the controller's state keeps for /metrics besides its tables: the
-// scheduler's figures (`SchedStats`) and each node's partitions (static configuration, looked
-// up once per node rather than at every scrape).
+// scheduler's figures (`SchedStats`), the jobs the GPU-waste policy acted on, and each node's
+// partitions (static configuration, looked up once per node rather than at every scrape).
 //
 // Not thread-safe; state thread only.
 #pragma once
@@ -9,12 +9,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "controller/metrics/cluster_metrics.h"
 #include "controller/metrics/sched_stats.h"
 
 namespace corral::controller::metrics {
 
 struct StateMetrics {
   SchedStats sched;
+  WasteActions waste_actions{};
   std::unordered_map<std::string, std::vector<std::string>> node_partitions;
 };
 

@@ -16,6 +16,7 @@ extern "C" {
 typedef int nvmlReturn_t;
 typedef struct nvmlDevice_st* nvmlDevice_t;
 typedef struct nvmlEventSet_st* nvmlEventSet_t;
+typedef struct nvmlGpmSample_st* nvmlGpmSample_t;
 
 // Return codes.
 enum { NVML_SUCCESS = 0 };
@@ -45,6 +46,15 @@ enum { NVML_VOLATILE_ECC = 0 };
 enum { NVML_AGGREGATE_ECC = 1 };
 enum { NVML_FEATURE_ENABLED = 1 };  // nvmlEnableState_t
 enum { NVML_DEVICE_MIG_ENABLE = 1 };
+enum { NVML_CLOCK_SM = 1 };  // nvmlClockType_t
+enum { NVML_CLOCK_MEM = 2 };
+enum { NVML_FI_DEV_MEMORY_TEMP = 82 };  // a field id (nvmlDeviceGetFieldValues)
+enum { NVML_VALUE_TYPE_DOUBLE = 0 };    // nvmlValueType_t
+enum { NVML_VALUE_TYPE_UNSIGNED_INT = 1 };
+enum { NVML_VALUE_TYPE_UNSIGNED_LONG = 2 };
+enum { NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3 };
+enum { NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4 };
+enum { NVML_VALUE_TYPE_SIGNED_INT = 5 };
 #define nvmlEventTypeXidCriticalError 0x0000000000000008ULL
 
 typedef struct nvmlMemory_st {
@@ -75,6 +85,64 @@ typedef struct nvmlEventData_st {
   unsigned int gpuInstanceId;
   unsigned int computeInstanceId;
 } nvmlEventData_t;
+
+typedef union nvmlValue_st {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+  unsigned int fieldId;  // NVML_FI_*, set by the caller
+  unsigned int scopeId;
+  long long timestamp;  // microseconds since 1970
+  long long latencyUsec;
+  int valueType;  // NVML_VALUE_TYPE_*
+  nvmlReturn_t nvmlReturn;
+  nvmlValue_t value;
+} nvmlFieldValue_t;
+
+// GPU Performance Monitoring (GPM; Hopper and later): metrics over the interval between two
+// samples of a GPU. Percentages 0-100.
+enum { NVML_GPM_METRIC_GRAPHICS_UTIL = 1 };
+enum { NVML_GPM_METRIC_SM_UTIL = 2 };
+enum { NVML_GPM_METRIC_SM_OCCUPANCY = 3 };
+enum { NVML_GPM_METRIC_ANY_TENSOR_UTIL = 5 };
+enum { NVML_GPM_METRIC_DRAM_BW_UTIL = 10 };
+enum { NVML_GPM_METRICS_GET_VERSION = 1 };
+enum { NVML_GPM_SUPPORT_VERSION = 1 };
+// nvml.h sizes `metrics` by NVML_GPM_METRIC_MAX, which grew between releases (98 in CUDA
+// 12.0); the library reads and writes only the first `numMetrics`, so the smallest released
+// size is enough.
+enum { CORRAL_NVML_GPM_METRICS = 98 };
+
+typedef struct nvmlGpmMetric_st {
+  unsigned int metricId;    // NVML_GPM_METRIC_*, set by the caller
+  nvmlReturn_t nvmlReturn;  // this metric's status
+  double value;
+  struct {
+    char* shortName;
+    char* longName;
+    char* unit;
+  } metricInfo;
+} nvmlGpmMetric_t;
+
+typedef struct nvmlGpmMetricsGet_st {
+  unsigned int version;  // NVML_GPM_METRICS_GET_VERSION
+  unsigned int numMetrics;
+  nvmlGpmSample_t sample1;
+  nvmlGpmSample_t sample2;
+  nvmlGpmMetric_t metrics[CORRAL_NVML_GPM_METRICS];
+} nvmlGpmMetricsGet_t;
+
+typedef struct nvmlGpmSupport_st {
+  unsigned int version;  // NVML_GPM_SUPPORT_VERSION
+  unsigned int isSupportedDevice;
+} nvmlGpmSupport_t;
 
 // The entry points, as function pointer types (the backend's table) and, for the test
 // library, as declarations.
@@ -112,7 +180,15 @@ typedef struct nvmlEventData_st {
   X(nvmlEventSetWait_v2, (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeout_ms)) \
   X(nvmlEventSetFree, (nvmlEventSet_t set))                                                     \
   X(nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int* id))                        \
-  X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int* id))
+  X(nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int* id))                    \
+  X(nvmlDeviceGetClockInfo, (nvmlDevice_t device, int type, unsigned int* mhz))                 \
+  X(nvmlDeviceGetPcieReplayCounter, (nvmlDevice_t device, unsigned int* value))                 \
+  X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int count, nvmlFieldValue_t* values))       \
+  X(nvmlGpmQueryDeviceSupport, (nvmlDevice_t device, nvmlGpmSupport_t * support))               \
+  X(nvmlGpmSampleAlloc, (nvmlGpmSample_t * sample))                                             \
+  X(nvmlGpmSampleFree, (nvmlGpmSample_t sample))                                                \
+  X(nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t sample))                            \
+  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metrics))
 
 #define CORRAL_NVML_DECLARE(name, args) nvmlReturn_t name args;
 CORRAL_NVML_FUNCTIONS(CORRAL_NVML_DECLARE)

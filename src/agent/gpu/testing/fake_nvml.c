@@ -14,6 +14,10 @@
 //   mig PARENT|NAME|UUID|MEMORY_MB|GI|CI   a MIG device of GPU PARENT (MIG mode on)
 //   util GPU PERCENT / mem GPU MB / power GPU WATTS / temp GPU C / energy GPU JOULES
 //   ecc GPU COUNT / remapfail GPU 0|1 / remappending GPU 0|1 / lost GPU
+//   smclock GPU MHZ / memclock GPU MHZ / memtemp GPU C / replays GPU COUNT
+//                                    (without them those calls answer NOT_SUPPORTED)
+//   gpm GPU GR SM OCC TENSOR DRAM    GPM percentages (without one the GPU has no GPM);
+//                                    a metric over two samples is the later sample's value
 //   xid GPU XID                      delivered once, in file order, by nvmlEventSetWait_v2
 //                                    (after corral_fake_nvml_notify, or at its next call)
 //   fail_init CODE                   nvmlInit_v2 returns CODE
@@ -56,6 +60,10 @@ struct fake_gpu {
   unsigned util, temp, lost, remap_fail, remap_pending;
   unsigned long long mem_used_mb, ecc, energy_j;
   double power_w;
+  // 0 = not supported (the statement is absent).
+  unsigned sm_clock, mem_clock, mem_temp, has_replays, replays;
+  int gpm;             // GPM supported
+  double gpm_pct[5];   // graphics, SM, occupancy, tensor, DRAM (percent)
   struct nvmlDevice_st handle;
   struct nvmlDevice_st mig_handles[MAX_MIGS];
 };
@@ -134,6 +142,8 @@ static int Load(int inventory) {
     g->mem_used_mb = g->ecc = g->energy_j = 0;
     g->power_w = 0;
     g->temp = 30;
+    g->sm_clock = g->mem_clock = g->mem_temp = g->has_replays = g->replays = 0;
+    g->gpm = 0;
   }
   int fail = 0;
   char line[MAX_LINE];
@@ -181,6 +191,13 @@ static int Load(int inventory) {
       g->mig_handles[g->nmig].index = parent;
       g->mig_handles[g->nmig].mig = g->nmig;
       g->nmig++;
+    } else if (strcmp(line, "gpm") == 0) {
+      double v[5] = {0};
+      if (sscanf(rest, "%u %lf %lf %lf %lf %lf", &gi, &v[0], &v[1], &v[2], &v[3], &v[4]) == 6 &&
+          gi < (unsigned)ngpus) {
+        gpus[gi].gpm = 1;
+        memcpy(gpus[gi].gpm_pct, v, sizeof v);
+      }
     } else if (sscanf(rest, "%u %lf", &gi, &value) >= 1 && gi < (unsigned)ngpus) {
       struct fake_gpu* g = &gpus[gi];
       if (strcmp(line, "util") == 0) g->util = (unsigned)value;
@@ -192,6 +209,13 @@ static int Load(int inventory) {
       if (strcmp(line, "remapfail") == 0) g->remap_fail = (unsigned)value;
       if (strcmp(line, "remappending") == 0) g->remap_pending = (unsigned)value;
       if (strcmp(line, "lost") == 0) g->lost = 1;
+      if (strcmp(line, "smclock") == 0) g->sm_clock = (unsigned)value;
+      if (strcmp(line, "memclock") == 0) g->mem_clock = (unsigned)value;
+      if (strcmp(line, "memtemp") == 0) g->mem_temp = (unsigned)value;
+      if (strcmp(line, "replays") == 0) {
+        g->has_replays = 1;
+        g->replays = (unsigned)value;
+      }
     }
   }
   fclose(f);
@@ -468,6 +492,105 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int type, int counter,
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int* corr, unsigned int* unc,
                                        unsigned int* pending, unsigned int* failed) {
   LOCKED(RemapLocked(d, corr, unc, pending, failed));
+}
+
+static nvmlReturn_t ClockLocked(nvmlDevice_t d, int type, unsigned* mhz) {
+  GPU_OR_FAIL(d, g);
+  unsigned v = type == NVML_CLOCK_SM ? g->sm_clock : type == NVML_CLOCK_MEM ? g->mem_clock : 0;
+  if (v == 0) return NVML_ERROR_NOT_SUPPORTED;
+  *mhz = v;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t d, int type, unsigned int* mhz) {
+  LOCKED(ClockLocked(d, type, mhz));
+}
+
+static nvmlReturn_t ReplaysLocked(nvmlDevice_t d, unsigned* n) {
+  GPU_OR_FAIL(d, g);
+  if (!g->has_replays) return NVML_ERROR_NOT_SUPPORTED;
+  *n = g->replays;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetPcieReplayCounter(nvmlDevice_t d, unsigned int* value) {
+  LOCKED(ReplaysLocked(d, value));
+}
+
+// Memory temperature only (the one field the backend asks for), as an unsigned int.
+static nvmlReturn_t FieldsLocked(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  GPU_OR_FAIL(d, g);
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t* f = &values[i];
+    if (f->fieldId == NVML_FI_DEV_MEMORY_TEMP && g->mem_temp != 0) {
+      f->nvmlReturn = NVML_SUCCESS;
+      f->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+      f->value.uiVal = g->mem_temp;
+    } else {
+      f->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+    }
+  }
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count, nvmlFieldValue_t* values) {
+  LOCKED(FieldsLocked(d, count, values));
+}
+
+// GPM. A sample holds the GPU's percentages when it was taken.
+struct nvmlGpmSample_st {
+  int taken;
+  double pct[5];
+};
+
+static nvmlReturn_t GpmSupportLocked(nvmlDevice_t d, nvmlGpmSupport_t* support) {
+  GPU_OR_FAIL(d, g);
+  if (support->version != NVML_GPM_SUPPORT_VERSION) return NVML_ERROR_INVALID_ARGUMENT;
+  support->isSupportedDevice = d->mig < 0 && g->gpm ? 1 : 0;
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t d, nvmlGpmSupport_t* support) {
+  LOCKED(GpmSupportLocked(d, support));
+}
+
+nvmlReturn_t nvmlGpmSampleAlloc(nvmlGpmSample_t* sample) {
+  *sample = calloc(1, sizeof(struct nvmlGpmSample_st));
+  return *sample == NULL ? NVML_ERROR_UNKNOWN : NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlGpmSampleFree(nvmlGpmSample_t sample) {
+  free(sample);
+  return NVML_SUCCESS;
+}
+
+static nvmlReturn_t GpmSampleLocked(nvmlDevice_t d, nvmlGpmSample_t sample) {
+  GPU_OR_FAIL(d, g);
+  if (!g->gpm || d->mig >= 0) return NVML_ERROR_NOT_SUPPORTED;
+  sample->taken = 1;
+  memcpy(sample->pct, g->gpm_pct, sizeof sample->pct);
+  return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t sample) {
+  LOCKED(GpmSampleLocked(d, sample));
+}
+
+nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* get) {
+  if (get->version != NVML_GPM_METRICS_GET_VERSION || get->sample1 == NULL ||
+      get->sample2 == NULL || !get->sample1->taken || !get->sample2->taken ||
+      get->numMetrics > CORRAL_NVML_GPM_METRICS) {
+    return NVML_ERROR_INVALID_ARGUMENT;
+  }
+  for (unsigned i = 0; i < get->numMetrics; ++i) {
+    nvmlGpmMetric_t* m = &get->metrics[i];
+    int k = -1;
+    switch (m->metricId) {
+      case NVML_GPM_METRIC_GRAPHICS_UTIL: k = 0; break;
+      case NVML_GPM_METRIC_SM_UTIL: k = 1; break;
+      case NVML_GPM_METRIC_SM_OCCUPANCY: k = 2; break;
+      case NVML_GPM_METRIC_ANY_TENSOR_UTIL: k = 3; break;
+      case NVML_GPM_METRIC_DRAM_BW_UTIL: k = 4; break;
+    }
+    m->nvmlReturn = k < 0 ? NVML_ERROR_NOT_SUPPORTED : NVML_SUCCESS;
+    m->value = k < 0 ? 0 : get->sample2->pct[k];
+  }
+  return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t* set) {

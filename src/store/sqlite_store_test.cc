@@ -280,6 +280,10 @@ TEST(SqliteStoreTest, ArrayStoresItsSpecOnce) {
   auto loaded = (*store)->Load();
   ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
   EXPECT_EQ(loaded->jobs, tasks);
+  // Loaded, the tasks share the script in memory too (one copy, not 1,001).
+  for (const Job& t : loaded->jobs) {
+    EXPECT_TRUE(t.spec.script.SharesWith(loaded->jobs.front().spec.script)) << t.id.ToString();
+  }
 
   int64_t task_spec_bytes = RawInt(path, "SELECT sum(length(spec)) FROM jobs");
   int64_t shared_bytes = RawInt(path, "SELECT sum(length(spec)) FROM array_specs");

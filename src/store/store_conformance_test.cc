@@ -573,7 +573,7 @@ TYPED_TEST(StoreConformanceTest, ArrayTasksRoundTripWithTheirOwnSpecs) {
     EXPECT_LT(bytes, 2 * 64 * 1024);
   }
   tasks[5].spec.comment = "changed by scontrol update";  // one task's spec alone
-  tasks[5].spec.environment["ONLY_FIVE"] = "1";
+  tasks[5].spec.environment.Mutable()["ONLY_FIVE"] = "1";
   tasks[0].spec.script = "#!/bin/sh\necho the first task changed\n";
   tasks[7].state = JobState::kRunning;  // a change of state only
   WriteBatch update;

@@ -70,18 +70,18 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     spec.uid = ids->uid;
     spec.gid = ids->gid;
   }
-  CORRAL_ASSIGN_OR_RETURN(size_t job_bytes, CheckJobSizes(spec));
+  CORRAL_ASSIGN_OR_RETURN(JobSizes sizes, CheckJobSizes(spec));
   // 2-5. The script, the name, the working directory, the environment.
   if (spec.script.empty()) return InvalidArgument("script: empty; a batch script is required");
   if (spec.script.size() > kMaxScriptBytes) {
     return InvalidArgument("script: " + std::to_string(spec.script.size()) +
                            " bytes is over the limit of " + std::to_string(kMaxScriptBytes));
   }
-  if (spec.script.rfind("#!", 0) != 0) {
+  if (spec.script->rfind("#!", 0) != 0) {
     return InvalidArgument(
         "script: the first line must start with #! followed by the path to an interpreter");
   }
-  if (spec.script.find('\0') != std::string::npos)
+  if (spec.script->find('\0') != std::string::npos)
     return InvalidArgument("script: contains a NUL byte");
   if (spec.name.empty()) spec.name = "job";
   if (spec.name.size() > 256) return InvalidArgument("name: longer than 256 characters");
@@ -104,7 +104,7 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     auto parsed = ParseArraySpec(spec.array);
     if (!parsed) return InvalidArgument("array: " + parsed.error().message);
     tasks = parsed->indices.size();
-    CORRAL_RETURN_IF_ERROR(CheckArraySize(tasks, job_bytes));
+    CORRAL_RETURN_IF_ERROR(CheckArraySize(tasks, sizes));
   }
   if (config_.max_submitted_jobs > 0 &&
       jobs_.ActiveJobsOf(spec.user) + tasks > config_.max_submitted_jobs) {

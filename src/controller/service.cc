@@ -194,6 +194,11 @@ struct ControllerService::Impl {
       for (auto& p : work) p.run(*controller);
       controller->Tick();
       Commit();
+      // Before the answers: a requeue's caller finds the old run's credential refused. Only
+      // that run's: a relaunch's (minted in `Release`) is of a newer generation.
+      for (const auto& [id, generation] : controller->TakeStoppedRuns()) {
+        jobs->Stopped(id, generation);
+      }
       for (auto& p : work) {
         if (p.done) p.done();
       }

@@ -99,12 +99,36 @@ TEST(JobDataTest, PrivateDataJobsHidesOtherUsersJobs) {
   EXPECT_EQ(r.status, 403) << r.body;
   EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString() + "/steps").status, 403);
   EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString() + "/why").status, 403);
+  EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString() + "/gpustats").status, 403);
+  for (const std::string who : {"alice", "olga", "root"}) {
+    EXPECT_EQ(c.Send(who, "GET", "/api/v1/jobs/" + alices.ToString() + "/gpustats").status, 200)
+        << who;
+  }
   std::vector<api::JobInfo> seen = List(c, "bob");
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].job.id, bobs);
   EXPECT_EQ(List(c, "olga").size(), 2u) << "operators see every job";
   EXPECT_EQ(List(c, "root").size(), 2u);
   EXPECT_EQ(Get(c, "alice", alices).job.spec.script, Secret().script);
+}
+
+// A job's GPU statistics are its usage: "usage" alone hides them from other users (who still
+// see the job), as it hides the usage in the job's record.
+TEST(JobDataTest, PrivateDataUsageHidesOtherUsersGpuStatistics) {
+  controller::ControllerConfig config;
+  config.privacy = {.jobs = false, .usage = true};
+  SecurityCluster c(config);
+  JobId alices = c.Submit("alice", TestJob());
+  const std::string path = "/api/v1/jobs/" + alices.ToString() + "/gpustats";
+  EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString()).status, 200);
+  api::HttpResponse r = c.Send("bob", "GET", path);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_NE(r.body.find("GPU statistics of job " + alices.ToString()), std::string::npos) << r.body;
+  for (const std::string& who :
+       std::vector<std::string>{"alice", "olga", "root", "job:" + alices.ToString()}) {
+    EXPECT_EQ(c.Send(who, "GET", path).status, 200) << who;
+  }
+  EXPECT_EQ(c.Send("alice", "GET", "/api/v1/jobs/999999/gpustats").status, 404);
 }
 
 TEST(JobDataTest, OversizedFieldsNulBytesAndBadSignalsGet400NamingTheFieldAndNothingIsStored) {

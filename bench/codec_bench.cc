@@ -46,7 +46,8 @@ JobInfo TypicalJob(uint64_t id) {
   s.time_limit = Seconds(2 * 86400);
   s.working_dir = "/home/alice/llm";
   for (int i = 0; i < 40; ++i) {
-    s.environment["VAR_" + std::to_string(i)] = "/some/typical/value/of/an/environment/variable";
+    s.environment.Mutable()["VAR_" + std::to_string(i)] =
+        "/some/typical/value/of/an/environment/variable";
   }
   s.stdout_path = "logs/%x-%j.out";
   s.signal = SignalSpec{.signal = 10, .before = Seconds(300), .batch_only = true};

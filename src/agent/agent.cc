@@ -31,13 +31,14 @@
 #include "agent/node_monitor.h"
 #include "agent/routes.h"
 #include "agent/run_journal.h"
+#include "api/access.h"
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
-#include "api/transport_policy.h"
-#include "core/check.h"
 #include "api/metrics_text.h"
 #include "api/scrape_token.h"
+#include "api/transport_policy.h"
+#include "core/check.h"
 #include "core/log.h"
 
 namespace corral::agent {
@@ -488,13 +489,19 @@ Status Agent::Start() {
           if (!r) return api::ErrorResponse(r.error());
           return Answer(impl->node->Inject(*r));
         }));
-  // GET /metrics (docs/metrics.md): the scrape token (`[metrics] token_file`) or the
-  // controller's call for this node. Outside the route table, as the controller's /metrics.
-  im.server.Route("GET", "/metrics", [impl](Req req) -> api::HttpResponse {
+  // GET /metrics (docs/metrics.md): the scrape token (`[metrics] token_file`, the metrics
+  // principal) or the controller's call for this node.
+  route("GET", "/metrics", [impl](Req req) -> api::HttpResponse {
+    Result<api::Identity> who = api::Identity{.user = "metrics",
+                                              .uid = api::kNoUnixId,
+                                              .gid = api::kNoUnixId,
+                                              .role = api::Role::kMetrics};
     if (!impl->scrape_token.Matches(req.header("authorization"))) {
-      auto who = impl->authenticator->Authenticate(req, impl->clock.Now());
+      who = impl->authenticator->Authenticate(req, impl->clock.Now());
       if (!who) return api::ErrorResponse(who.error());
     }
+    Status may = api::Authorize(*who, api::Action::kReadMetrics, {.node = impl->config.name});
+    if (!may) return api::ErrorResponse(may.error());
     return impl->HandleMetrics();
   });
   CORRAL_CHECK(routed == AgentRoutes().size()) << "a row of agent/routes.cc without a handler";

@@ -142,7 +142,7 @@ Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
                         .checkpoint_dir = checkpoint_dir,
                         .cluster_name = cluster_name,
                         .gpus = gpus_};
-  if (auto g = job.spec.environment.find("SLURM_GET_USER_ENV");
+  if (auto g = job.spec.environment->find("SLURM_GET_USER_ENV");
       g != job.spec.environment.end() && g->second == "1") {
     std::tie(env_ctx.login_home, env_ctx.login_shell) = LoginOf(job.spec.uid);
   }

@@ -15,6 +15,7 @@ constexpr AgentRouteSpec kRoutes[] = {
   {"POST", "/api/v1/steps/launch", Action::kAgentCall, false, "launch a step's tasks"},
   {"POST", "/api/v1/steps/signal", Action::kAgentCall, false, "signal a step's tasks"},
   {"POST", "/api/v1/inject",       Action::kAgentCall, false, "inject a simulated GPU fault"},
+  {"GET",  "/metrics",             Action::kReadMetrics, false, "the node's GPU series (dcgm-exporter names)"},
 };
 // clang-format on
 

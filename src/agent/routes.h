@@ -15,7 +15,9 @@ namespace corral::agent {
 struct AgentRouteSpec {
   std::string_view method;
   std::string_view pattern;
-  api::Action action;  // kAgentCall: the controller's call, for this node only
+  // kAgentCall: the controller's call, for this node only. kReadMetrics (/metrics): the scrape
+  // token (the metrics principal) or the controller's call for this node.
+  api::Action action;
   bool anonymous;      // no credential needed (/health only)
   std::string_view summary;
 };

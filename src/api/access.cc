@@ -86,32 +86,34 @@ struct Rule {
   bool job_own_user;   // a job principal: its user's jobs (reads) instead of its job
   bool job_any;        // a job principal: any target (public reads)
   bool controller_ok;  // the controller (not bound to a node) may
+  bool metrics_ok;     // the metrics principal (a scraper) may
 };
 
 // clang-format off
 constexpr Rule kRules[] = {
-  //  action                     name                 users  owner  op-any op-ok  admin  job    j-user j-any  ctrl
-  {Action::kReadCluster,       "read-cluster",       true,  false, true,  true,  true,  true,  false, true,  true},
-  {Action::kReadJob,           "read-job",           true,  false, true,  true,  true,  true,  false, true,  true},
-  {Action::kReadJobPrivate,    "read-job-private",   true,  true,  true,  true,  true,  true,  true,  false, true},
-  {Action::kSubmitJob,         "submit-job",         true,  false, true,  true,  true,  true,  false, true,  false},
-  {Action::kCancelJob,         "cancel-job",         true,  true,  true,  true,  true,  true,  false, false, true},
-  {Action::kHoldJob,           "hold-job",           true,  true,  true,  true,  true,  false, false, false, true},
-  {Action::kReleaseJob,        "release-job",        true,  true,  true,  true,  true,  false, false, false, true},
-  {Action::kRequeueJob,        "requeue-job",        true,  true,  true,  true,  true,  true,  false, false, true},
-  {Action::kUpdateJob,         "update-job",         true,  true,  false, true,  true,  false, false, false, true},
-  {Action::kCreateStep,        "create-step",        true,  true,  false, true,  true,  true,  false, false, true},
-  {Action::kCheckpointDone,    "checkpoint-done",    true,  true,  false, true,  true,  true,  false, false, true},
-  {Action::kDrainNode,         "drain-node",         false, false, true,  true,  true,  false, false, false, true},
-  {Action::kResumeNode,        "resume-node",        false, false, true,  true,  true,  false, false, false, true},
-  {Action::kDrainGpu,          "drain-gpu",          false, false, true,  true,  true,  false, false, false, true},
-  {Action::kResumeGpu,         "resume-gpu",         false, false, true,  true,  true,  false, false, false, true},
-  {Action::kConfigure,         "configure",          false, false, false, false, true,  false, false, false, false},
-  {Action::kManageIdentities,  "manage-identities",  false, false, false, false, true,  false, false, false, false},
-  {Action::kNodeRegister,      "node-register",      false, false, false, false, false, false, false, false, false},
-  {Action::kNodeHeartbeat,     "node-heartbeat",     false, false, false, false, false, false, false, false, false},
-  {Action::kNodeEvent,         "node-event",         false, false, false, false, false, false, false, false, false},
-  {Action::kAgentCall,         "agent-call",         false, false, false, false, false, false, false, false, false},
+  //  action                     name                 users  owner  op-any op-ok  admin  job    j-user j-any  ctrl   metrics
+  {Action::kReadCluster,       "read-cluster",       true,  false, true,  true,  true,  true,  false, true,  true,  false},
+  {Action::kReadMetrics,       "read-metrics",       false, false, true,  true,  true,  false, false, false, true,  true},
+  {Action::kReadJob,           "read-job",           true,  false, true,  true,  true,  true,  false, true,  true,  false},
+  {Action::kReadJobPrivate,    "read-job-private",   true,  true,  true,  true,  true,  true,  true,  false, true,  false},
+  {Action::kSubmitJob,         "submit-job",         true,  false, true,  true,  true,  true,  false, true,  false, false},
+  {Action::kCancelJob,         "cancel-job",         true,  true,  true,  true,  true,  true,  false, false, true,  false},
+  {Action::kHoldJob,           "hold-job",           true,  true,  true,  true,  true,  false, false, false, true,  false},
+  {Action::kReleaseJob,        "release-job",        true,  true,  true,  true,  true,  false, false, false, true,  false},
+  {Action::kRequeueJob,        "requeue-job",        true,  true,  true,  true,  true,  true,  false, false, true,  false},
+  {Action::kUpdateJob,         "update-job",         true,  true,  false, true,  true,  false, false, false, true,  false},
+  {Action::kCreateStep,        "create-step",        true,  true,  false, true,  true,  true,  false, false, true,  false},
+  {Action::kCheckpointDone,    "checkpoint-done",    true,  true,  false, true,  true,  true,  false, false, true,  false},
+  {Action::kDrainNode,         "drain-node",         false, false, true,  true,  true,  false, false, false, true,  false},
+  {Action::kResumeNode,        "resume-node",        false, false, true,  true,  true,  false, false, false, true,  false},
+  {Action::kDrainGpu,          "drain-gpu",          false, false, true,  true,  true,  false, false, false, true,  false},
+  {Action::kResumeGpu,         "resume-gpu",         false, false, true,  true,  true,  false, false, false, true,  false},
+  {Action::kConfigure,         "configure",          false, false, false, false, true,  false, false, false, false, false},
+  {Action::kManageIdentities,  "manage-identities",  false, false, false, false, true,  false, false, false, false, false},
+  {Action::kNodeRegister,      "node-register",      false, false, false, false, false, false, false, false, false, false},
+  {Action::kNodeHeartbeat,     "node-heartbeat",     false, false, false, false, false, false, false, false, false, false},
+  {Action::kNodeEvent,         "node-event",         false, false, false, false, false, false, false, false, false, false},
+  {Action::kAgentCall,         "agent-call",         false, false, false, false, false, false, false, false, false, false},
 };
 // clang-format on
 
@@ -213,7 +215,8 @@ Status Authorize(const Identity& who, Action action, const Resource& target) {
       }
       return {};
     case Role::kController:
-      if (action == Action::kAgentCall) {
+      // At an agent: its calls, and the node's metrics (as a scraper may read them).
+      if (action == Action::kAgentCall || (action == Action::kReadMetrics && !who.node.empty())) {
         if (who.node.empty() || who.node != target.node) {
           return Denied(who, rule, target, "the credential is for node " + who.node + " only");
         }
@@ -225,7 +228,10 @@ Status Authorize(const Identity& who, Action action, const Resource& target) {
       }
       return {};
     case Role::kMetrics:
-      return Denied(who, rule, target, "a metrics credential reads /metrics only");
+      if (!rule.metrics_ok) {
+        return Denied(who, rule, target, "a metrics credential reads /metrics only");
+      }
+      return {};
   }
   return Denied(who, rule, target, "unknown role");
 }

@@ -13,18 +13,23 @@
 // What each principal may do (`Authorize`); "own" is a job whose user is the caller's user,
 // "its job" the job (and run) a job credential was minted for:
 //
-//   action                          user  operator  admin  job       agent     controller
-//   kReadCluster, kReadJob          yes   yes       yes    yes       -         yes
-//   kReadJobPrivate                 own   yes       yes    own       -         yes
-//   kSubmitJob                      yes   yes       yes    its user  -         -
-//   kCancelJob, kRequeueJob         own   yes       yes    its job   -         yes
-//   kHoldJob, kReleaseJob           own   yes       yes    -         -         yes
-//   kUpdateJob                      own   own       yes    -         -         yes
-//   kCreateStep, kCheckpointDone    own   own       yes    its job   -         yes
-//   kDrainNode .. kResumeGpu        -     yes       yes    -         -         yes
-//   kConfigure, kManageIdentities   -     -         yes    -         -         -
-//   kNodeRegister .. kNodeEvent     -     -         -      -         its node  -
-//   kAgentCall                      -     -         -      -         -         its node
+//   action                          user  operator  admin  job       agent     controller  metrics
+//   kReadCluster, kReadJob          yes   yes       yes    yes       -         yes         -
+//   kReadMetrics                    -     yes       yes    -         -         yes (1)     yes
+//   kReadJobPrivate                 own   yes       yes    own       -         yes         -
+//   kSubmitJob                      yes   yes       yes    its user  -         -           -
+//   kCancelJob, kRequeueJob         own   yes       yes    its job   -         yes         -
+//   kHoldJob, kReleaseJob           own   yes       yes    -         -         yes         -
+//   kUpdateJob                      own   own       yes    -         -         yes         -
+//   kCreateStep, kCheckpointDone    own   own       yes    its job   -         yes         -
+//   kDrainNode .. kResumeGpu        -     yes       yes    -         -         yes         -
+//   kConfigure, kManageIdentities   -     -         yes    -         -         -           -
+//   kNodeRegister .. kNodeEvent     -     -         -      -         its node  -           -
+//   kAgentCall                      -     -         -      -         -         its node    -
+//
+// (1) The controller's call for a node also reads that node's metrics at its agent.
+// The metrics principal (a scraper: the scrape token, or a token of role "metrics") reads
+// metrics and nothing else.
 //
 // An agent is never an admin and acts for its own node only; the controller's calls to an
 // agent are valid for the node named in its credential only.
@@ -84,8 +89,9 @@ class RoleResolver {
 };
 
 enum class Action {
-  kReadCluster,     // nodes, partitions, the queue as privacy allows, metrics
-  kReadJob,         // one job's metadata, as privacy allows
+  kReadCluster,     // nodes, partitions, the queue as privacy allows, GPU-waste reports
+  kReadMetrics,     // the controller's /metrics and /metrics/targets
+  kReadJob,         // one job's metadata and GPU statistics, as privacy allows
   kReadJobPrivate,  // a job's script, environment, arguments and step argv
   kSubmitJob,
   kCancelJob,

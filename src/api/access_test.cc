@@ -105,8 +105,8 @@ const Identity kControllerCall{.user = "corral-controller",
                                .node = "node01"};
 const Identity kController{
     .user = "corral-controller", .uid = kNoUnixId, .gid = kNoUnixId, .role = Role::kController};
-// A scraper's token (`corral token --role metrics`): it reads /metrics, which no action of this
-// table covers, so it may do none of them.
+// A scraper's token (`corral token --role metrics`): it reads metrics (`kReadMetrics`) and does
+// nothing else.
 const Identity kMetrics{
     .user = "metrics", .uid = kNoUnixId, .gid = kNoUnixId, .role = Role::kMetrics};
 
@@ -118,7 +118,7 @@ const Resource kOtherJob{
 
 // For each action: who may do it on alice's job 42 / node01, and on bob's job 43 / node02.
 // Letters: u user alice, o operator oscar, a admin carol, j job 42's credential, g node01's
-// agent, c the controller's call for node01, C the controller itself.
+// agent, c the controller's call for node01, C the controller itself, m a scraper.
 struct Row {
   Action action;
   std::string own;    // on kOwnJob
@@ -126,6 +126,7 @@ struct Row {
 };
 const std::vector<Row> kTable = {
     {Action::kReadCluster, "uoajC", "uoajC"},
+    {Action::kReadMetrics, "oacCm", "oaCm"},
     {Action::kReadJob, "uoajC", "uoajC"},
     {Action::kReadJobPrivate, "uoajC", "oaC"},
     {Action::kSubmitJob, "uoaj", "uoaj"},

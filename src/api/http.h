@@ -30,18 +30,10 @@
 #include <string_view>
 #include <vector>
 
+#include "api/peer_certificate.h"
 #include "core/result.h"
 
 namespace corral::api {
-
-// The identity in a peer's certificate, once the TLS handshake has verified it against the
-// configured CAs (a client certificate on the server; nothing on plain connections).
-struct PeerCertificate {
-  bool verified = false;
-  std::string subject_cn;              // the subject's common name, "" if none
-  std::vector<std::string> dns_names;  // subjectAltName DNS entries
-  bool operator==(const PeerCertificate&) const = default;
-};
 
 struct HttpRequest {
   std::string method;                          // "GET", "POST", ...

@@ -46,9 +46,9 @@ TEST(JsonCodecTest, EncodingIsDeterministic) {
   JobInfo b = FullJobInfo();
   // The environment map is written in key order whatever the insertion order.
   b.job.spec.environment.clear();
-  b.job.spec.environment["PATH"] = "/usr/bin:/bin";
-  b.job.spec.environment["EMPTY"] = "";
-  b.job.spec.environment["NCCL_DEBUG"] = "INFO";
+  b.job.spec.environment.Mutable()["PATH"] = "/usr/bin:/bin";
+  b.job.spec.environment.Mutable()["EMPTY"] = "";
+  b.job.spec.environment.Mutable()["NCCL_DEBUG"] = "INFO";
   EXPECT_EQ(EncodeJobInfo(a), EncodeJobInfo(b));
   EXPECT_THAT(
       EncodeJobSpec(a.job.spec),

@@ -450,7 +450,9 @@ Result<PeerCertificate> VerifyCertificate(std::string_view ca_pem, std::string_v
     return MakeError(ErrorCode::kUnauthenticated,
                      std::string("certificate refused: ") + X509_verify_cert_error_string(err));
   }
-  return Describe(cert.get());
+  CORRAL_ASSIGN_OR_RETURN(PeerCertificate out, Describe(cert.get()));
+  out.verified = true;
+  return out;
 }
 
 Result<Identity> PrincipalFromPeer(const PeerCertificate& peer, const PeerMapping& mapping) {

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "api/identity.h"
+#include "api/peer_certificate.h"
 #include "api/private_file.h"
 #include "core/result.h"
 #include "core/time.h"
@@ -107,17 +108,6 @@ Status WriteCertifiedKey(const CertifiedKey& pair, const std::string& certificat
 // Reads a certificate file (any mode; at most 64 KiB) and a private key file (private).
 Result<std::string> ReadCertificateFile(const std::string& path);
 Result<std::string> ReadPrivateKeyFile(const std::string& path);
-
-// What a certificate names.
-struct PeerCertificate {
-  std::string subject_cn;
-  std::string subject_o;
-  std::vector<std::string> dns_names;
-  std::vector<std::string> ip_addresses;  // textual (inet_ntop)
-  std::string issuer_cn;
-  std::string serial;  // upper-case hex, no leading zeros
-  bool operator==(const PeerCertificate&) const = default;
-};
 
 // The names of a certificate in PEM or DER form, without verifying it (for a TLS layer that
 // verified it already). Returns kInvalidArgument when it does not parse, or when its subject

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "api/access.h"
+#include "api/http.h"  // with api/pki.h: one PeerCertificate (api/peer_certificate.h)
 #include "store/testing/temp_dir.h"
 
 namespace corral::api {
@@ -73,6 +74,7 @@ TEST(CertificateAuthorityTest, CreatesAP256SelfSignedCa) {
   Result<PeerCertificate> names = DescribeCertificate(ca.certificate_pem());
   ASSERT_TRUE(names.has_value()) << names.error().message;
   EXPECT_EQ(names->subject_cn, "c1 corral CA");
+  EXPECT_FALSE(names->verified) << "described, not verified";
   EXPECT_EQ(names->subject_o, "c1");
   EXPECT_EQ(names->issuer_cn, "c1 corral CA");
 
@@ -102,6 +104,7 @@ TEST(CertificateAuthorityTest, IssuesANodeCertificateForClientAndServerUse) {
     Result<PeerCertificate> peer =
         VerifyCertificate(Ca().certificate_pem(), node->certificate, kNow, purpose);
     ASSERT_TRUE(peer.has_value()) << peer.error().message;
+    EXPECT_TRUE(peer->verified);
     EXPECT_EQ(peer->subject_cn, "node01");
     EXPECT_EQ(peer->subject_o, "c1");
     EXPECT_EQ(peer->dns_names, std::vector<std::string>{"node01"});

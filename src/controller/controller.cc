@@ -204,4 +204,8 @@ std::vector<OutgoingCommand> Controller::TakeOutbox() {
 
 std::vector<JobId> Controller::TakeFinished() { return s_->jobs.TakeFinished(); }
 
+std::vector<std::pair<JobId, Generation>> Controller::TakeStoppedRuns() {
+  return s_->jobs.TakeStoppedRuns();
+}
+
 }  // namespace corral::controller

@@ -255,6 +255,9 @@ class Controller {
   std::vector<OutgoingCommand> TakeOutbox();
   // Jobs that reached a terminal state since the last call.
   std::vector<JobId> TakeFinished();
+  // Runs that stopped since the last call (their job ended or was requeued), with their
+  // generation: their job credentials are refused from then on.
+  std::vector<std::pair<JobId, Generation>> TakeStoppedRuns();
   // When Tick should next run, at the latest.
   MonoTime NextTickDeadline() const;
 

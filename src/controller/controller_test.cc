@@ -237,7 +237,7 @@ TEST_F(ControllerTest, BadSubmissionsGetClearErrorsAndChangeNothing) {
          s.dependencies = {{.type = DependencyType::kAfterOk, .jobs = {JobId(555)}}};
        },
        ErrorCode::kInvalidArgument, "dependency: no such job 555"},
-      {[](JobSpec& s) { s.environment["A=B"] = "x"; }, ErrorCode::kInvalidArgument,
+      {[](JobSpec& s) { s.environment.Mutable()["A=B"] = "x"; }, ErrorCode::kInvalidArgument,
        "environment: invalid variable name \"A=B\""},
   };
   for (auto& c : cases) {

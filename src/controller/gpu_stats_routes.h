@@ -1,14 +1,18 @@
-// The HTTP routes of per-job GPU statistics and the GPU-waste report (docs/metrics-jobs.md):
-//   GET /api/v1/jobs/{id}/gpustats          any authenticated caller (as GET /api/v1/jobs/{id})
-//   GET /api/v1/reports/waste?since=SECONDS  admins and operators: every user; others: their own
+// The handlers of per-job GPU statistics and the GPU-waste report (docs/metrics-jobs.md), rows
+// of the route table (controller/routes.cc) registered by `RegisterRoutes`:
+//   GET /api/v1/jobs/{id}/gpustats          whoever may read the job (`kReadJob`, privacy as
+//                                           GET /api/v1/jobs/{id}); with `[privacy]
+//                                           private_data` "usage", only who sees its usage
+//   GET /api/v1/reports/waste?since=SECONDS  `kReadCluster`: admins and operators see every
+//                                           user's jobs, others their own user's
 // They read the store off the state thread (`Store::GetGpuSeries`, `Store::QueryJobs`) and
 // the controller's live series through `ControllerService::Call`.
 //
 // Thread-safety: the handlers are thread-safe.
 #pragma once
 
-#include "api/auth.h"
 #include "api/http.h"
+#include "api/identity.h"
 #include "controller/config.h"
 #include "controller/service.h"
 #include "core/clock.h"
@@ -16,9 +20,16 @@
 
 namespace corral::controller {
 
-// `service`, `store`, `authenticator` and `clock` must outlive `server`'s handlers.
-void AddGpuStatsRoutes(api::HttpServer& server, ControllerService& service, store::Store& store,
-                       const api::Authenticator& authenticator, const Clock& clock,
-                       const GpuWasteConfig& waste);
+// GET /api/v1/jobs/{id}/gpustats for `who` (authenticated). 403 when `who` may not see the
+// job or (with `privacy.usage`) its usage; 404 for an unknown job; 400 for a bad id.
+api::HttpResponse ServeGpuStats(ControllerService& service, store::Store& store,
+                                const PrivacyConfig& privacy, const api::HttpRequest& req,
+                                const api::Identity& who);
+
+// GET /api/v1/reports/waste for `who` (authorized for `kReadCluster`): jobs started since
+// `since` (Unix seconds; a week ago when absent), 400 for a bad `since`.
+api::HttpResponse ServeWasteReport(ControllerService& service, store::Store& store,
+                                   const Clock& clock, double threshold,
+                                   const api::HttpRequest& req, const api::Identity& who);
 
 }  // namespace corral::controller

@@ -30,6 +30,11 @@ void JobCredentials::Ended(JobId job) {
   live_.erase(job);
 }
 
+void JobCredentials::Stopped(JobId job, Generation generation) {
+  std::unique_lock lock(mu_);
+  if (auto it = live_.find(job); it != live_.end() && it->second == generation) live_.erase(it);
+}
+
 void JobCredentials::Replace(std::map<JobId, Generation> running) {
   std::unique_lock lock(mu_);
   live_ = std::move(running);

@@ -5,9 +5,10 @@
 // job's id, its run (generation), its user, uid and gid, expiring when the job's time limit
 // plus `grace` ends. It records the run as live; the controller's authenticator asks `Alive`
 // for every request made with a job credential, so the credential is refused as soon as the
-// job no longer runs with that generation: when it ends (`Ended`), and when it is requeued or
-// relaunched (`Replace`, from the state thread's periodic resync; a relaunch records the new
-// generation at once).
+// job no longer runs with that generation: when it ends (`Ended`), when it is requeued
+// (`Stopped`: a requeue always gives the job a new generation), and when it is relaunched (a
+// relaunch records the new generation at once); `Replace`, the state thread's periodic
+// resync, is the backstop.
 //
 // Thread-safety: thread-safe. `Mint`, `Ended` and `Replace` are called by the state thread,
 // `Alive` by any handler thread (a shared lock over a map of running jobs).
@@ -35,6 +36,9 @@ class JobCredentials {
   Result<std::string> Mint(const Job& job, Timestamp now);
   // Job `job` runs no more: its credentials are refused from now on.
   void Ended(JobId job);
+  // Job `job`'s run `generation` stopped (it ended or was requeued): its credentials are
+  // refused from now on; a newer run's (already minted) are not.
+  void Stopped(JobId job, Generation generation);
   // The running jobs and their runs, as the state knows them (after recovery, and
   // periodically): every other recorded run is forgotten.
   void Replace(std::map<JobId, Generation> running);

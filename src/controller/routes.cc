@@ -28,6 +28,7 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/jobs/{id}/steps/{step}/cancel",  Action::kCreateStep,     kJob,       "cancel a step"},
   {"POST",   "/api/v1/jobs/{id}/checkpoint",           Action::kCheckpointDone, kJob,       "acknowledge a checkpoint"},
   {"GET",    "/api/v1/jobs/{id}/why",                  Action::kReadJob,        kJob,       "what holds a job back"},
+  {"GET",    "/api/v1/jobs/{id}/gpustats",             Action::kReadJob,        kJob,       "a job's GPU statistics (as privacy allows)"},
   {"GET",    "/api/v1/nodes",                          Action::kReadCluster,    kCluster,   "list nodes"},
   {"GET",    "/api/v1/nodes/{name}",                   Action::kReadCluster,    kCluster,   "one node"},
   {"POST",   "/api/v1/nodes/{name}/drain",             Action::kDrainNode,      kCluster,   "drain a node"},
@@ -36,9 +37,12 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/nodes/{name}/inject",            Action::kConfigure,      kCluster,   "inject a simulated GPU fault"},
   {"GET",    "/api/v1/priorities",                     Action::kReadCluster,    kCluster,   "pending jobs' priorities (as privacy allows)"},
   {"GET",    "/api/v1/partitions",                     Action::kReadCluster,    kCluster,   "list partitions"},
+  {"GET",    "/api/v1/reports/waste",                  Action::kReadCluster,    kCluster,   "GPU-waste report (every user's for operators and admins)"},
   {"POST",   "/api/v1/agents/register",                Action::kNodeRegister,   kAgentNode, "an agent registers its node"},
   {"POST",   "/api/v1/agents/heartbeat",               Action::kNodeHeartbeat,  kAgentNode, "an agent's heartbeat"},
   {"POST",   "/api/v1/agents/events",                  Action::kNodeEvent,      kAgentNode, "an agent's job and task events"},
+  {"GET",    "/metrics",                               Action::kReadMetrics,    kCluster,   "Prometheus metrics of the cluster, queue and scheduler"},
+  {"GET",    "/metrics/targets",                       Action::kReadMetrics,    kCluster,   "Prometheus HTTP service discovery of the agents"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
 };
 // clang-format on

@@ -11,7 +11,6 @@
 #include "api/scrape_token.h"
 #include "api/transport_policy.h"
 #include "controller/controller.h"
-#include "controller/gpu_stats_routes.h"
 #include "controller/http_agent_transport.h"
 #include "controller/job_credentials.h"
 #include "controller/metrics/routes.h"
@@ -194,6 +193,11 @@ struct ControllerService::Impl {
       for (auto& p : work) p.run(*controller);
       controller->Tick();
       Commit();
+      // Before the answers: a requeue's caller finds the old run's credential refused. Only
+      // that run's: a relaunch's (minted in `Release`) is of a newer generation.
+      for (const auto& [id, generation] : controller->TakeStoppedRuns()) {
+        jobs->Stopped(id, generation);
+      }
       for (auto& p : work) {
         if (p.done) p.done();
       }
@@ -322,18 +326,6 @@ Status ControllerService::Start() {
           .client = im.agent_client});
 
   metrics::RecordRequestsByRoute(im.server, im.service_metrics, im.clock);
-  metrics::AddMetricsRoutes(
-      im.server, *this,
-      [impl](const api::HttpRequest& req) -> Result<api::Identity> {
-        if (impl->scrape_token.Matches(req.header("authorization"))) {
-          return api::Identity{.user = "metrics",
-                               .uid = api::kNoUnixId,
-                               .gid = api::kNoUnixId,
-                               .role = api::Role::kMetrics};
-        }
-        return impl->authenticator->Authenticate(req, impl->clock.Now());
-      },
-      im.service_metrics);
   RegisterRoutes(im.server,
                  {.service = this,
                   .authenticator = im.authenticator.get(),
@@ -341,9 +333,11 @@ Status ControllerService::Start() {
                   .privacy = im.config.privacy,
                   .agent_authorization =
                       [impl](const std::string& node) { return impl->AgentAuthorization(node); },
-                  .agent_client = im.agent_client});
-
-  AddGpuStatsRoutes(im.server, *this, *im.store, *im.authenticator, im.clock, im.config.gpu_waste);
+                  .agent_client = im.agent_client,
+                  .store = im.store.get(),
+                  .waste_threshold = im.config.gpu_waste.defaults.threshold,
+                  .scrape_token = &im.scrape_token,
+                  .service_metrics = &im.service_metrics});
 
   im.state_thread = std::thread([impl] { impl->Loop(); });
   im.started = true;

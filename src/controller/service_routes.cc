@@ -8,7 +8,9 @@
 #include "api/json_codec.h"
 #include "controller/controller.h"
 #include "controller/dashboard/dashboard_assets.h"
+#include "controller/gpu_stats_routes.h"
 #include "controller/internal/access.h"
+#include "controller/metrics/routes.h"
 #include "controller/routes.h"
 #include "controller/service.h"
 #include "core/check.h"
@@ -78,6 +80,29 @@ Status CheckSees(const api::Identity& who, const std::string& job_user, JobId id
                                                      id.ToString() + ": private to its user");
 }
 
+// The caller of `req` on the route of `spec`: the scrape token stands for the metrics principal
+// on the rows of `kReadMetrics` only (elsewhere it is no credential: 401); any other credential
+// is the authenticator's.
+Result<api::Identity> Caller(const RouteContext& ctx, const RouteSpec& spec,
+                             const api::HttpRequest& req) {
+  if (spec.action == api::Action::kReadMetrics && ctx.scrape_token != nullptr &&
+      ctx.scrape_token->Matches(req.header("authorization"))) {
+    return api::Identity{.user = "metrics",
+                         .uid = api::kNoUnixId,
+                         .gid = api::kNoUnixId,
+                         .role = api::Role::kMetrics};
+  }
+  return ctx.authenticator->Authenticate(req, ctx.clock->Now());
+}
+
+// A refusal of `action`, with the way to what was asked when there is one.
+api::HttpResponse Refused(api::Action action, Error e) {
+  if (action == api::Action::kReadMetrics) {
+    e.message += " (a scraper uses the scrape token: corral token --role metrics)";
+  }
+  return api::ErrorResponse(e);
+}
+
 }  // namespace
 
 void RegisterRoutes(api::HttpServer& server, RouteContext context) {
@@ -95,8 +120,7 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
     server.Route(std::string(method), std::string(pattern),
                  [ctx, spec, handler = std::move(handler)](const api::HttpRequest& req) {
                    if (spec->scope == RouteScope::kAnonymous) return handler(req, api::Identity{});
-                   Result<api::Identity> who =
-                       ctx->authenticator->Authenticate(req, ctx->clock->Now());
+                   Result<api::Identity> who = Caller(*ctx, *spec, req);
                    if (!who) return api::ErrorResponse(who.error());
                    if (spec->scope == RouteScope::kCluster) {
                      api::Resource target;
@@ -104,7 +128,7 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
                        target.node = it->second;
                      }
                      Status ok = api::Authorize(*who, spec->action, target);
-                     if (!ok) return Denied(ok.error());
+                     if (!ok) return Refused(spec->action, ok.error());
                    }
                    return handler(req, *who);
                  });
@@ -514,6 +538,24 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
         });
     if (!r) return api::ErrorResponse(r.error());
     return Json(200, api::EncodePartitionInfoList(*r));
+  });
+
+  // Per-job GPU statistics and the GPU-waste report (gpu_stats_routes.h).
+  route("GET", "/api/v1/jobs/{id}/gpustats",
+        [self, ctx, privacy](const api::HttpRequest& req, const api::Identity& who) {
+          return ServeGpuStats(*self, *ctx->store, privacy, req, who);
+        });
+  route("GET", "/api/v1/reports/waste",
+        [self, ctx](const api::HttpRequest& req, const api::Identity& who) {
+          return ServeWasteReport(*self, *ctx->store, *ctx->clock, ctx->waste_threshold, req, who);
+        });
+
+  // Prometheus (metrics/routes.h): the metrics principal, operators and admins.
+  route("GET", "/metrics", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {
+    return metrics::ServeMetrics(*self, *ctx->service_metrics, server);
+  });
+  route("GET", "/metrics/targets", [self](const api::HttpRequest&, const api::Identity&) {
+    return metrics::ServeTargets(*self);
   });
 
   // The web dashboard's static files, anonymous: the page asks for a token and sends it to the

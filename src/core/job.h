@@ -15,6 +15,7 @@
 #include "core/ids.h"
 #include "core/resources.h"
 #include "core/result.h"
+#include "core/shared_value.h"
 #include "core/time.h"
 
 namespace corral {
@@ -76,7 +77,9 @@ struct ContainerSpec {
 };
 
 // What a user submits. The client resolves everything that depends on the submitting
-// environment (exported variables, working directory) before sending it.
+// environment (exported variables, working directory) before sending it. The script, the
+// environment and the script's arguments are `Shared`: the tasks of an array (copies of one
+// submitted spec) hold them once in memory.
 struct JobSpec {
   std::string name;
   std::string user;
@@ -85,11 +88,11 @@ struct JobSpec {
   std::string account;
   std::string qos;
   std::vector<std::string> partitions;  // in preference order; empty = default partition
-  std::string script;                   // the batch script's full text, shebang included
+  Shared<std::string> script;           // the batch script's full text, shebang included
   ResourceRequest resources;
   std::optional<Duration> time_limit;   // unset = the partition's default
   std::string working_dir;
-  std::map<std::string, std::string> environment;
+  Shared<std::map<std::string, std::string>> environment;
   std::string stdout_path;              // patterns: %j %x %u %N ... (expanded on the node)
   std::string stderr_path;              // empty = same as stdout
   bool append_output = false;           // --open-mode=append
@@ -112,7 +115,7 @@ struct JobSpec {
   // The batch script's path as submitted (absolute; scontrol's Command=); "" for a script read
   // from stdin or made by --wrap.
   std::string command;
-  std::vector<std::string> script_args;  // arguments after the script (`sbatch job.sh a b`)
+  Shared<std::vector<std::string>> script_args;  // after the script (`sbatch job.sh a b`)
   std::string stdin_path;               // the batch step's stdin; "" = /dev/null
   bool operator==(const JobSpec&) const = default;
 };

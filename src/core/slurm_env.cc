@@ -40,11 +40,11 @@ void SetGpuVariables(EnvMap* env, const std::string& list) {
 // Sets `name` from the request unless the job's own environment already carries it (Slurm's
 // sbatch puts the option-derived variables there when the option was given).
 void SetOption(EnvMap* env, const Job& job, const std::string& name, const std::string& value) {
-  if (job.spec.environment.count(name) == 0) (*env)[name] = value;
+  if (job.spec.environment->count(name) == 0) (*env)[name] = value;
 }
 
 bool NtasksGiven(const Job& job) {
-  return job.spec.environment.count("SLURM_NTASKS") > 0 || job.spec.resources.ntasks > 1;
+  return job.spec.environment->count("SLURM_NTASKS") > 0 || job.spec.resources.ntasks > 1;
 }
 
 }  // namespace

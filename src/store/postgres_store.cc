@@ -742,6 +742,7 @@ Result<StoredState> PostgresStore::Load() {
       if (pq_.ntuples(r.get()) == 1) state.jobs.reserve(static_cast<size_t>(count.Int(0)));
     }
     std::unordered_map<uint64_t, std::string> array_specs;
+    internal::DecodedArraySpecs decoded;
     {
       CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecPrepared(SelectArraySpecs(), none,
                                                             "read array specs", PGRES_TUPLES_OK));
@@ -760,7 +761,8 @@ Result<StoredState> PostgresStore::Load() {
           Status s = internal::ReadJobRowSharing(reader, job, &shared);
           if (s.has_value() && shared) {
             auto it = array_specs.find(job->array_job_id.value);
-            s = internal::DecodeArraySpec(it == array_specs.end() ? nullptr : &it->second, job);
+            s = internal::DecodeArraySpec(it == array_specs.end() ? nullptr : &it->second, job,
+                                          &decoded);
           }
           if (!s.has_value()) {
             state.jobs.pop_back();
@@ -845,6 +847,7 @@ Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
   // Tasks that refer to their array's spec: each array's row read once. A row gone since the
   // query means every job of the array was deleted meanwhile: those jobs are left out.
   std::unordered_map<uint64_t, std::optional<std::string>> array_specs;
+  internal::DecodedArraySpecs decoded;
   std::vector<Job> out;
   out.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -867,7 +870,7 @@ Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
       it = array_specs.emplace(array, std::move(value)).first;
     }
     if (!it->second.has_value()) continue;
-    if (Status s = internal::DecodeArraySpec(&*it->second, &jobs[i]); !s.has_value()) {
+    if (Status s = internal::DecodeArraySpec(&*it->second, &jobs[i], &decoded); !s.has_value()) {
       return Internal(c.prefix() + s.error().message);
     }
     out.push_back(std::move(jobs[i]));

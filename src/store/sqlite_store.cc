@@ -286,6 +286,7 @@ class SqliteStore::Connection {
   // row is read once per call).
   Status CollectJobs(sqlite3_stmt* stmt, std::vector<Job>* out, std::string_view what) {
     std::unordered_map<int64_t, std::string> specs;
+    internal::DecodedArraySpecs decoded;
     auto read = [&](internal::RowReader& r, Job* job) -> Status {
       bool shared = false;
       CORRAL_RETURN_IF_ERROR(internal::ReadJobRowSharing(r, job, &shared));
@@ -297,7 +298,7 @@ class SqliteStore::Connection {
         if (!spec.has_value()) return internal::DecodeArraySpec(nullptr, job);
         it = specs.emplace(array, std::move(*spec)).first;
       }
-      return internal::DecodeArraySpec(&it->second, job);
+      return internal::DecodeArraySpec(&it->second, job, &decoded);
     };
     return CollectRows(stmt, internal::kJobColumns, read, out, what);
   }

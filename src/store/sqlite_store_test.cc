@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -280,6 +281,10 @@ TEST(SqliteStoreTest, ArrayStoresItsSpecOnce) {
   auto loaded = (*store)->Load();
   ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
   EXPECT_EQ(loaded->jobs, tasks);
+  // Loaded, the tasks share the script in memory too: one copy per reading thread, not 1,001.
+  std::set<const std::string*> copies;
+  for (const Job& t : loaded->jobs) copies.insert(&t.spec.script.get());
+  EXPECT_LE(copies.size(), 2u);
 
   int64_t task_spec_bytes = RawInt(path, "SELECT sum(length(spec)) FROM jobs");
   int64_t shared_bytes = RawInt(path, "SELECT sum(length(spec)) FROM array_specs");

@@ -62,7 +62,7 @@ TEST(EndToEndTest, FiftyJobsWithDisjointGpusOutputsAndExitCodes) {
     spec.resources.nodes = nodes;
     spec.resources.ntasks = nodes;
     spec.resources.gpus_per_node = gpus;
-    spec.environment["MY_VAR"] = "value-" + std::to_string(i);
+    spec.environment.Mutable()["MY_VAR"] = "value-" + std::to_string(i);
     spec.stdout_path = "out-%j.txt";
     spec.stderr_path = "err-%j.txt";
     auto r = cluster.Submit(spec);

@@ -444,7 +444,7 @@ TEST(ContainerTest, PodmanRunsTheScriptWithItsEnvironmentMountsAndOnlyItsGpus) {
       "echo \"pwd=$(pwd) cvd=$CUDA_VISIBLE_DEVICES nvd=$NVIDIA_VISIBLE_DEVICES job=$CORRAL_JOB_ID mine=$MINE\"\n"
       "ls /bin/busybox >/dev/null && echo image-root\n");
   spec.resources.gpus_per_node = 2;
-  spec.environment["MINE"] = "carried";
+  spec.environment.Mutable()["MINE"] = "carried";
   spec.container.image = image;
   spec.stdout_path = "container.out";
   auto j = cluster.Submit(spec);

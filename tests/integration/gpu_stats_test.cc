@@ -47,11 +47,11 @@ TEST(GpuStatsTest, AnIdleJobBesideABusyOneIsShownFlaggedReportedAndCancelled) {
   // memory through the file the agent names.
   JobSpec busy = cluster.ShellJob("echo 95 40000 > \"$CORRAL_SIM_GPU_LOAD_FILE\"\nsleep 120\n");
   busy.resources.gpus_per_node = 1;
-  busy.environment["CORRAL_SIM_GPU_UTIL"] = "95";
-  busy.environment["CORRAL_SIM_GPU_MEM_MB"] = "1000";
+  busy.environment.Mutable()["CORRAL_SIM_GPU_UTIL"] = "95";
+  busy.environment.Mutable()["CORRAL_SIM_GPU_MEM_MB"] = "1000";
   JobSpec idle = cluster.ShellJob("sleep 120\n");
   idle.resources.gpus_per_node = 1;
-  idle.environment["CORRAL_SIM_GPU_UTIL"] = "0";
+  idle.environment.Mutable()["CORRAL_SIM_GPU_UTIL"] = "0";
   auto b = cluster.Submit(busy);
   auto i = cluster.Submit(idle);
   ASSERT_TRUE(b.has_value() && i.has_value());
@@ -132,10 +132,10 @@ TEST(GpuStatsTest, TopShowsGpusTheirJobsUtilisationWasteFlagsAndTheQueue) {
   ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
   JobSpec busy = cluster.ShellJob("sleep 120\n");
   busy.resources.gpus_per_node = 1;
-  busy.environment["CORRAL_SIM_GPU_UTIL"] = "95";
+  busy.environment.Mutable()["CORRAL_SIM_GPU_UTIL"] = "95";
   JobSpec idle = cluster.ShellJob("sleep 120\n");
   idle.resources.gpus_per_node = 1;
-  idle.environment["CORRAL_SIM_GPU_UTIL"] = "0";
+  idle.environment.Mutable()["CORRAL_SIM_GPU_UTIL"] = "0";
   JobSpec held = cluster.ShellJob("true\n");
   held.resources.gpus_per_node = 2;
   held.hold = true;

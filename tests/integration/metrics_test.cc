@@ -131,7 +131,7 @@ TEST_F(MetricsTest, PrometheusScrapesTheControllerAndEveryAgentAndTheDashboardsH
   auto submit = [&](uint32_t gpus, const std::string& util) -> Result<api::SubmitResponse> {
     JobSpec spec = cluster.ShellJob("sleep 120");
     spec.resources.gpus_per_node = gpus;
-    spec.environment["CORRAL_SIM_GPU_UTIL"] = util;
+    spec.environment.Mutable()["CORRAL_SIM_GPU_UTIL"] = util;
     return cluster.Submit(spec);
   };
   auto submitted = submit(2, "80");

@@ -324,6 +324,52 @@ TEST_F(TrustTest, AJobHoldsItsOwnCredentialWhichEndsWithIt) {
   EXPECT_EQ(after.status, 401) << after.body;
 }
 
+// A requeue gives the job a new run (generation) at once: the old run's credential is refused
+// from the requeue on, and still once the job runs again under a newer one.
+TEST_F(TrustTest, ARequeuedJobsOldCredentialIsRefusedAfterItsRelaunch) {
+  const std::string dir = cluster_->work_dir() + "/requeuecred";
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::all);
+  JobSpec spec = cluster_->ShellJob(
+      "cd " + dir +
+      "\n"
+      "run=$CORRAL_RESTART_COUNT\n"
+      "printf %s \"$CORRAL_JOB_CREDENTIAL\" > cred.tmp.$run\n"
+      "mv cred.tmp.$run cred.$run\n"
+      "while [ ! -e go.$run ]; do sleep 0.05; done\n");
+  auto submitted = cluster_->Submit(spec);
+  ASSERT_TRUE(submitted.has_value()) << submitted.error().message;
+  const std::string id = submitted->job_id.ToString();
+  auto client = api::HttpClient::Create(cluster_->url(), cluster_->client_options());
+  ASSERT_TRUE(client.has_value());
+  auto status_with = [&](const std::string& credential) {
+    auto r = (*client)->Send("GET", "/api/v1/jobs/" + id, "",
+                             {{"authorization", "Bearer " + credential}});
+    return r ? r->status : 0;
+  };
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(dir + "/cred.0"); }, seconds(30)));
+  const std::string first = ReadFile(dir + "/cred.0");
+  ASSERT_FALSE(first.empty());
+  EXPECT_EQ(status_with(first), 200);
+
+  auto requeued = cluster_->Request("POST", "/api/v1/jobs/" + id + "/requeue", "");
+  ASSERT_TRUE(requeued.has_value());
+  ASSERT_EQ(requeued->status, 200) << requeued->body;
+  EXPECT_EQ(status_with(first), 401) << "refused from the requeue on";
+
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(dir + "/cred.1"); }, seconds(30)));
+  const std::string second = ReadFile(dir + "/cred.1");
+  EXPECT_NE(second, first);
+  EXPECT_EQ(status_with(second), 200) << "the new run's credential works";
+  EXPECT_EQ(status_with(first), 401) << "the relaunch does not revive the old run's";
+
+  std::ofstream(dir + "/go.1") << "";
+  auto ended = cluster_->WaitJob(submitted->job_id, seconds(60));
+  ASSERT_TRUE(ended.has_value());
+  EXPECT_EQ(ended->job.state, JobState::kCompleted) << ended->job.reason;
+  EXPECT_EQ(ended->job.restart_count, 1u);
+}
+
 TEST_F(TrustTest, TheWireHoldsNoTokenAndNoScript) {
   RecordingRelay relay(ControllerPort());
   auto client = api::HttpClient::Create("https://127.0.0.1:" + std::to_string(relay.port()),

@@ -2,8 +2,9 @@
 // (controller/routes.h) is tried by every kind of caller against a real controller on
 // loopback, and the answer (refused: 401 or 403; allowed: anything else) must be the one the
 // matrix below says. A route without a row fails the test, and so does a row without a route:
-// a new route cannot be added unreviewed. The agent's routes (agent/routes.h) are walked the
-// same way through the one decision table (api::Authorize) they are bound to.
+// a new route cannot be added unreviewed. The callers include the scrape token, a credential on
+// the metrics routes only. The agent's routes (agent/routes.h) are walked the same way through
+// what an agent authenticates and the one decision table (api::Authorize) they are bound to.
 #include <map>
 #include <string>
 #include <vector>
@@ -30,42 +31,47 @@ const std::vector<std::string> kCallers = {
     "agent:node01",  // the agent of the node the route is about
     "job:J",         // the job credential of the job
     "job:K",         // the job credential of another job (of the same user)
+    "scrape",        // the scrape token (a metrics credential: /metrics and /metrics/targets)
 };
 
 // 'y': allowed, '-': refused. Columns as kCallers.
 const std::map<std::string, std::string> kMatrix = {
-    // route                                           anon bob ali olg roo ag2 ag1 jJ  jK
-    {"GET /api/v1/health", "yyyyyyyyy"},
-    {"POST /api/v1/jobs", "-yyyy--yy"},
-    {"GET /api/v1/jobs", "-yyyy--yy"},
-    {"GET /api/v1/jobs/{id}", "-yyyy--yy"},
-    {"GET /api/v1/jobs/{id}/wait", "-yyyy--yy"},
-    {"POST /api/v1/jobs/{id}/cancel", "--yyy--y-"},
-    {"DELETE /api/v1/jobs/{id}", "--yyy--y-"},
-    {"POST /api/v1/jobs/{id}/requeue", "--yyy--y-"},
-    {"POST /api/v1/jobs/{id}/hold", "--yyy----"},
-    {"POST /api/v1/jobs/{id}/release", "--yyy----"},
-    {"POST /api/v1/jobs/{id}/signal", "--yyy--y-"},
-    {"POST /api/v1/jobs/{id}/time_limit", "--y-y----"},
-    {"POST /api/v1/jobs/{id}/steps", "--y-y--y-"},
-    {"GET /api/v1/jobs/{id}/steps", "-yyyy--yy"},
-    {"GET /api/v1/jobs/{id}/steps/{step}", "-yyyy--yy"},
-    {"GET /api/v1/jobs/{id}/steps/{step}/wait", "-yyyy--yy"},
-    {"POST /api/v1/jobs/{id}/steps/{step}/cancel", "--y-y--y-"},
-    {"POST /api/v1/jobs/{id}/checkpoint", "--y-y--y-"},
-    {"GET /api/v1/jobs/{id}/why", "-yyyy--yy"},
-    {"GET /api/v1/nodes", "-yyyy--yy"},
-    {"GET /api/v1/nodes/{name}", "-yyyy--yy"},
-    {"POST /api/v1/nodes/{name}/drain", "---yy----"},
-    {"POST /api/v1/nodes/{name}/resume", "---yy----"},
-    {"POST /api/v1/nodes/{name}/gpus/{index}/resume", "---yy----"},
-    {"POST /api/v1/nodes/{name}/inject", "----y----"},
-    {"GET /api/v1/priorities", "-yyyy--yy"},
-    {"GET /api/v1/partitions", "-yyyy--yy"},
-    {"POST /api/v1/agents/register", "------y--"},
-    {"POST /api/v1/agents/heartbeat", "------y--"},
-    {"POST /api/v1/agents/events", "------y--"},
-    {"GET /ui/{file*}", "yyyyyyyyy"},  // static files only; the page's data is the API's
+    // route                                           anon bob ali olg roo ag2 ag1 jJ  jK  scr
+    {"GET /api/v1/health", "yyyyyyyyyy"},
+    {"POST /api/v1/jobs", "-yyyy--yy-"},
+    {"GET /api/v1/jobs", "-yyyy--yy-"},
+    {"GET /api/v1/jobs/{id}", "-yyyy--yy-"},
+    {"GET /api/v1/jobs/{id}/wait", "-yyyy--yy-"},
+    {"POST /api/v1/jobs/{id}/cancel", "--yyy--y--"},
+    {"DELETE /api/v1/jobs/{id}", "--yyy--y--"},
+    {"POST /api/v1/jobs/{id}/requeue", "--yyy--y--"},
+    {"POST /api/v1/jobs/{id}/hold", "--yyy-----"},
+    {"POST /api/v1/jobs/{id}/release", "--yyy-----"},
+    {"POST /api/v1/jobs/{id}/signal", "--yyy--y--"},
+    {"POST /api/v1/jobs/{id}/time_limit", "--y-y-----"},
+    {"POST /api/v1/jobs/{id}/steps", "--y-y--y--"},
+    {"GET /api/v1/jobs/{id}/steps", "-yyyy--yy-"},
+    {"GET /api/v1/jobs/{id}/steps/{step}", "-yyyy--yy-"},
+    {"GET /api/v1/jobs/{id}/steps/{step}/wait", "-yyyy--yy-"},
+    {"POST /api/v1/jobs/{id}/steps/{step}/cancel", "--y-y--y--"},
+    {"POST /api/v1/jobs/{id}/checkpoint", "--y-y--y--"},
+    {"GET /api/v1/jobs/{id}/why", "-yyyy--yy-"},
+    {"GET /api/v1/jobs/{id}/gpustats", "-yyyy--yy-"},
+    {"GET /api/v1/nodes", "-yyyy--yy-"},
+    {"GET /api/v1/nodes/{name}", "-yyyy--yy-"},
+    {"POST /api/v1/nodes/{name}/drain", "---yy-----"},
+    {"POST /api/v1/nodes/{name}/resume", "---yy-----"},
+    {"POST /api/v1/nodes/{name}/gpus/{index}/resume", "---yy-----"},
+    {"POST /api/v1/nodes/{name}/inject", "----y-----"},
+    {"GET /api/v1/priorities", "-yyyy--yy-"},
+    {"GET /api/v1/partitions", "-yyyy--yy-"},
+    {"GET /api/v1/reports/waste", "-yyyy--yy-"},  // others' jobs for operators and admins only
+    {"GET /metrics", "---yy----y"},
+    {"GET /metrics/targets", "---yy----y"},
+    {"POST /api/v1/agents/register", "------y---"},
+    {"POST /api/v1/agents/heartbeat", "------y---"},
+    {"POST /api/v1/agents/events", "------y---"},
+    {"GET /ui/{file*}", "yyyyyyyyyy"},  // static files only; the page's data is the API's
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
@@ -145,14 +151,20 @@ TEST(AuthzMatrixTest, EveryControllerRouteAnswersEveryCallerAsTheMatrixSays) {
   }
 }
 
-// Agent routes: only the controller, and only with a credential for this node.
-// Columns: anonymous, a user, an admin, an operator, an agent (even of this node), a job
-// credential, the controller for this node, the controller for another node.
+// Agent routes: only the controller, and only with a credential for this node; /metrics also
+// the scrape token. Columns: anonymous, a user, an admin, an operator, an agent (even of this
+// node), a job credential, the controller for this node, the controller for another node, the
+// scrape token (the metrics principal).
 const std::map<std::string, std::string> kAgentMatrix = {
-    {"GET /api/v1/health", "yyyyyyyy"},        {"POST /api/v1/launch", "------y-"},
-    {"POST /api/v1/cancel", "------y-"},       {"POST /api/v1/signal", "------y-"},
-    {"POST /api/v1/jobs/limit", "------y-"},   {"POST /api/v1/steps/launch", "------y-"},
-    {"POST /api/v1/steps/signal", "------y-"}, {"POST /api/v1/inject", "------y-"},
+    {"GET /api/v1/health", "yyyyyyyyy"},
+    {"POST /api/v1/launch", "------y--"},
+    {"POST /api/v1/cancel", "------y--"},
+    {"POST /api/v1/signal", "------y--"},
+    {"POST /api/v1/jobs/limit", "------y--"},
+    {"POST /api/v1/steps/launch", "------y--"},
+    {"POST /api/v1/steps/signal", "------y--"},
+    {"POST /api/v1/inject", "------y--"},
+    {"GET /metrics", "------y-y"},
 };
 
 TEST(AuthzMatrixTest, EveryAgentRouteIsForTheControllerOfThatNodeOnly) {
@@ -183,6 +195,16 @@ TEST(AuthzMatrixTest, EveryAgentRouteIsForTheControllerOfThatNodeOnly) {
                     .gid = api::kNoUnixId,
                     .role = api::Role::kController,
                     .node = "node02"},
+      api::Identity{.user = "metrics",
+                    .uid = api::kNoUnixId,
+                    .gid = api::kNoUnixId,
+                    .role = api::Role::kMetrics},
+  };
+  // What an agent authenticates at all: the controller's calls (api::MakeAgentAuthenticator)
+  // and, on /metrics, the scrape token; then the route's action is authorized.
+  auto authenticated = [](const api::Identity& who, const agent::AgentRouteSpec& spec) {
+    return who.role == api::Role::kController ||
+           (who.role == api::Role::kMetrics && spec.action == api::Action::kReadMetrics);
   };
   std::set<std::string> routes;
   for (const agent::AgentRouteSpec& spec : agent::AgentRoutes()) {
@@ -195,8 +217,8 @@ TEST(AuthzMatrixTest, EveryAgentRouteIsForTheControllerOfThatNodeOnly) {
     }
     ASSERT_EQ(row->second.size(), callers.size()) << key;
     for (size_t c = 0; c < callers.size(); ++c) {
-      bool allowed = spec.anonymous ||
-                     (callers[c] && api::Authorize(*callers[c], spec.action, {.node = node}));
+      bool allowed = spec.anonymous || (callers[c] && authenticated(*callers[c], spec) &&
+                                        api::Authorize(*callers[c], spec.action, {.node = node}));
       EXPECT_EQ(allowed, row->second[c] == 'y') << key << " caller " << c;
     }
   }

@@ -85,8 +85,8 @@ TEST(JobDataTest, OtherUsersNeverSeeTheScriptEnvironmentOrArguments) {
   for (const std::string who : {"alice", "olga", "root"}) {
     api::JobInfo view = Get(c, who, id);
     EXPECT_EQ(view.job.spec.script, Secret().script) << who;
-    EXPECT_EQ(view.job.spec.environment.at("AWS_SECRET_ACCESS_KEY"), "stolen") << who;
-    EXPECT_FALSE(view.job.spec.environment.contains("CORRAL_TOKEN")) << who;
+    EXPECT_EQ(view.job.spec.environment->at("AWS_SECRET_ACCESS_KEY"), "stolen") << who;
+    EXPECT_FALSE(view.job.spec.environment->contains("CORRAL_TOKEN")) << who;
   }
   EXPECT_EQ(Get(c, "job:" + id.ToString(), id).job.spec.script, Secret().script)
       << "the job's own credential reads what its user may";
@@ -102,12 +102,36 @@ TEST(JobDataTest, PrivateDataJobsHidesOtherUsersJobs) {
   EXPECT_EQ(r.status, 403) << r.body;
   EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString() + "/steps").status, 403);
   EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString() + "/why").status, 403);
+  EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString() + "/gpustats").status, 403);
+  for (const std::string who : {"alice", "olga", "root"}) {
+    EXPECT_EQ(c.Send(who, "GET", "/api/v1/jobs/" + alices.ToString() + "/gpustats").status, 200)
+        << who;
+  }
   std::vector<api::JobInfo> seen = List(c, "bob");
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].job.id, bobs);
   EXPECT_EQ(List(c, "olga").size(), 2u) << "operators see every job";
   EXPECT_EQ(List(c, "root").size(), 2u);
   EXPECT_EQ(Get(c, "alice", alices).job.spec.script, Secret().script);
+}
+
+// A job's GPU statistics are its usage: "usage" alone hides them from other users (who still
+// see the job), as it hides the usage in the job's record.
+TEST(JobDataTest, PrivateDataUsageHidesOtherUsersGpuStatistics) {
+  controller::ControllerConfig config;
+  config.privacy = {.jobs = false, .usage = true};
+  SecurityCluster c(config);
+  JobId alices = c.Submit("alice", TestJob());
+  const std::string path = "/api/v1/jobs/" + alices.ToString() + "/gpustats";
+  EXPECT_EQ(c.Send("bob", "GET", "/api/v1/jobs/" + alices.ToString()).status, 200);
+  api::HttpResponse r = c.Send("bob", "GET", path);
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_NE(r.body.find("GPU statistics of job " + alices.ToString()), std::string::npos) << r.body;
+  for (const std::string& who :
+       std::vector<std::string>{"alice", "olga", "root", "job:" + alices.ToString()}) {
+    EXPECT_EQ(c.Send(who, "GET", path).status, 200) << who;
+  }
+  EXPECT_EQ(c.Send("alice", "GET", "/api/v1/jobs/999999/gpustats").status, 404);
 }
 
 TEST(JobDataTest, OversizedFieldsNulBytesAndBadSignalsGet400NamingTheFieldAndNothingIsStored) {
@@ -121,7 +145,7 @@ TEST(JobDataTest, OversizedFieldsNulBytesAndBadSignalsGet400NamingTheFieldAndNot
   s.comment = std::string(64 * 1024, 'c');
   refused(s, "comment");
   s = TestJob();
-  s.environment["X"] = std::string(256 * 1024, 'x');
+  s.environment.Mutable()["X"] = std::string(256 * 1024, 'x');
   refused(s, "environment.X");
   s = TestJob();
   s.script_args = std::vector<std::string>(5000, "arg");
@@ -194,6 +218,8 @@ TEST(JobDataTest, MaxSubmittedJobsCountsArrayTasksAndAnArraysCostIsMeasured) {
       (db_after - db_before) / 1024);
   // The store keeps the spec once (1,001 copies were 66 MB); the WAL holds each page written.
   EXPECT_LT(db_after - db_before, 4L * 1024 * 1024);
+  // So does the controller's memory: the tasks share the script (1,001 copies were 130 MB).
+  EXPECT_LT(after - before, 32L * 1024) << "KiB";
   ASSERT_EQ(List(c, "root").size(), 1001u);
   s.array = "0-600";
   api::HttpResponse over = c.Send("alice", "POST", "/api/v1/jobs", api::EncodeJobSpec(s));

@@ -1,8 +1,13 @@
 #include "tests/security/security_harness.h"
 
+#include <stdlib.h>
+
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "api/json_codec.h"
+#include "api/scrape_token.h"
 #include "controller/controller.h"
 #include "controller/job_credentials.h"
 #include "controller/service.h"
@@ -70,6 +75,15 @@ SecurityCluster::SecurityCluster(controller::ControllerConfig config,
   config.listen_host = "127.0.0.1";
   config.listen_port = 0;
   config.user_ids = controller::testing::TestUserIds;
+  char scratch[] = "/tmp/corral_security_XXXXXX";
+  CORRAL_CHECK(mkdtemp(scratch) != nullptr);
+  scratch_ = scratch;
+  if (config.metrics_token_file.empty()) {
+    config.metrics_token_file = scratch_ + "/scrape-token";
+    auto token = api::ScrapeToken::CreateFile(config.metrics_token_file);
+    CORRAL_CHECK(token.has_value()) << token.error().message;
+    scrape_token_ = "Bearer " + token->value();
+  }
   sched::SchedulerConfig sched = sched::DefaultSchedulerConfig();
   sched.partitions = {Partition{.name = "gpu", .is_default = true}};
   auto key = api::JwtKey::FromBytes(std::string(48, 'k'));
@@ -95,12 +109,17 @@ SecurityCluster::SecurityCluster(controller::ControllerConfig config,
 SecurityCluster::~SecurityCluster() {
   service_->Stop();
   service_.reset();
+  std::filesystem::remove_all(scratch_);
 }
 
 api::HttpResponse SecurityCluster::Send(const std::string& caller, const std::string& method,
                                         const std::string& path, const std::string& body) {
   std::map<std::string, std::string> headers;
-  if (!caller.empty()) headers["authorization"] = "Test " + caller;
+  if (caller == "scrape") {
+    headers["authorization"] = scrape_token_;
+  } else if (!caller.empty()) {
+    headers["authorization"] = "Test " + caller;
+  }
   auto r = client_->Send(method, path, body, headers);
   if (!r) return api::HttpResponse{.status = 0, .body = r.error().message};
   return *r;

@@ -4,7 +4,9 @@
 //
 // Callers: "alice" (owns the jobs), "bob" (another user), "olga" (operator), "root" (admin),
 // "agent:node01" / "agent:node02" (agents bound to their node), "job:<id>" (a job credential
-// of job <id>, of alice, for its current run). No Authorization header: anonymous.
+// of job <id>, of alice, for its current run), "scrape" (the scrape token, `[metrics]
+// token_file`, which the cluster makes in a temporary directory). No Authorization header:
+// anonymous.
 //
 // Test-only; thread-safe as ControllerService.
 #pragma once
@@ -44,6 +46,9 @@ class SecurityCluster {
 
  private:
   SystemClock clock_;
+  std::string scratch_;       // holds the scrape token's file
+  std::string scrape_token_;  // "Bearer <token>"
+
   controller::ControllerService* self_ = nullptr;
   std::unique_ptr<controller::ControllerService> service_;
   std::unique_ptr<api::HttpClient> client_;

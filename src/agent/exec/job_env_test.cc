@@ -70,9 +70,9 @@ TEST(JobEnvTest, MasterAddrNeverOverTheUsers) {
   auto env = BuildJobEnvironment(j, ctx);
   EXPECT_EQ(Get(env, "MASTER_ADDR"), "10.0.0.1");
   EXPECT_EQ(Get(env, "MASTER_PORT"), "29500");
-  j.spec.environment["MASTER_PORT"] = "1234";
-  j.spec.environment["MASTER_ADDR"] = "10.0.0.9";
-  j.spec.environment["CORRAL_MASTER_ADDR"] = "10.0.0.9";  // Corral's, from an outer job
+  j.spec.environment.Mutable()["MASTER_PORT"] = "1234";
+  j.spec.environment.Mutable()["MASTER_ADDR"] = "10.0.0.9";
+  j.spec.environment.Mutable()["CORRAL_MASTER_ADDR"] = "10.0.0.9";  // Corral's, from an outer job
   env = BuildJobEnvironment(j, ctx);
   EXPECT_EQ(Get(env, "MASTER_PORT"), "1234");
   EXPECT_EQ(Get(env, "CORRAL_MASTER_PORT"), "29500");
@@ -107,7 +107,7 @@ TEST(JobEnvTest, NoGpusMeansNoneVisible) {
 
 TEST(JobEnvTest, SetsSlurmVariablesOfTheBatchStep) {
   Job j = TwoNodeJob();
-  j.spec.environment["SLURM_JOB_ID"] = "7";  // submitted from inside another job
+  j.spec.environment.Mutable()["SLURM_JOB_ID"] = "7";  // submitted from inside another job
   j.spec.submit_dir = "/home/alice/llama";
   j.spec.submit_host = "login1";
   j.spec.account = "nlp";

@@ -91,7 +91,7 @@ std::vector<std::string> BuildTaskEnvironment(const Job& job, uint32_t step, con
   // What slurmstepd sets for the batch step only: a task has it when its caller exported it
   // (srun inside a batch script), not outside a batch job.
   for (const char* name : {"ENVIRONMENT", "TMPDIR", "SLURM_NODE_ALIASES"}) {
-    if (auto it = base.spec.environment.find(name); it != base.spec.environment.end()) {
+    if (auto it = base.spec.environment->find(name); it != base.spec.environment.end()) {
       env[name] = it->second;
     } else {
       env.erase(name);

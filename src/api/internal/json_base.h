@@ -33,6 +33,7 @@
 #include "core/partition.h"
 #include "core/resources.h"
 #include "core/result.h"
+#include "core/shared_value.h"
 #include "core/time.h"
 
 namespace corral::api::internal {
@@ -120,6 +121,10 @@ template <typename T>
 struct IsVector : std::false_type {};
 template <typename T>
 struct IsVector<std::vector<T>> : std::true_type {};
+template <typename T>
+struct IsShared : std::false_type {};
+template <typename T>
+struct IsShared<Shared<T>> : std::true_type {};
 template <typename T>
 struct IsOptional : std::false_type {};
 template <typename T>

@@ -130,6 +130,11 @@ class Decoder {
       return ReadEnum(v, &out, ParseJobEventType);
     } else if constexpr (IsStrongId<T>::value) {
       return Read(v, out.value);
+    } else if constexpr (IsShared<T>::value) {
+      std::remove_cvref_t<decltype(out.get())> x{};
+      CORRAL_RETURN_IF_ERROR(Read(v, x));
+      out = std::move(x);
+      return {};
     } else if constexpr (IsOptional<T>::value) {
       if (v.kind == Kind::kNull) {
         out.reset();

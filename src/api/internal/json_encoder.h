@@ -72,6 +72,8 @@ class Encoder {
       Write(x.value);
     } else if constexpr (IsSlurmTime<T>::value || IsGpuIndex<T>::value) {
       Write(x.value);
+    } else if constexpr (IsShared<T>::value) {
+      Write(x.get());
     } else if constexpr (IsOptional<T>::value) {
       if (x.has_value()) {
         Write(*x);

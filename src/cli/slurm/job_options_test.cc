@@ -105,7 +105,7 @@ const std::map<std::string, Sample>& Samples() {
         [](const R& r) { return r.spec.resources.exclude == std::vector<std::string>{"n1"}; }}},
       {"exclusive", {{"--exclusive"}, [](const R& r) { return r.spec.resources.exclusive; }}},
       {"export",
-       {{"--export=NONE"}, [](const R& r) { return !r.spec.environment.contains("HOME"); }}},
+       {{"--export=NONE"}, [](const R& r) { return !r.spec.environment->contains("HOME"); }}},
       {"gpu-bind",
        {{"--gpu-bind=closest"}, [](const R& r) { return r.client.gpu_bind == "closest"; }}},
       {"gpus", {{"--gpus=2"}, [](const R& r) { return r.spec.resources.gpus == 2; }}},

@@ -24,7 +24,7 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        {},
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.mem_per_node_mb, 4096u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_MEM_PER_NODE"), "4096");
+         EXPECT_EQ(r.spec.environment->at("SLURM_MEM_PER_NODE"), "4096");
        }},
       {"--mem=4GB",
        {"#SBATCH --mem=4GB"},
@@ -52,7 +52,7 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        {},
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.mem_per_node_mb, kWholeNodeMemory);
-         EXPECT_EQ(r.spec.environment.count("SLURM_MEM_PER_NODE"), 0u);
+         EXPECT_EQ(r.spec.environment->count("SLURM_MEM_PER_NODE"), 0u);
        }},
       {"--mem-per-cpu and --mem-per-gpu",
        {"#SBATCH --mem-per-gpu=80G"},
@@ -61,8 +61,8 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.mem_per_gpu_mb, 81920u);
          EXPECT_EQ(r.spec.resources.cpus_per_gpu, 8u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_MEM_PER_GPU"), "81920");
-         EXPECT_EQ(r.spec.environment.at("SLURM_CPUS_PER_GPU"), "8");
+         EXPECT_EQ(r.spec.environment->at("SLURM_MEM_PER_GPU"), "81920");
+         EXPECT_EQ(r.spec.environment->at("SLURM_CPUS_PER_GPU"), "8");
        }},
       {"memory from the command line beats the environment",
        {},
@@ -144,7 +144,7 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        {},
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.ntasks, 2u);
-         EXPECT_EQ(r.spec.environment.count("SLURM_NTASKS"), 0u);
+         EXPECT_EQ(r.spec.environment->count("SLURM_NTASKS"), 0u);
        }},
       {"-N2 -n1: Slurm warns and uses one node",
        {},
@@ -162,8 +162,8 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        {},
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.ntasks, 6u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS"), "6");
-         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS_PER_NODE"), "2");
+         EXPECT_EQ(r.spec.environment->at("SLURM_NTASKS"), "6");
+         EXPECT_EQ(r.spec.environment->at("SLURM_NTASKS_PER_NODE"), "2");
        }},
       {"-N2 without -n: one task per node, SLURM_NTASKS not set",
        {"#SBATCH -N 2"},
@@ -171,7 +171,7 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        {},
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.ntasks, 2u);
-         EXPECT_EQ(r.spec.environment.count("SLURM_NTASKS"), 0u);
+         EXPECT_EQ(r.spec.environment->count("SLURM_NTASKS"), 0u);
        }},
       {"-w counts towards -N",
        {"#SBATCH -w gpu-[01-03]"},
@@ -195,7 +195,7 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        {},
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.gpus_per_node, 2u);
-         EXPECT_EQ(r.spec.environment.count("SLURM_GPUS_PER_NODE"), 0u);
+         EXPECT_EQ(r.spec.environment->count("SLURM_GPUS_PER_NODE"), 0u);
        }},
       {"--gres=gpu:type:N",
        {"#SBATCH --gres=gpu:a100:4"},
@@ -225,7 +225,7 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.gpus, 4u);
          EXPECT_EQ(r.spec.resources.gpu_type, "a100");
-         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS"), "a100:4");
+         EXPECT_EQ(r.spec.environment->at("SLURM_GPUS"), "a100:4");
        }},
       {"--gpus-per-node with a type",
        {"#SBATCH --gpus-per-node=h100:8 -N2"},
@@ -234,7 +234,7 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.gpus_per_node, 8u);
          EXPECT_EQ(r.spec.resources.gpu_type, "h100");
-         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS_PER_NODE"), "h100:8");
+         EXPECT_EQ(r.spec.environment->at("SLURM_GPUS_PER_NODE"), "h100:8");
        }},
       {"--gpus-per-task and -c",
        {"#SBATCH --gpus-per-task=1 -n4 -c8"},
@@ -243,9 +243,9 @@ TEST(SbatchOptionValuesTest, TableOfValues) {
        [](const SubmitRequest& r) {
          EXPECT_EQ(r.spec.resources.gpus_per_task, 1u);
          EXPECT_EQ(r.spec.resources.cpus_per_task, 8u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_CPUS_PER_TASK"), "8");
-         EXPECT_EQ(r.spec.environment.at("SLURM_GPUS_PER_TASK"), "1");
-         EXPECT_EQ(r.spec.environment.at("SLURM_NTASKS"), "4");
+         EXPECT_EQ(r.spec.environment->at("SLURM_CPUS_PER_TASK"), "8");
+         EXPECT_EQ(r.spec.environment->at("SLURM_GPUS_PER_TASK"), "1");
+         EXPECT_EQ(r.spec.environment->at("SLURM_NTASKS"), "4");
        }},
       {"-t minutes",
        {"#SBATCH -t 90"},

@@ -79,36 +79,36 @@ TEST(SbatchTest, TableOfOptionsAndEnvironment) {
        {},
        {{"FOO", "1"}, {"PATH", "/bin"}},
        [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.environment.at("FOO"), "1");
-         EXPECT_EQ(r.spec.environment.count("SLURM_EXPORT_ENV"), 0u);
+         EXPECT_EQ(r.spec.environment->at("FOO"), "1");
+         EXPECT_EQ(r.spec.environment->count("SLURM_EXPORT_ENV"), 0u);
        }},
       {"--export=NONE keeps SLURM_* only (job 57)",
        {"#SBATCH --export=NONE"},
        {},
        {{"FOO", "1"}, {"SLURM_CONF", "/etc/slurm.conf"}},
        [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.environment.count("FOO"), 0u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_CONF"), "/etc/slurm.conf");
-         EXPECT_EQ(r.spec.environment.at("SLURM_EXPORT_ENV"), "NONE");
-         EXPECT_EQ(r.spec.environment.at("SLURM_GET_USER_ENV"), "1");
+         EXPECT_EQ(r.spec.environment->count("FOO"), 0u);
+         EXPECT_EQ(r.spec.environment->at("SLURM_CONF"), "/etc/slurm.conf");
+         EXPECT_EQ(r.spec.environment->at("SLURM_EXPORT_ENV"), "NONE");
+         EXPECT_EQ(r.spec.environment->at("SLURM_GET_USER_ENV"), "1");
        }},
       {"--export=VAR,VAR=val (job 58)",
        {},
        {"--export=FOO,BAZ=qux"},
        {{"FOO", "bar"}, {"OTHER", "x"}},
        [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.environment.at("FOO"), "bar");
-         EXPECT_EQ(r.spec.environment.at("BAZ"), "qux");
-         EXPECT_EQ(r.spec.environment.count("OTHER"), 0u);
-         EXPECT_EQ(r.spec.environment.at("SLURM_EXPORT_ENV"), "FOO,BAZ=qux");
+         EXPECT_EQ(r.spec.environment->at("FOO"), "bar");
+         EXPECT_EQ(r.spec.environment->at("BAZ"), "qux");
+         EXPECT_EQ(r.spec.environment->count("OTHER"), 0u);
+         EXPECT_EQ(r.spec.environment->at("SLURM_EXPORT_ENV"), "FOO,BAZ=qux");
        }},
       {"--export=ALL,VAR=val",
        {},
        {"--export=ALL,MASTER_PORT=29500"},
        {{"OTHER", "x"}},
        [](const SubmitRequest& r) {
-         EXPECT_EQ(r.spec.environment.at("OTHER"), "x");
-         EXPECT_EQ(r.spec.environment.at("MASTER_PORT"), "29500");
+         EXPECT_EQ(r.spec.environment->at("OTHER"), "x");
+         EXPECT_EQ(r.spec.environment->at("MASTER_PORT"), "29500");
        }},
       {"--open-mode=append (job 57: SLURM_OPEN_MODE=a)",
        {"#SBATCH --open-mode=append"},
@@ -116,7 +116,7 @@ TEST(SbatchTest, TableOfOptionsAndEnvironment) {
        {},
        [](const SubmitRequest& r) {
          EXPECT_TRUE(r.spec.append_output);
-         EXPECT_EQ(r.spec.environment.at("SLURM_OPEN_MODE"), "a");
+         EXPECT_EQ(r.spec.environment->at("SLURM_OPEN_MODE"), "a");
        }},
       {"-D relative to the current directory",
        {"#SBATCH -D run"},
@@ -135,7 +135,7 @@ TEST(SbatchTest, TableOfOptionsAndEnvironment) {
          EXPECT_EQ(r.spec.uid, 1000u);
          EXPECT_EQ(r.spec.submit_host, "login1");
          EXPECT_EQ(r.spec.working_dir, "/home/alice/proj");
-         EXPECT_EQ(r.spec.environment.at("SLURM_PRIO_PROCESS"), "0");
+         EXPECT_EQ(r.spec.environment->at("SLURM_PRIO_PROCESS"), "0");
        }},
       {"--nice without a value is 100",
        {"#SBATCH --nice"},
@@ -399,7 +399,7 @@ srun torchrun --nnodes=$SLURM_NNODES train.py
   EXPECT_EQ(s.qos, "");
   EXPECT_TRUE(s.requeue);
   EXPECT_EQ(s.signal.signal, 10);
-  EXPECT_EQ(s.environment.at("SLURM_NTASKS"), "2");
+  EXPECT_EQ(s.environment->at("SLURM_NTASKS"), "2");
 }
 
 TEST(SrunTest, InsideAnAllocationTheJobsVariablesAreDefaults) {

@@ -93,7 +93,11 @@ void JobLifecycle::Requeue(JobEntry& e, const std::string& reason) {
   e.job.restart_count += 1;
   e.job.start_time = {};
   e.job.end_time = {};
-  e.job.allocation.nodes.clear();  // the generation stays: the next start takes a new one
+  e.job.allocation.nodes.clear();
+  // A new run number at once, whatever asked for the requeue (a command, a lost node, a
+  // preemption, a failed GPU, the waste policy): nothing of the old run (its job credential,
+  // a late report, a step) is current while the job waits, and its next start takes another.
+  e.job.allocation.generation = jobs_.AllocateGeneration();
   e.cancel_requested = false;
   e.launch_accepted = false;
   jobs_.Put(e);

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <variant>
 
 #include <gtest/gtest.h>
@@ -134,6 +135,59 @@ TEST_F(JobLifecycleTest, WithoutASignalAStopActsAtOnce) {
   EXPECT_TRUE(s_.lifecycle.HandleStoppedExit(f, exit));
   EXPECT_EQ(f.job.state, JobState::kCancelled);
   EXPECT_EQ(f.job.reason, "preempted");
+}
+
+// Whatever requeues a job, its run is over at once: the job waits under a new generation (so a
+// relaunch can never take up the old run's number, and a late report or credential of the old
+// run is not current), and the old run is among the stopped ones (its job credential goes).
+TEST_F(JobLifecycleTest, EveryRequeueMovesTheGenerationOnAtOnce) {
+  auto expect_requeued = [&](const JobEntry& e, Generation old, const std::string& path) {
+    EXPECT_EQ(e.job.state, JobState::kPending) << path;
+    EXPECT_GT(e.job.allocation.generation, old) << path;
+    auto stopped = s_.jobs.TakeStoppedRuns();
+    EXPECT_NE(std::find(stopped.begin(), stopped.end(), std::pair{e.job.id, old}), stopped.end())
+        << path;
+  };
+  // The requeue command (Controller::Requeue).
+  JobEntry& command = StartTwoNodeJob({}, /*requeue=*/true);
+  Generation old = command.job.allocation.generation;
+  s_.lifecycle.Requeue(command, "requeued by alice");
+  expect_requeued(command, old, "requeue command");
+  // A node that stopped responding.
+  JobEntry& lost = StartTwoNodeJob({}, /*requeue=*/true);
+  old = lost.job.allocation.generation;
+  s_.lifecycle.FailJobsOn(*s_.nodes.Find("node02"), "stopped responding");
+  expect_requeued(lost, old, "node failure");
+  // A preemption (or the waste policy) without a signal: at once.
+  JobEntry& preempted = StartTwoNodeJob({}, /*requeue=*/true);
+  old = preempted.job.allocation.generation;
+  s_.lifecycle.SignalCheckpointAndStop(preempted, Seconds(30), StopAction::kRequeue, "preempted",
+                                       0);
+  expect_requeued(preempted, old, "preemption");
+  // With a signal: when the grace ends, or when the job exits within it.
+  JobEntry& idle = StartTwoNodeJob({.signal = SIGUSR1}, /*requeue=*/true);
+  old = idle.job.allocation.generation;
+  s_.lifecycle.SignalCheckpointAndStop(idle, Seconds(30), StopAction::kRequeue, "GPU idle", 0);
+  clock_.Advance(Seconds(30));
+  s_.lifecycle.RunDueStops();
+  expect_requeued(idle, old, "waste policy after the grace");
+  JobEntry& exits = StartTwoNodeJob({.signal = SIGUSR1}, /*requeue=*/true);
+  old = exits.job.allocation.generation;
+  s_.lifecycle.SignalCheckpointAndStop(exits, Seconds(30), StopAction::kRequeue, "preempted", 0);
+  EXPECT_TRUE(s_.lifecycle.HandleStoppedExit(exits, {.job = exits.job.id, .generation = old}));
+  expect_requeued(exits, old, "exit within the grace");
+  // A GPU that failed under the job.
+  JobEntry& gpu = StartTwoNodeJob({}, /*requeue=*/true);
+  old = gpu.job.allocation.generation;
+  api::JobEvent failed{.job = gpu.job.id, .generation = old, .gpu_failure = "gpu 0: XID 79"};
+  EXPECT_TRUE(s_.lifecycle.HandleGpuFailedExit(gpu, failed, "node01"));
+  expect_requeued(gpu, old, "GPU failure");
+  // Its next start takes yet another.
+  Generation waiting = gpu.job.allocation.generation;
+  s_.lifecycle.Start(gpu, {.job = gpu.job.id,
+                           .partition = "main",
+                           .nodes = {{.node_name = "node01", .cpus = 2, .gpus = GpuSet(0b11)}}});
+  EXPECT_GT(gpu.job.allocation.generation, waiting);
 }
 
 }  // namespace

@@ -163,6 +163,9 @@ void JobTable::SetState(JobEntry& e, JobState state) {
   if (IsTerminal(e.job.state) && !IsTerminal(state)) {
     finished_.erase(std::remove(finished_.begin(), finished_.end(), id), finished_.end());
   }
+  if (e.job.state == JobState::kRunning && state != JobState::kRunning) {
+    stopped_runs_.emplace_back(id, e.job.allocation.generation);
+  }
   if (state != JobState::kPending) pending_.erase(id);
   if (state != JobState::kRunning) running_.erase(id);
   if (state == JobState::kPending) pending_.insert(id);
@@ -184,6 +187,12 @@ uint32_t JobTable::ActiveJobsOf(const std::string& user) const {
 std::vector<JobId> JobTable::TakeFinished() {
   std::vector<JobId> out = std::move(finished_);
   finished_.clear();
+  return out;
+}
+
+std::vector<std::pair<JobId, Generation>> JobTable::TakeStoppedRuns() {
+  std::vector<std::pair<JobId, Generation>> out = std::move(stopped_runs_);
+  stopped_runs_.clear();
   return out;
 }
 

@@ -106,6 +106,9 @@ class JobTable {
   void SetState(JobEntry& e, JobState state);
   // Jobs that reached a terminal state since the last call.
   std::vector<JobId> TakeFinished();
+  // The runs that stopped since the last call: each job that left RUNNING (it ended or was
+  // requeued), with the generation it ran under.
+  std::vector<std::pair<JobId, Generation>> TakeStoppedRuns();
 
  private:
   Outputs& out_;
@@ -113,6 +116,7 @@ class JobTable {
   std::set<JobId> pending_;
   std::set<JobId> running_;
   std::vector<JobId> finished_;
+  std::vector<std::pair<JobId, Generation>> stopped_runs_;
   std::map<std::string, uint32_t> active_by_user_;  // pending or running jobs, by user
   uint64_t next_job_id_ = 1;
   uint64_t next_generation_ = 1;

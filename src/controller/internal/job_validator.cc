@@ -71,18 +71,18 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     spec.uid = ids->uid;
     spec.gid = ids->gid;
   }
-  CORRAL_ASSIGN_OR_RETURN(size_t job_bytes, CheckJobSizes(spec));
+  CORRAL_ASSIGN_OR_RETURN(JobSizes sizes, CheckJobSizes(spec));
   // 2-5. The script, the name, the working directory, the environment.
   if (spec.script.empty()) return InvalidArgument("script: empty; a batch script is required");
   if (spec.script.size() > kMaxScriptBytes) {
     return InvalidArgument("script: " + std::to_string(spec.script.size()) +
                            " bytes is over the limit of " + std::to_string(kMaxScriptBytes));
   }
-  if (spec.script.rfind("#!", 0) != 0) {
+  if (spec.script->rfind("#!", 0) != 0) {
     return InvalidArgument(
         "script: the first line must start with #! followed by the path to an interpreter");
   }
-  if (spec.script.find('\0') != std::string::npos)
+  if (spec.script->find('\0') != std::string::npos)
     return InvalidArgument("script: contains a NUL byte");
   if (spec.name.empty()) spec.name = "job";
   if (spec.name.size() > 256) return InvalidArgument("name: longer than 256 characters");
@@ -99,7 +99,11 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
   }
   // A caller's credential never reaches the job, whatever client submitted it (the CLI leaves
   // them out; a raw API call may not): dropped silently, as the CLI does.
-  EraseCredentialVariables(spec.environment);
+  const auto& env = spec.environment.get();
+  if (std::any_of(env.begin(), env.end(),
+                  [](const auto& kv) { return IsCredentialVariable(kv.first); })) {
+    EraseCredentialVariables(spec.environment.Mutable());  // a copy only when one is there
+  }
   // The container: image, mounts, name (the grammar the agent enforces, core/container_spec.h).
   CORRAL_RETURN_IF_ERROR(ValidateContainerSpec(spec.container));
   // 6-9. The array, the resources, the dependencies, the time limit.
@@ -108,7 +112,7 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     auto parsed = ParseArraySpec(spec.array);
     if (!parsed) return InvalidArgument("array: " + parsed.error().message);
     tasks = parsed->indices.size();
-    CORRAL_RETURN_IF_ERROR(CheckArraySize(tasks, job_bytes));
+    CORRAL_RETURN_IF_ERROR(CheckArraySize(tasks, sizes));
   }
   if (config_.max_submitted_jobs > 0 &&
       jobs_.ActiveJobsOf(spec.user) + tasks > config_.max_submitted_jobs) {

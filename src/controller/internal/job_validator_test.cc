@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "controller/internal/controller_state.h"
+#include "controller/internal/request_limits.h"
 #include "controller/testing/requests.h"
 #include "core/testing/fake_clock.h"
 #include "sched/first_fit_policy.h"
@@ -138,10 +139,11 @@ TEST_F(JobValidatorTest, OversizedFieldsNulBytesAndTooManyJobsAreRefusedNamingTh
   s.comment = std::string(5000, 'c');
   EXPECT_EQ(field_of(s), "comment");
   s = Spec();
-  s.environment["BIG"] = std::string(200 * 1024, 'x');
+  s.environment.Mutable()["BIG"] = std::string(200 * 1024, 'x');
   EXPECT_EQ(field_of(s), "environment.BIG");
   s = Spec();
-  for (int i = 0; i < 20; ++i) s.environment["V" + std::to_string(i)] = std::string(100000, 'x');
+  for (int i = 0; i < 20; ++i)
+    s.environment.Mutable()["V" + std::to_string(i)] = std::string(100000, 'x');
   EXPECT_EQ(field_of(s), "environment");
   s = Spec();
   s.script_args = std::vector<std::string>(2000, "a");
@@ -161,13 +163,18 @@ TEST_F(JobValidatorTest, OversizedFieldsNulBytesAndTooManyJobsAreRefusedNamingTh
   s = Spec();
   s.name = std::string(300, 'n');
   EXPECT_EQ(field_of(s), "name");
-  // An array costs its tasks times the job (until tasks share one spec): bounded.
+  // An array's tasks share its script, environment and arguments and each hold the rest: the
+  // shared part counts once, the rest once per task, and the whole is bounded.
   s = Spec();
   s.script = "#!/bin/sh\n" + std::string(300 * 1024, '#') + "\n";
   s.array = "0-1000";
-  EXPECT_EQ(field_of(s), "array");
-  s.array = "0-99";
-  EXPECT_NE(field_of(s), "array") << "100 tasks of 300 KiB are within the limit";
+  EXPECT_NE(field_of(s), "array") << "1,001 tasks share one 300 KiB script";
+  EXPECT_TRUE(CheckArraySize(1001, {.total = 8 << 20, .shared = (8 << 20) - 1024}));
+  Status over_limit = CheckArraySize(1001, {.total = 300 * 1024, .shared = 0});
+  ASSERT_FALSE(over_limit.has_value());
+  EXPECT_EQ(over_limit.error().message.rfind("array: 1001 tasks of 307200 bytes each", 0), 0u)
+      << over_limit.error().message;
+  EXPECT_TRUE(CheckArraySize(100, {.total = 300 * 1024, .shared = 0}));
   // At most `max_submitted_jobs` (5 here) pending or running, array tasks counted.
   s = Spec();
   s.array = "0-5";

@@ -85,7 +85,7 @@ Result<size_t> Container(const char* prefix, const ContainerSpec& c) {
 
 }  // namespace
 
-Result<size_t> CheckJobSizes(const JobSpec& spec) {
+Result<JobSizes> CheckJobSizes(const JobSpec& spec) {
   const std::pair<const char*, const std::string*> short_fields[] = {
       {"name", &spec.name},
       {"account", &spec.account},
@@ -132,15 +132,18 @@ Result<size_t> CheckJobSizes(const JobSpec& spec) {
     total += p.size();
   }
   if (total > kMaxJobBytes) return TooLong("job", total, kMaxJobBytes);
-  return total;
+  return JobSizes{.total = total, .shared = spec.script.size() + env + args};
 }
 
-Status CheckArraySize(size_t tasks, size_t job_bytes) {
-  if (tasks * job_bytes <= kMaxArrayBytes) return {};
-  return InvalidArgument("array: " + std::to_string(tasks) + " tasks of a job of " +
-                         std::to_string(job_bytes) + " bytes are over the limit of " +
+Status CheckArraySize(size_t tasks, const JobSizes& sizes) {
+  const size_t own = sizes.total - sizes.shared;  // what each task holds a copy of
+  if (tasks * own + sizes.shared <= kMaxArrayBytes) return {};
+  return InvalidArgument("array: " + std::to_string(tasks) + " tasks of " + std::to_string(own) +
+                         " bytes each (besides the script, environment and arguments they "
+                         "share) are over the limit of " +
                          std::to_string(kMaxArrayBytes) +
-                         " bytes for an array (fewer tasks, or a smaller script or environment)");
+                         " bytes for an array (fewer tasks, or smaller paths, comment, "
+                         "dependencies or container)");
 }
 
 Status CheckStepSizes(const StepSpec& spec) {

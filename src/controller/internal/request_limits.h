@@ -18,8 +18,10 @@
 //   partitions                                   64 names of at most 256 bytes
 //   container mounts, container env              64 mounts, 256 names
 //   the whole job (every field above together)   8 MiB
-//   an array: its tasks times the whole job      256 MiB (each task keeps a copy of the job
-//                                                until arrays share one spec)
+//   an array: the script, environment and        256 MiB
+//     arguments once (its tasks share them,
+//     core/shared_value.h) plus its tasks times
+//     the rest of the job (each task's own copy)
 //
 // Thread-safe: pure functions.
 #pragma once
@@ -48,12 +50,19 @@ inline constexpr size_t kMaxContainerEnv = 256;
 inline constexpr size_t kMaxJobBytes = 8 * 1024 * 1024;
 inline constexpr size_t kMaxArrayBytes = 256 * 1024 * 1024;
 
+// The size in bytes of a job's variable-length fields: in all, and the part that copies of the
+// job (an array's tasks) share: the script, the environment and the arguments.
+struct JobSizes {
+  size_t total = 0;
+  size_t shared = 0;
+};
+
 // Every limit of the header for a job (the script's own is JobValidator's). Returns the job's
-// size in bytes (its variable-length fields).
-Result<size_t> CheckJobSizes(const JobSpec& spec);
-// The array limit: `tasks` copies of a job of `job_bytes`. Returns kInvalidArgument naming
-// "array" when over it.
-Status CheckArraySize(size_t tasks, size_t job_bytes);
+// sizes.
+Result<JobSizes> CheckJobSizes(const JobSpec& spec);
+// The array limit: `tasks` tasks of a job of `sizes`, sharing `sizes.shared`. Returns
+// kInvalidArgument naming "array" when over it.
+Status CheckArraySize(size_t tasks, const JobSizes& sizes);
 // The limits that apply to a step: argv, environment, paths, container.
 Status CheckStepSizes(const StepSpec& spec);
 

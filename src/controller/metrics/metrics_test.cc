@@ -189,18 +189,5 @@ TEST(ControllerMetricsRenderTest, FlaggedJobsAndWasteActionsAreExported) {
   }
 }
 
-TEST(ControllerMetricsAccessTest, OnlyMetricsOperatorsAndAdminsRead) {
-  api::Identity who{.user = "x", .role = api::Role::kMetrics};
-  EXPECT_TRUE(metrics::CheckMayReadMetrics(who).has_value());
-  who.role = api::Role::kAdmin;
-  EXPECT_TRUE(metrics::CheckMayReadMetrics(who).has_value());
-  for (api::Role r : {api::Role::kUser, api::Role::kAgent, api::Role::kJob}) {
-    who.role = r;
-    auto s = metrics::CheckMayReadMetrics(who);
-    ASSERT_FALSE(s.has_value());
-    EXPECT_EQ(s.error().code, ErrorCode::kPermissionDenied);
-  }
-}
-
 }  // namespace
 }  // namespace corral::controller

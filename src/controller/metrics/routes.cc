@@ -19,50 +19,30 @@ std::string TlsHandshakes(const api::HttpServerStats& s) {
   return w.Take();
 }
 
-}  // namespace
-
-Status CheckMayReadMetrics(const api::Identity& who) {
-  switch (who.role) {
-    case api::Role::kMetrics:
-    case api::Role::kAdmin:
-    case api::Role::kOperator:
-    case api::Role::kController:
-      return {};
-    default:
-      return MakeError(ErrorCode::kPermissionDenied,
-                       "/metrics: a " + std::string(api::RoleName(who.role)) +
-                           " may not read metrics (use a metrics token: corral token --role "
-                           "metrics)");
-  }
+Result<ClusterMetrics> Snapshot(ControllerService& service) {
+  return service.Call<ClusterMetrics>(
+      [](Controller& c) -> Result<ClusterMetrics> { return c.CollectMetrics(); });
 }
 
-void AddMetricsRoutes(api::HttpServer& server, ControllerService& service,
-                      Authenticate authenticate, const ServiceMetrics& service_metrics) {
-  auto snapshot = [&service, authenticate](const api::HttpRequest& req) -> Result<ClusterMetrics> {
-    CORRAL_ASSIGN_OR_RETURN(api::Identity who, authenticate(req));
-    CORRAL_RETURN_IF_ERROR(CheckMayReadMetrics(who));
-    return service.Call<ClusterMetrics>(
-        [](Controller& c) -> Result<ClusterMetrics> { return c.CollectMetrics(); });
-  };
-  server.Route(
-      "GET", "/metrics",
-      [snapshot, &service_metrics, &server](const api::HttpRequest& req) -> api::HttpResponse {
-        Result<ClusterMetrics> m = snapshot(req);
-        if (!m) return api::ErrorResponse(m.error());
-        api::HttpResponse r;
-        r.content_type = std::string(api::kMetricsContentType);
-        r.body = RenderControllerMetrics(*m, service_metrics.Snapshot());
-        r.body += TlsHandshakes(server.stats());
-        return r;
-      });
-  server.Route("GET", "/metrics/targets",
-               [snapshot](const api::HttpRequest& req) -> api::HttpResponse {
-                 Result<ClusterMetrics> m = snapshot(req);
-                 if (!m) return api::ErrorResponse(m.error());
-                 api::HttpResponse r;
-                 r.body = RenderTargets(*m);
-                 return r;
-               });
+}  // namespace
+
+api::HttpResponse ServeMetrics(ControllerService& service, const ServiceMetrics& service_metrics,
+                               const api::HttpServer& server) {
+  Result<ClusterMetrics> m = Snapshot(service);
+  if (!m) return api::ErrorResponse(m.error());
+  api::HttpResponse r;
+  r.content_type = std::string(api::kMetricsContentType);
+  r.body = RenderControllerMetrics(*m, service_metrics.Snapshot());
+  r.body += TlsHandshakes(server.stats());
+  return r;
+}
+
+api::HttpResponse ServeTargets(ControllerService& service) {
+  Result<ClusterMetrics> m = Snapshot(service);
+  if (!m) return api::ErrorResponse(m.error());
+  api::HttpResponse r;
+  r.body = RenderTargets(*m);
+  return r;
 }
 
 void RecordRequestsByRoute(api::HttpServer& server, ServiceMetrics& metrics, const Clock& clock) {

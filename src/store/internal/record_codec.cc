@@ -622,7 +622,7 @@ void EncodeJobSpec(const JobSpec& s, std::string* out) {
   w.U64(2, s.gid);
   w.Str(3, s.qos);
   for (const auto& p : s.partitions) w.StrAlways(4, p);
-  w.Str(5, s.script);
+  w.Str(5, *s.script);
   w.Message(6, [&](Writer& m) { WriteResources(m, s.resources); });
   if (s.time_limit.has_value()) w.I64(7, s.time_limit->count());
   w.Str(8, s.working_dir);
@@ -676,7 +676,7 @@ Status DecodeJobSpec(std::string_view data, JobSpec* spec) {
         s.partitions.emplace_back(r.Bytes(w));
         break;
       case 5:
-        s.script = r.Bytes(w);
+        s.script = std::string(r.Bytes(w));
         break;
       case 6:
         ReadResources(r.Sub(w), s.resources);
@@ -688,7 +688,7 @@ Status DecodeJobSpec(std::string_view data, JobSpec* spec) {
         s.working_dir = r.Bytes(w);
         break;
       case 9:
-        ReadEnvEntry(r.Sub(w), s.environment);
+        ReadEnvEntry(r.Sub(w), s.environment.Mutable());
         break;
       case 10:
         s.stdout_path = r.Bytes(w);
@@ -751,7 +751,7 @@ Status DecodeJobSpec(std::string_view data, JobSpec* spec) {
         s.stdin_path = r.Bytes(w);
         break;
       case 30:
-        s.script_args.emplace_back(r.Bytes(w));
+        s.script_args.Mutable().emplace_back(r.Bytes(w));
         break;
       default:
         r.Skip(w);

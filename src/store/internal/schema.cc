@@ -206,12 +206,29 @@ Status ReadJobRowSharing(RowReader& r, Job* job, bool* shared) {
   return {};
 }
 
-Status DecodeArraySpec(const std::string* array_spec, Job* job) {
+Status DecodeArraySpec(const std::string* array_spec, Job* job, DecodedArraySpecs* decoded) {
   std::string prefix = "job " + job->id.ToString() + ": array " + job->array_job_id.ToString();
   if (array_spec == nullptr) return Internal(prefix + ": no shared spec in array_specs");
-  if (Status s = DecodeJobSpec(*array_spec, &job->spec); !s.has_value()) {
-    return Internal(prefix + ": array_specs spec: " + s.error().message);
+  if (decoded == nullptr) {
+    if (Status s = DecodeJobSpec(*array_spec, &job->spec); !s.has_value()) {
+      return Internal(prefix + ": array_specs spec: " + s.error().message);
+    }
+    return {};
   }
+  auto it = decoded->find(job->array_job_id.value);
+  if (it == decoded->end()) {
+    JobSpec spec;
+    if (Status s = DecodeJobSpec(*array_spec, &spec); !s.has_value()) {
+      return Internal(prefix + ": array_specs spec: " + s.error().message);
+    }
+    it = decoded->emplace(job->array_job_id.value, std::move(spec)).first;
+  }
+  // The columns' name, user and account (not in the encoded spec) stay the task's own.
+  JobSpec spec = it->second;
+  spec.name = std::move(job->spec.name);
+  spec.user = std::move(job->spec.user);
+  spec.account = std::move(job->spec.account);
+  job->spec = std::move(spec);
   return {};
 }
 

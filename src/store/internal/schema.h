@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/job.h"
@@ -165,10 +166,14 @@ Status ReadJobRow(RowReader& r, Job* job);
 // As `ReadJobRow`, except that a `spec` column holding `kSharedSpecRef` is not decoded:
 // `*shared` says so and the caller decodes the array's spec into `job->spec`.
 Status ReadJobRowSharing(RowReader& r, Job* job, bool* shared);
+// The decoded specs of arrays, by array job id (`DecodeArraySpec`).
+using DecodedArraySpecs = std::unordered_map<uint64_t, JobSpec>;
 // Decodes an array's shared spec (its `array_specs` row, null when there is none) into a job
-// read by `ReadJobRowSharing`. Returns kInternal "job N: array M: ..." when it is missing or
-// cannot be decoded.
-Status DecodeArraySpec(const std::string* array_spec, Job* job);
+// read by `ReadJobRowSharing`. With `decoded`, each array's row is decoded once and its tasks
+// share its script, environment and arguments in memory (core/shared_value.h). Returns
+// kInternal "job N: array M: ..." when it is missing or cannot be decoded.
+Status DecodeArraySpec(const std::string* array_spec, Job* job,
+                       DecodedArraySpecs* decoded = nullptr);
 
 void WriteNodeRow(const Node& node, RowWriter& w, EncodeScratch& scratch);
 // As `ReadJobRow`. Returns kInternal "node N: ..." naming the column and what is wrong.

@@ -149,11 +149,11 @@ Job RealisticJob(uint64_t id) {
   s.partitions = {"gpu"};
   s.script =
       "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\n";
-  s.script += "#SBATCH --time=04:00:00\n#SBATCH --output=/scratch/%u/%x-%j.out\n";
-  s.script += "module load cuda/12.4 nccl\nsource ~/venv/bin/activate\n";
-  s.script += "srun torchrun --nnodes=2 --nproc-per-node=8 train.py --config cfg/run" +
-              std::to_string(id) + ".yaml\n";
-  s.script.resize(300, '#');
+  s.script.Mutable() += "#SBATCH --time=04:00:00\n#SBATCH --output=/scratch/%u/%x-%j.out\n";
+  s.script.Mutable() += "module load cuda/12.4 nccl\nsource ~/venv/bin/activate\n";
+  s.script.Mutable() += "srun torchrun --nnodes=2 --nproc-per-node=8 train.py --config cfg/run" +
+                        std::to_string(id) + ".yaml\n";
+  s.script.Mutable().resize(300, '#');
   s.resources.nodes = 2;
   s.resources.ntasks = 2;
   s.resources.gpus_per_node = 8;

@@ -167,7 +167,7 @@ Result<SubmitRequest> JobBuilder::Finish(const std::string& default_name) {
   if (!env.has_value()) return Err(env.error().message);
   spec.environment = std::move(*env);
   if (command == Command::kSbatch) {
-    auto& e = spec.environment;
+    auto& e = spec.environment.Mutable();
     if (export_value.has_value() && Lower(*export_value) != "all") {
       e["SLURM_EXPORT_ENV"] = *export_value;
       e["SLURM_GET_USER_ENV"] = "1";

@@ -25,6 +25,7 @@
 //   kConfigure, kManageIdentities   -     -         yes    -         -         -
 //   kNodeRegister .. kNodeEvent     -     -         -      -         its node  -
 //   kAgentCall                      -     -         -      -         -         its node
+//   kReadAudit                      -     yes       yes    -         -         -
 //
 // An agent is never an admin and acts for its own node only; the controller's calls to an
 // agent are valid for the node named in its credential only.
@@ -105,6 +106,7 @@ enum class Action {
   kNodeHeartbeat,
   kNodeEvent,  // an agent's job and task events
   kAgentCall,  // the controller's launch/cancel/signal/... to an agent
+  kReadAudit,  // the audit log and its verification (docs/governance.md)
 };
 std::string_view ActionName(Action a);  // "read-cluster", "cancel-job", ...
 

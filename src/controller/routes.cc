@@ -39,6 +39,8 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/agents/register",                Action::kNodeRegister,   kAgentNode, "an agent registers its node"},
   {"POST",   "/api/v1/agents/heartbeat",               Action::kNodeHeartbeat,  kAgentNode, "an agent's heartbeat"},
   {"POST",   "/api/v1/agents/events",                  Action::kNodeEvent,      kAgentNode, "an agent's job and task events"},
+  {"GET",    "/api/v1/audit",                          Action::kReadAudit,      kCluster,   "the audit log (admins and operators)"},
+  {"GET",    "/api/v1/audit/verify",                   Action::kReadAudit,      kCluster,   "verify the audit log's hash chain"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
 };
 // clang-format on

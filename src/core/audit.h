@@ -28,7 +28,7 @@ struct AuditRecord {
   std::string target;          // "job:12", "job:12.3", "node:gpu01", "" when none
   std::string params_sha256;   // hex SHA-256 of the path parameters, query and body
   int status = 0;              // the HTTP status answered
-  std::string error_code;      // "" on success, else core's ErrorCode name ("PermissionDenied")
+  std::string error_code;      // "" on success, else core's ErrorCode name ("PERMISSION_DENIED")
   std::string prev_hash;       // hex SHA-256 of the previous record (64 zeros for the first)
   std::string hash;            // hex SHA-256 of this record's canonical encoding
   bool operator==(const AuditRecord&) const = default;

@@ -848,7 +848,7 @@ std::vector<AuditRecord> AuditChain(int n) {
                   .target = i % 3 ? "job:" + std::to_string(i) : "node:gpu01",
                   .params_sha256 = Sha256Hex(std::to_string(i)),
                   .status = i % 4 ? 200 : 403,
-                  .error_code = i % 4 ? "" : "PermissionDenied",
+                  .error_code = i % 4 ? "" : "PERMISSION_DENIED",
                   .prev_hash = prev};
     r.hash = AuditRecordHash(r);
     prev = r.hash;

@@ -7,7 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include "controller/audit_log.h"
 #include "controller/routes.h"
+#include "store/memory_store.h"
+#include "store/sqlite_store.h"
+#include "store/testing/temp_dir.h"
 #include "tests/security/security_harness.h"
 
 namespace corral::security {
@@ -93,6 +97,64 @@ TEST(AuditRoutesTest, RecordsHoldADigestNotTheBody) {
   ASSERT_EQ(list.status, 200) << list.body;
   EXPECT_EQ(list.body.find("SECRET"), std::string::npos) << list.body;
   EXPECT_NE(list.body.find("\"route\":\"/api/v1/jobs\""), std::string::npos) << list.body;
+}
+
+// A restarted controller continues the chain from the head it stored: seqs go on without a
+// gap and the whole log verifies.
+TEST(AuditRoutesTest, ARestartedControllerContinuesTheChain) {
+  store::testing::TempDir dir;
+  std::string path = dir.File("state.db");
+  auto open = [&] {
+    auto s = store::SqliteStore::Open(path);
+    EXPECT_TRUE(s.has_value()) << s.error().message;
+    return std::unique_ptr<store::Store>(std::move(*s));
+  };
+  uint64_t first = 0;
+  {
+    SecurityCluster cluster({}, open());
+    cluster.Submit("alice", TestJob(0));
+    first = LastSeq(cluster);
+    ASSERT_GT(first, 0u);
+  }
+  SecurityCluster cluster({}, open());
+  cluster.Submit("alice", TestJob(0));
+  EXPECT_EQ(LastSeq(cluster), first + 1);
+  auto verdict = cluster.service().VerifyAudit();
+  ASSERT_TRUE(verdict.has_value());
+  EXPECT_TRUE(verdict->ok) << verdict->detail;
+  EXPECT_EQ(verdict->head_seq, first + 1);
+}
+
+// Retention: the records older than the cutoff give way to one anchor row; the chain still
+// verifies and the newer records are kept as they were.
+TEST(AuditLogTest, PruningLeavesAnAnchorAndAVerifiableChain) {
+  store::MemoryStore store;
+  controller::AuditLog log;
+  store::WriteBatch b;
+  Timestamp t0 = FromMicros(1'800'000'000'000'000);
+  for (int i = 0; i < 5; ++i) {
+    log.Append({.principal = "alice", .method = "POST", .route = "/api/v1/jobs", .status = 201},
+               t0 + Seconds(86400 * i), b);
+  }
+  ASSERT_TRUE(store.Write(b).has_value());
+  store::WriteBatch prune;
+  ASSERT_TRUE(log.Prune(store, t0 + Seconds(86400 * 3), prune).has_value());
+  ASSERT_TRUE(store.Write(prune).has_value());
+  auto rows = store.QueryAudit({.include_anchor = true});
+  ASSERT_TRUE(rows.has_value());
+  ASSERT_EQ(rows->size(), 3u);
+  EXPECT_EQ(rows->front().method, kAuditAnchorMethod);
+  EXPECT_EQ(rows->front().seq, 3u);
+  AuditVerdict v = store::VerifyAuditChain(*rows, log.head());
+  EXPECT_TRUE(v.ok) << v.detail;
+  EXPECT_EQ(v.records, 2u);
+  // Restored from the stored head, the log appends seq 6.
+  controller::AuditLog again;
+  ASSERT_TRUE(again.Restore({{store::kAuditHeadKey, store::EncodeAuditHead(log.head())}})
+                  .has_value());
+  store::WriteBatch next;
+  again.Append({.method = "POST"}, t0 + Seconds(86400 * 5), next);
+  EXPECT_EQ(again.head().seq, 6u);
 }
 
 }  // namespace

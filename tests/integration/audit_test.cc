@@ -3,10 +3,13 @@
 // then the audit table is tampered with in the SQLite file itself — a row deleted, a row
 // edited, two rows swapped, each in its own copy of the database — and `corral audit verify`
 // run against a controller restarted on that copy exits 1 naming the first bad record.
-// (PostgreSQL: the same tampering through the database is in the store conformance suite.)
+// The same on PostgreSQL (`audit_integration_postgres` in ctest, through tools/with_postgres.sh):
+// the controller's store is the throwaway server's database and the test tampers with psql.
 #include <sqlite3.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -49,8 +52,71 @@ bool ExecSql(const std::string& db_path, const std::string& sql) {
   return ok;
 }
 
-TEST(AuditIntegrationTest, RecordsAreShownAndTamperingInTheDatabaseIsDetected) {
-  TestCluster cluster({.nodes = 1, .gpus_per_node = 1});
+// Where the controller keeps its state, and how the test reaches behind it: save the
+// pristine audit log, put it back, run SQL on the audit table (the controller is stopped).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string ControllerToml() = 0;
+  virtual void Save(TestCluster& cluster) = 0;
+  virtual void Restore(TestCluster& cluster) = 0;
+  virtual bool Exec(TestCluster& cluster, const std::string& sql) = 0;
+};
+
+class SqliteBackend final : public Backend {
+ public:
+  std::string ControllerToml() override { return ""; }
+  void Save(TestCluster& cluster) override {
+    ASSERT_TRUE(fs::exists(Db(cluster)));
+    fs::copy_file(Db(cluster), cluster.dir() + "/pristine.db",
+                  fs::copy_options::overwrite_existing);
+  }
+  void Restore(TestCluster& cluster) override {
+    for (const char* suffix : {"-wal", "-shm"}) fs::remove(Db(cluster) + suffix);
+    fs::copy_file(cluster.dir() + "/pristine.db", Db(cluster),
+                  fs::copy_options::overwrite_existing);
+  }
+  bool Exec(TestCluster& cluster, const std::string& sql) override {
+    return ExecSql(Db(cluster), sql);
+  }
+
+ private:
+  static std::string Db(TestCluster& cluster) { return cluster.dir() + "/controller/corral.db"; }
+};
+
+// The database of CORRAL_TEST_PG_DSN (tools/with_postgres.sh), reached with psql.
+class PostgresBackend final : public Backend {
+ public:
+  explicit PostgresBackend(std::string dsn) : dsn_(std::move(dsn)) {}
+  std::string ControllerToml() override { return "[store]\nurl = \"" + dsn_ + "\"\n"; }
+  void Save(TestCluster& cluster) override {
+    ASSERT_TRUE(Exec(cluster,
+                     "DROP TABLE IF EXISTS audit_pristine, meta_pristine; "
+                     "CREATE TABLE audit_pristine AS SELECT * FROM audit; "
+                     "CREATE TABLE meta_pristine AS SELECT * FROM meta"));
+  }
+  void Restore(TestCluster& cluster) override {
+    ASSERT_TRUE(Exec(cluster,
+                     "DELETE FROM audit; INSERT INTO audit SELECT * FROM audit_pristine; "
+                     "DELETE FROM meta; INSERT INTO meta SELECT * FROM meta_pristine"));
+  }
+  bool Exec(TestCluster& cluster, const std::string& sql) override {
+    std::string file = cluster.dir() + "/tamper.sql";
+    std::ofstream(file) << "SET client_min_messages = warning;\n" << sql << ";\n";
+    std::string command =
+        "psql -q -v ON_ERROR_STOP=1 '" + dsn_ + "' -f '" + file + "' >/dev/null";
+    bool ok = std::system(command.c_str()) == 0;
+    if (!ok) ADD_FAILURE() << command << ": " << sql;
+    return ok;
+  }
+
+ private:
+  std::string dsn_;
+};
+
+void SubmitCancelRefuseThenTamper(Backend& backend) {
+  TestCluster cluster({.nodes = 1, .gpus_per_node = 1,
+                       .extra_controller_toml = backend.ControllerToml()});
   ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
 
   // A held job: submitted, then cancelled.
@@ -90,12 +156,9 @@ TEST(AuditIntegrationTest, RecordsAreShownAndTamperingInTheDatabaseIsDetected) {
   EXPECT_EQ(verified.status, 0) << verified.out << verified.err;
   EXPECT_NE(verified.out.find("verified"), std::string::npos) << verified.out;
 
-  // The pristine database, stopped cleanly (its WAL checkpointed on close).
+  // The pristine log, saved with the controller stopped cleanly.
   cluster.KillController(SIGTERM);
-  std::string db = cluster.dir() + "/controller/corral.db";
-  std::string pristine = cluster.dir() + "/pristine.db";
-  ASSERT_TRUE(fs::exists(db));
-  fs::copy_file(db, pristine, fs::copy_options::overwrite_existing);
+  backend.Save(cluster);
   std::string s = std::to_string(submit->seq), d = std::to_string(denied->seq),
               c = std::to_string(cancelled->seq);
   struct Tamper {
@@ -112,9 +175,8 @@ TEST(AuditIntegrationTest, RecordsAreShownAndTamperingInTheDatabaseIsDetected) {
   };
   for (const Tamper& t : tampers) {
     SCOPED_TRACE(t.sql);
-    for (const char* suffix : {"-wal", "-shm"}) fs::remove(db + suffix);
-    fs::copy_file(pristine, db, fs::copy_options::overwrite_existing);
-    ASSERT_TRUE(ExecSql(db, t.sql));
+    backend.Restore(cluster);
+    ASSERT_TRUE(backend.Exec(cluster, t.sql));
     ASSERT_TRUE(cluster.StartController().has_value()) << cluster.ControllerLog();
     CliResult v = cluster.Cli({"audit", "verify"});
     EXPECT_EQ(v.status, 1) << v.out << v.err;
@@ -128,6 +190,19 @@ TEST(AuditIntegrationTest, RecordsAreShownAndTamperingInTheDatabaseIsDetected) {
     EXPECT_EQ(verdict->problem, t.problem);
     cluster.KillController(SIGTERM);
   }
+}
+
+TEST(AuditIntegrationTest, SqliteRecordsAreShownAndTamperingInTheFileIsDetected) {
+  SqliteBackend backend;
+  SubmitCancelRefuseThenTamper(backend);
+}
+
+// Run by ctest's `audit_integration_postgres` (tools/with_postgres.sh sets the DSN).
+TEST(AuditIntegrationTest, PostgresRecordsAreShownAndTamperingInTheDatabaseIsDetected) {
+  const char* dsn = std::getenv("CORRAL_TEST_PG_DSN");
+  if (dsn == nullptr || *dsn == '\0') GTEST_SKIP() << "CORRAL_TEST_PG_DSN is not set";
+  PostgresBackend backend(dsn);
+  SubmitCancelRefuseThenTamper(backend);
 }
 
 }  // namespace

@@ -103,7 +103,7 @@ int main(int argc, char** argv) {
   for (auto& v : ids) {
     for (uint64_t id : v) last = std::max(last, id);
   }
-  auto client = api::HttpClient::Create(url);
+  auto client = api::HttpClient::Create(url, options);
   std::vector<api::JobInfo> all;
   while (true) {
     auto r = api::CheckResponse((*client)->Send("GET", "/api/v1/jobs/" + std::to_string(last) + "/wait?timeout=30", "",

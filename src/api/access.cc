@@ -114,6 +114,7 @@ constexpr Rule kRules[] = {
   {Action::kNodeHeartbeat,     "node-heartbeat",     false, false, false, false, false, false, false, false, false, false},
   {Action::kNodeEvent,         "node-event",         false, false, false, false, false, false, false, false, false, false},
   {Action::kAgentCall,         "agent-call",         false, false, false, false, false, false, false, false, false, false},
+  {Action::kReadAudit,         "read-audit",         false, false, true,  true,  true,  false, false, false, false, false},
 };
 // clang-format on
 

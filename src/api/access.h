@@ -26,6 +26,7 @@
 //   kConfigure, kManageIdentities   -     -         yes    -         -         -           -
 //   kNodeRegister .. kNodeEvent     -     -         -      -         its node  -           -
 //   kAgentCall                      -     -         -      -         -         its node    -
+//   kReadAudit                      -     yes       yes    -         -         -           -
 //
 // (1) The controller's call for a node also reads that node's metrics at its agent.
 // The metrics principal (a scraper: the scrape token, or a token of role "metrics") reads
@@ -111,6 +112,7 @@ enum class Action {
   kNodeHeartbeat,
   kNodeEvent,  // an agent's job and task events
   kAgentCall,  // the controller's launch/cancel/signal/... to an agent
+  kReadAudit,  // the audit log and its verification (docs/governance.md)
 };
 std::string_view ActionName(Action a);  // "read-cluster", "cancel-job", ...
 

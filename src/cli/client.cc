@@ -11,6 +11,7 @@
 
 #include <sys/stat.h>
 
+#include "api/audit_codec.h"
 #include "api/auth.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
@@ -356,6 +357,18 @@ Result<api::WasteReport> Client::WasteReport(Timestamp since) {
 Result<api::WhyInfo> Client::Why(JobId job) {
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + job.ToString() + "/why", "", true));
   return api::DecodeWhyInfo(r.body);
+}
+
+Result<std::vector<AuditRecord>> Client::Audit(const std::string& query) {
+  std::string path = "/api/v1/audit";
+  if (!query.empty()) path += "?" + query;
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", path, "", true));
+  return api::DecodeAuditRecordList(r.body);
+}
+
+Result<AuditVerdict> Client::VerifyAudit() {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/audit/verify", "", true));
+  return api::DecodeAuditVerdict(r.body);
 }
 
 }  // namespace corral::cli

@@ -25,6 +25,7 @@
 #include "api/http.h"
 #include "api/messages.h"
 #include "api/tls_session_cache.h"
+#include "core/audit.h"
 #include "core/result.h"
 #include "core/time.h"
 
@@ -102,6 +103,9 @@ class Client {
   Result<api::StepInfo> WaitStep(JobId id, uint32_t step, int timeout_s);
   Status CancelStep(JobId id, uint32_t step);
   Result<api::JobInfo> CheckpointDone(JobId id);
+  // The audit log (admins and operators): `query` is the URL query ("user=alice&limit=10").
+  Result<std::vector<AuditRecord>> Audit(const std::string& query);
+  Result<AuditVerdict> VerifyAudit();
 
   const std::string& url() const { return url_; }
 

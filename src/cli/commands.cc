@@ -14,6 +14,7 @@
 #include "api/json_codec.h"
 #include "cli/client.h"
 #include "cli/internal/slurm_cli.h"
+#include "cli/audit.h"
 #include "cli/jobstats.h"
 #include "cli/top.h"
 #include "cli/node_commands.h"
@@ -543,6 +544,11 @@ const std::vector<CommandInfo>& Commands() {
          auto it = a.values.find("since");
          return Report(c, a.positional, it == a.values.end() ? "" : it->second, a.json);
        }},
+      {"audit",
+       "corral audit [verify] [--since T] [--user U] [--job J] [--node N] [--limit N] (admins, operators)",
+       {"since", "user", "job", "node", "limit"},
+       {},
+       [](Client& c, const Args& a) { return Audit(c, a.positional, a.values, a.json); }},
       {"drain",
        "corral drain NODE --reason TEXT",
        {"reason"},

@@ -160,6 +160,7 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text,
     std::string key(k.str());
     if (key == "controller" || key == "store" || key == "auth" || key == "tls" ||
         key == "privacy" || key == "limits" || key == "metrics" || key == "gpu_waste" ||
+        key == "audit" ||
         kSchedulingSections.contains(key)) {
       continue;
     }
@@ -291,6 +292,14 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text,
     Reader r(origin, "metrics", *me);
     CORRAL_RETURN_IF_ERROR(r.Unknown({"token_file"}));
     CORRAL_RETURN_IF_ERROR(r.String("token_file", &c.metrics_token_file));
+  }
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* audit, table("audit"));
+  if (audit != nullptr) {
+    Reader r(origin, "audit", *audit);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"retention_days"}));
+    int64_t days = 0;
+    CORRAL_RETURN_IF_ERROR(r.Int("retention_days", 0, 36500, &days));
+    c.audit_retention_days = static_cast<uint32_t>(days);
   }
   CORRAL_ASSIGN_OR_RETURN(const toml::table* li, table("limits"));
   if (li != nullptr) {

@@ -106,6 +106,9 @@ struct ControllerConfig {
   // /metrics/targets; "" = only admins' and operators' credentials may.
   std::string metrics_token_file;
   GpuWasteConfig gpu_waste;
+  // [audit] retention_days: audit records older than this are pruned (an anchor row keeps the
+  // chain verifiable: store/audit_chain.h); 0 = kept forever.
+  uint32_t audit_retention_days = 0;
   // The whole file's text, for sched's parser of the scheduling sections.
   std::string toml_text;
 };

@@ -192,3 +192,32 @@ TEST(ControllerConfigTest, BadGpuWasteKeysAreNamed) {
 
 }  // namespace
 }  // namespace corral::controller
+
+namespace corral::controller {
+namespace {
+
+TEST(ControllerConfigTest, AuditRetentionDaysDefaultsToForever) {
+  auto forever = ParseControllerConfig("", "t.toml");
+  ASSERT_TRUE(forever) << forever.error().message;
+  EXPECT_EQ(forever->audit_retention_days, 0u);
+  auto kept = ParseControllerConfig("[audit]\nretention_days = 400\n", "t.toml");
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(kept->audit_retention_days, 400u);
+  auto negative = ParseControllerConfig("[audit]\nretention_days = -1\n", "t.toml");
+  ASSERT_FALSE(negative);
+  EXPECT_NE(negative.error().message.find("retention_days"), std::string::npos);
+  auto unknown = ParseControllerConfig("[audit]\nretention = 3\n", "t.toml");
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("retention"), std::string::npos);
+}
+
+// The shipped example parses as the controller reads it (the scheduler's test parses its
+// scheduling sections).
+TEST(ControllerConfigTest, ParsesTheDeployExample) {
+  auto c = LoadControllerConfig(std::string(CORRAL_SOURCE_DIR) + "/deploy/corral.example.toml");
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->audit_retention_days, 0u);
+}
+
+}  // namespace
+}  // namespace corral::controller

@@ -43,6 +43,8 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/agents/events",                  Action::kNodeEvent,      kAgentNode, "an agent's job and task events"},
   {"GET",    "/metrics",                               Action::kReadMetrics,    kCluster,   "Prometheus metrics of the cluster, queue and scheduler"},
   {"GET",    "/metrics/targets",                       Action::kReadMetrics,    kCluster,   "Prometheus HTTP service discovery of the agents"},
+  {"GET",    "/api/v1/audit",                          Action::kReadAudit,      kCluster,   "the audit log (admins and operators)"},
+  {"GET",    "/api/v1/audit/verify",                   Action::kReadAudit,      kCluster,   "verify the audit log's hash chain"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
 };
 // clang-format on

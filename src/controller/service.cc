@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "api/http.h"
+#include "api/http_status.h"
 #include "api/scrape_token.h"
 #include "api/transport_policy.h"
 #include "controller/controller.h"
@@ -88,6 +89,10 @@ struct ControllerService::Impl {
 
   MonoTime next_live_resync{};  // state thread only
 
+  AuditLog audit;             // state thread only
+  store::WriteBatch writes;   // state thread only: changes taken from the controller early
+  MonoTime next_audit_prune{};  // state thread only
+
   api::ScrapeToken scrape_token;            // reads /metrics (`[metrics] token_file`); set by Start
   metrics::ServiceMetrics service_metrics;  // requests by route, store commits (/metrics)
 
@@ -158,7 +163,9 @@ struct ControllerService::Impl {
   }
 
   void Commit() {
-    store::WriteBatch batch = controller->TakeWrites();
+    store::WriteBatch batch = std::move(writes);
+    writes.Clear();
+    batch.Append(controller->TakeWrites());
     if (batch.empty()) return;
     for (int attempt = 1;; ++attempt) {
       MonoTime start = clock.MonotonicNow();
@@ -192,6 +199,7 @@ struct ControllerService::Impl {
       }
       for (auto& p : work) p.run(*controller);
       controller->Tick();
+      PruneAudit();
       Commit();
       // Before the answers: a requeue's caller finds the old run's credential refused. Only
       // that run's: a relaunch's (minted in `Release`) is of a newer generation.
@@ -213,6 +221,16 @@ struct ControllerService::Impl {
     for (auto& p : rest) {
       if (p.done) p.done();
     }
+  }
+
+  // Retention (`[audit] retention_days`): at most once an hour, in the loop's batch.
+  void PruneAudit() {
+    if (config.audit_retention_days == 0 || clock.MonotonicNow() < next_audit_prune) return;
+    next_audit_prune = clock.MonotonicNow() + Seconds(3600);
+    Timestamp cutoff = clock.Now() - Seconds(int64_t{86400} * config.audit_retention_days);
+    writes.Append(controller->TakeWrites());
+    Status s = audit.Prune(*store, cutoff, writes);
+    if (!s) CORRAL_LOG(Warn) << "audit retention: " << s.error().message;
   }
 
   // After a commit: commands to agents, and waiters of jobs that ended.
@@ -243,6 +261,67 @@ ControllerService::~ControllerService() { Stop(); }
 
 void ControllerService::Post(std::function<void(Controller&)> run, std::function<void()> done) {
   impl_->Post(std::move(run), std::move(done));
+}
+
+void ControllerService::PostAudited(std::function<AuditOutcome(Controller&)> run,
+                                    PendingAudit* audit, std::function<void()> done) {
+  if (audit == nullptr || audit->written) {
+    impl_->Post([run = std::move(run)](Controller& c) { run(c); }, std::move(done));
+    return;
+  }
+  Impl* impl = impl_.get();
+  impl_->Post(
+      [impl, audit, run = std::move(run)](Controller& c) {
+        // The call's own changes are told apart from those of the closures before it.
+        impl->writes.Append(c.TakeWrites());
+        AuditOutcome outcome = run(c);
+        store::WriteBatch changes = c.TakeWrites();
+        bool changed = !changes.empty();
+        impl->writes.Append(std::move(changes));
+        if (!changed && outcome.ok) return;  // the route writes the record once it answers
+        AuditRecord record = audit->entry;
+        record.status =
+            outcome.ok ? AuditSuccessStatus(record) : api::HttpStatusFor(outcome.code);
+        record.error_code = outcome.ok ? "" : std::string(ErrorCodeName(outcome.code));
+        if (!outcome.target.empty()) record.target = outcome.target;
+        audit->written_status = record.status;
+        audit->written = true;
+        impl->audit.Append(std::move(record), impl->clock.Now(), impl->writes);
+      },
+      std::move(done));
+}
+
+void ControllerService::WriteAudit(AuditRecord entry) {
+  // The request changed nothing (a refusal, or a call with nothing to store, such as most
+  // heartbeats): its record joins the next batch, and the answer does not wait for that batch
+  // to be durable. Waiting cost every agent call a second trip through the state thread and a
+  // commit; what a crash can lose here is the record of a request that changed nothing.
+  Impl* impl = impl_.get();
+  impl_->Post(
+      [impl, entry = std::move(entry)](Controller& c) {
+        impl->writes.Append(c.TakeWrites());
+        impl->audit.Append(entry, impl->clock.Now(), impl->writes);
+      },
+      [] {});
+}
+
+Result<std::vector<AuditRecord>> ControllerService::QueryAudit(const AuditQuery& query) {
+  return impl_->store->QueryAudit(query);
+}
+
+Result<AuditVerdict> ControllerService::VerifyAudit() {
+  Impl* impl = impl_.get();
+  AuditScope none(nullptr);
+  // The head first: records written after it are not checked, none before it may be missing.
+  CORRAL_ASSIGN_OR_RETURN(
+      store::AuditHead head,
+      Call<store::AuditHead>([impl](Controller&) -> Result<store::AuditHead> {
+        return impl->audit.head();
+      }));
+  AuditQuery all;
+  all.include_anchor = true;
+  CORRAL_ASSIGN_OR_RETURN(std::vector<AuditRecord> records, impl->store->QueryAudit(all));
+  return store::VerifyAuditChain(records, head);
 }
 
 Status ControllerService::CallStatus(std::function<Status(Controller&)> fn) {
@@ -299,6 +378,7 @@ Status ControllerService::Start() {
                             api::ScrapeToken::FromFile(im.config.metrics_token_file));
   }
   CORRAL_ASSIGN_OR_RETURN(store::StoredState state, im.store->Load());
+  CORRAL_RETURN_IF_ERROR(im.audit.Restore(state.meta));
   CORRAL_RETURN_IF_ERROR(im.controller->Recover(std::move(state)));
   im.ResyncLiveRuns();  // recovered running jobs keep their credentials
 

@@ -17,6 +17,7 @@
 
 #include "api/auth.h"
 #include "api/http.h"
+#include "controller/audit_log.h"
 #include "controller/config.h"
 #include "core/clock.h"
 #include "core/partition.h"
@@ -67,6 +68,14 @@ class ControllerService {
   Result<T> Call(std::function<Result<T>(Controller&)> fn);
   Status CallStatus(std::function<Status(Controller&)> fn);
 
+  // Audit log (docs/governance.md). Writes the record of a request that changed nothing (a
+  // refusal, or a change made elsewhere) in the next batch; returns once it is durable.
+  void WriteAudit(AuditRecord entry);
+  // The stored audit records matching `query`. Returns the store's error.
+  Result<std::vector<AuditRecord>> QueryAudit(const AuditQuery& query);
+  // Checks the stored chain against itself and against the head the controller wrote last.
+  Result<AuditVerdict> VerifyAudit();
+
   // Waits until job `id` has ended (durably) or `timeout` passes. Returns whether it ended;
   // kNotFound for an unknown job.
   Result<bool> WaitForJob(JobId id, Duration timeout);
@@ -78,6 +87,10 @@ class ControllerService {
   struct Impl;
   // Posts `run` to the state thread; `done` runs after the iteration's batch is durable.
   void Post(std::function<void(Controller&)> run, std::function<void()> done);
+  // As `Post`; when `audit` is this thread's pending record and `run` changes state or fails,
+  // the record (with `run`'s outcome) goes into the same batch as the change.
+  void PostAudited(std::function<AuditOutcome(Controller&)> run, PendingAudit* audit,
+                   std::function<void()> done);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -11,8 +11,13 @@ Result<T> ControllerService::Call(std::function<Result<T>(Controller&)> fn) {
   auto promise = std::make_shared<std::promise<Result<T>>>();  // shared by the two closures
   auto result = std::make_shared<std::optional<Result<T>>>();
   std::future<Result<T>> future = promise->get_future();
-  Post([fn = std::move(fn), result](Controller& c) { result->emplace(fn(c)); },
-       [promise, result] {
+  PostAudited(
+      [fn = std::move(fn), result](Controller& c) {
+        result->emplace(fn(c));
+        return AuditOutcomeOf(**result);
+      },
+      CurrentAudit(),
+      [promise, result] {
          if (result->has_value()) {
            promise->set_value(std::move(**result));
          } else {

@@ -8,6 +8,7 @@
 #include "api/json_codec.h"
 #include "controller/controller.h"
 #include "controller/dashboard/dashboard_assets.h"
+#include "controller/audit_routes.h"
 #include "controller/gpu_stats_routes.h"
 #include "controller/internal/access.h"
 #include "controller/metrics/routes.h"
@@ -15,6 +16,7 @@
 #include "controller/service.h"
 #include "core/check.h"
 #include "core/duration.h"
+#include "core/log.h"
 #include "core/strings.h"
 
 namespace corral::controller {
@@ -117,20 +119,50 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
     CORRAL_CHECK(spec != nullptr) << method << " " << pattern << ": no row in controller/routes.cc";
     CORRAL_CHECK(registered.insert(spec).second)
         << method << " " << pattern << ": registered twice";
+    auto serve = [ctx, spec, handler = std::move(handler)](const api::HttpRequest& req,
+                                                            AuditRecord* audit) {
+      if (spec->scope == RouteScope::kAnonymous) return handler(req, api::Identity{});
+      Result<api::Identity> who = Caller(*ctx, *spec, req);
+      if (!who) return api::ErrorResponse(who.error());
+      if (audit != nullptr) SetAuditPrincipal(req, BoundAgent(*who), audit);
+      if (spec->scope == RouteScope::kCluster) {
+        api::Resource target;
+        if (auto it = req.params.find("name"); it != req.params.end()) {
+          target.node = it->second;
+        }
+        Status ok = api::Authorize(*who, spec->action, target);
+        if (!ok) return Refused(spec->action, ok.error());
+      }
+      return handler(req, *who);
+    };
+    if (method == "GET") {
+      server.Route(std::string(method), std::string(pattern),
+                   [serve](const api::HttpRequest& req) { return serve(req, nullptr); });
+      return;
+    }
+    // Every other method changes state: one audit record per request, accepted or refused,
+    // in the batch of its change when there is one (audit_log.h).
     server.Route(std::string(method), std::string(pattern),
-                 [ctx, spec, handler = std::move(handler)](const api::HttpRequest& req) {
-                   if (spec->scope == RouteScope::kAnonymous) return handler(req, api::Identity{});
-                   Result<api::Identity> who = Caller(*ctx, *spec, req);
-                   if (!who) return api::ErrorResponse(who.error());
-                   if (spec->scope == RouteScope::kCluster) {
-                     api::Resource target;
-                     if (auto it = req.params.find("name"); it != req.params.end()) {
-                       target.node = it->second;
-                     }
-                     Status ok = api::Authorize(*who, spec->action, target);
-                     if (!ok) return Refused(spec->action, ok.error());
+                 [ctx, spec, serve](const api::HttpRequest& req) {
+                   PendingAudit audit{.entry = AuditEntryFor(req, spec->method, spec->pattern)};
+                   api::HttpResponse response;
+                   {
+                     AuditScope scope(&audit);
+                     response = serve(req, &audit.entry);
                    }
-                   return handler(req, *who);
+                   if (!audit.written) {
+                     audit.entry.status = response.status;
+                     if (response.status >= 400) {
+                       audit.entry.error_code =
+                           ErrorCodeName(api::ErrorCodeForHttpStatus(response.status));
+                     }
+                     ctx->service->WriteAudit(std::move(audit.entry));
+                   } else if (audit.written_status != response.status) {
+                     CORRAL_LOG(Warn) << spec->method << " " << spec->pattern
+                                      << ": audit record says " << audit.written_status
+                                      << ", the answer was " << response.status;
+                   }
+                   return response;
                  });
   };
   // The user of job {id}, once `who` may see it.
@@ -531,6 +563,13 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
           if (!r) return api::ErrorResponse(r.error());
           return Json(200, api::EncodeWhyInfo(*r));
         });
+  // The audit log (docs/governance.md): admins and operators only (the rows' action).
+  route("GET", "/api/v1/audit", [self](const api::HttpRequest& req, const api::Identity&) {
+    return AuditListResponse(*self, req);
+  });
+  route("GET", "/api/v1/audit/verify", [self](const api::HttpRequest&, const api::Identity&) {
+    return AuditVerifyResponse(*self);
+  });
   route("GET", "/api/v1/partitions", [self](const api::HttpRequest&, const api::Identity&) {
     auto r = self->Call<std::vector<api::PartitionInfo>>(
         [](Controller& c) -> Result<std::vector<api::PartitionInfo>> {

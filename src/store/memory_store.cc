@@ -24,6 +24,10 @@ Status MemoryStore::Write(const WriteBatch& batch) {
             gpu_series_.erase(o.id);
           } else if constexpr (std::is_same_v<T, WriteBatch::PutGpuSeriesOp>) {
             gpu_series_.insert_or_assign(o.job, o.body);
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutAuditOp>) {
+            audit_.insert_or_assign(o.record.seq, o.record);
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteAuditThroughOp>) {
+            audit_.erase(audit_.begin(), audit_.upper_bound(o.seq));
           } else {
             static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
             meta_.erase(o.key);
@@ -67,6 +71,15 @@ Result<std::vector<Job>> MemoryStore::QueryJobs(const JobQuery& query) {
     if (internal::MatchesJobQuery(job, query)) out.push_back(job);
   }
   return out;
+}
+
+Result<std::vector<AuditRecord>> MemoryStore::QueryAudit(const AuditQuery& query) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<AuditRecord> all;
+  for (auto it = audit_.upper_bound(query.after_seq); it != audit_.end(); ++it) {
+    all.push_back(it->second);
+  }
+  return internal::FilterAudit(std::move(all), query);
 }
 
 uint64_t MemoryStore::write_count() const {

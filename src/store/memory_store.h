@@ -29,6 +29,8 @@ class MemoryStore final : public Store {
   Result<std::vector<Job>> QueryJobs(const JobQuery& query) override;
   // Never fails.
   Result<std::optional<std::string>> GetGpuSeries(JobId job) override;
+  // Never fails.
+  Result<std::vector<AuditRecord>> QueryAudit(const AuditQuery& query) override;
   std::string_view kind() const override { return "memory"; }
 
   // Number of successful `Write` calls (lets tests see group commit at work).
@@ -40,6 +42,7 @@ class MemoryStore final : public Store {
   std::map<NodeId, Node> nodes_;             // guarded by mu_
   std::map<std::string, std::string> meta_;  // guarded by mu_
   std::map<JobId, std::string> gpu_series_;  // guarded by mu_
+  std::map<uint64_t, AuditRecord> audit_;    // guarded by mu_
   uint64_t write_count_ = 0;                 // guarded by mu_
 };
 

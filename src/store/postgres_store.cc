@@ -100,6 +100,16 @@ const PgStatement& SelectRunningGpuSeries() {
       "corral_select_running_gpu_series", internal::SelectRunningGpuSeriesSql(), {}};
   return s;
 }
+const PgStatement& UpsertAudit() {
+  static const PgStatement s{"corral_upsert_audit", internal::UpsertAuditSql(Dialect::kPostgres),
+                             TypesOf(internal::kAuditColumns)};
+  return s;
+}
+const PgStatement& DeleteAuditThrough() {
+  static const PgStatement s{
+      "corral_delete_audit", internal::DeleteAuditThroughSql(Dialect::kPostgres), {kInt8Oid}};
+  return s;
+}
 const PgStatement& DeleteMeta() {
   static const PgStatement s{
       "corral_delete_meta", internal::DeleteMetaSql(Dialect::kPostgres), {kTextOid}};
@@ -541,6 +551,7 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
                             c.Exec("SELECT value FROM corral_info WHERE key = 'schema_version'",
                                    "read schema version", PGRES_TUPLES_OK));
     bool have_version = pq->ntuples(r.get()) > 0;
+    bool migrate = false;
     if (have_version) {
       std::string text = pq->getvalue(r.get(), 0, 0);
       int v = 0;
@@ -554,7 +565,8 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
                                   std::to_string(internal::kSchemaVersion) +
                                   "); use a newer corral binary");
       }
-      // Older versions would be migrated here; version 1 is the first.
+      // Version 1 -> 2: the audit table, created below with the rest of the schema.
+      migrate = v < internal::kSchemaVersion;
     }
     for (const std::string& sql : internal::CreateSchemaSql(Dialect::kPostgres)) {
       CORRAL_RETURN_IF_ERROR(c.Exec(sql, "create schema"));
@@ -566,6 +578,8 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
           c.Exec("INSERT INTO corral_info (key, value) VALUES ('schema_version', '" +
                      std::to_string(internal::kSchemaVersion) + "')",
                  "write schema version"));
+    } else if (migrate) {
+      CORRAL_RETURN_IF_ERROR(c.Exec(internal::UpdateSchemaVersionSql(), "write schema version"));
     }
     CORRAL_RETURN_IF_ERROR(c.Exec("COMMIT", "commit schema"));
     return {};
@@ -595,6 +609,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
         return DeleteJob();
       case 5:
         return UpsertGpuSeries();
+      case 6:
+        return UpsertAudit();
+      case 7:
+        return DeleteAuditThrough();
       default:
         return DeleteMeta();
     }
@@ -614,6 +632,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
             return "delete job " + o.id.ToString();
           } else if constexpr (std::is_same_v<T, WriteBatch::PutGpuSeriesOp>) {
             return "write gpu series of job " + o.job.ToString();
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutAuditOp>) {
+            return "write audit record " + std::to_string(o.record.seq);
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteAuditThroughOp>) {
+            return "delete audit records";
           } else {
             return "delete meta \"" + o.key + "\"";
           }
@@ -628,7 +650,11 @@ Status PostgresStore::Write(const WriteBatch& batch) {
       std::is_same_v<std::variant_alternative_t<4, WriteBatch::Op>, WriteBatch::DeleteMetaOp>);
   static_assert(
       std::is_same_v<std::variant_alternative_t<5, WriteBatch::Op>, WriteBatch::PutGpuSeriesOp>);
-  static_assert(std::variant_size_v<WriteBatch::Op> == 6);
+  static_assert(
+      std::is_same_v<std::variant_alternative_t<6, WriteBatch::Op>, WriteBatch::PutAuditOp>);
+  static_assert(std::is_same_v<std::variant_alternative_t<7, WriteBatch::Op>,
+                               WriteBatch::DeleteAuditThroughOp>);
+  static_assert(std::variant_size_v<WriteBatch::Op> == 8);
   auto fail = [&](Status s) {
     c.RollbackQuietly();
     array_specs_.clear();  // may hold rows of the rolled-back transaction
@@ -693,6 +719,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
           } else if constexpr (std::is_same_v<T, WriteBatch::PutGpuSeriesOp>) {
             params.Int(static_cast<int64_t>(o.job.value));
             params.Blob(o.body);
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutAuditOp>) {
+            internal::WriteAuditRow(o.record, params);
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteAuditThroughOp>) {
+            params.Int(static_cast<int64_t>(o.seq));
           } else {
             params.Text(o.key);
           }
@@ -809,15 +839,20 @@ Result<StoredState> PostgresStore::Load() {
   return state;
 }
 
-Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
-  std::lock_guard<std::mutex> lock(read_mu_);
+Result<PostgresStore::Connection*> PostgresStore::Reader() {
   if (!reader_) {
     auto conn = std::make_unique<Connection>(pq_, url_, name_);
     CORRAL_RETURN_IF_ERROR(conn->Connect());
     reader_ = std::move(conn);
   }
-  Connection& c = *reader_;
-  CORRAL_RETURN_IF_ERROR(c.EnsureConnected());
+  CORRAL_RETURN_IF_ERROR(reader_->EnsureConnected());
+  return reader_.get();
+}
+
+Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  CORRAL_ASSIGN_OR_RETURN(Connection * connection, Reader());
+  Connection& c = *connection;
   internal::BuiltQuery q = internal::BuildJobQuery(query, Dialect::kPostgres);
   PgParams params;
   for (const internal::SqlParam& p : q.params) {
@@ -880,13 +915,8 @@ Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
 
 Result<std::optional<std::string>> PostgresStore::GetGpuSeries(JobId job) {
   std::lock_guard<std::mutex> lock(read_mu_);
-  if (!reader_) {
-    auto conn = std::make_unique<Connection>(pq_, url_, name_);
-    CORRAL_RETURN_IF_ERROR(conn->Connect());
-    reader_ = std::move(conn);
-  }
-  Connection& c = *reader_;
-  CORRAL_RETURN_IF_ERROR(c.EnsureConnected());
+  CORRAL_ASSIGN_OR_RETURN(Connection * connection, Reader());
+  Connection& c = *connection;
   PgParams params;
   params.Int(static_cast<int64_t>(job.value));
   CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecPrepared(SelectGpuSeries(), params,
@@ -897,6 +927,21 @@ Result<std::optional<std::string>> PostgresStore::GetGpuSeries(JobId job) {
   std::string body(reader.Blob(1));
   if (!reader.error.empty()) return Internal(c.prefix() + "gpu series: " + reader.error);
   return std::optional<std::string>(std::move(body));
+}
+
+Result<std::vector<AuditRecord>> PostgresStore::QueryAudit(const AuditQuery& query) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  CORRAL_ASSIGN_OR_RETURN(Connection * connection, Reader());
+  Connection& c = *connection;
+  PgParams params;
+  params.Int(static_cast<int64_t>(query.after_seq));
+  CORRAL_ASSIGN_OR_RETURN(
+      PgResultPtr r, c.ExecParams(internal::SelectAuditSql(Dialect::kPostgres), params,
+                                  "read audit records"));
+  std::vector<AuditRecord> all;
+  CORRAL_RETURN_IF_ERROR(CollectRows(pq_, r.get(), internal::kAuditColumns, c.prefix(),
+                                     internal::ReadAuditRow, &all));
+  return internal::FilterAudit(std::move(all), query);
 }
 
 }  // namespace corral::store

@@ -68,6 +68,8 @@ class PostgresStore final : public Store {
   Result<std::vector<Job>> QueryJobs(const JobQuery& query) override;
   // See `Store::GetGpuSeries`; on the reader's connection. Errors as `Load`.
   Result<std::optional<std::string>> GetGpuSeries(JobId job) override;
+  // See `Store::QueryAudit`; on the reader's connection. Errors as `Load`.
+  Result<std::vector<AuditRecord>> QueryAudit(const AuditQuery& query) override;
   std::string_view kind() const override { return "postgresql"; }
 
   // The URL without its password and parameters, as used in error messages.
@@ -77,6 +79,8 @@ class PostgresStore final : public Store {
   class Connection;  // a PGconn with its prepared statements (postgres_store.cc)
 
   PostgresStore(const internal::Libpq& pq, std::string url, std::string name);
+  // The reader's connection, opened or reconnected as needed. Call with read_mu_ held.
+  Result<Connection*> Reader();
 
   const internal::Libpq& pq_;
   const std::string url_;

@@ -370,6 +370,7 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
                       nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) return fail(c.OpenError(rc, "cannot create the schema"));
     std::optional<std::string> version;
+    bool migrate = false;
     {
       auto stmt = c.Statement("SELECT value FROM corral_info WHERE key = 'schema_version'");
       if (!stmt.has_value()) return fail(tl::unexpected(stmt.error()));
@@ -396,7 +397,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
                                   std::to_string(internal::kSchemaVersion) +
                                   "); use a newer corral binary"));
       }
-      // Older versions would be migrated here; version 1 is the first.
+      // Version 1 -> 2: the audit table, created below with the rest of the schema.
+      migrate = v < internal::kSchemaVersion;
     }
     std::vector<std::string> schema = internal::CreateSchemaSql(Dialect::kSqlite);
     schema.push_back(internal::CreateArraySpecsSql(Dialect::kSqlite));
@@ -408,6 +410,10 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
       std::string sql = "INSERT INTO corral_info (key, value) VALUES ('schema_version', '" +
                         std::to_string(internal::kSchemaVersion) + "')";
       rc = sqlite3_exec(c.db(), sql.c_str(), nullptr, nullptr, nullptr);
+      if (rc != SQLITE_OK) return fail(c.OpenError(rc, "cannot write the schema version"));
+    } else if (migrate) {
+      rc = sqlite3_exec(c.db(), internal::UpdateSchemaVersionSql().c_str(), nullptr, nullptr,
+                        nullptr);
       if (rc != SQLITE_OK) return fail(c.OpenError(rc, "cannot write the schema version"));
     }
     rc = sqlite3_exec(c.db(), "COMMIT", nullptr, nullptr, nullptr);
@@ -440,6 +446,8 @@ Status SqliteStore::Write(const WriteBatch& batch) {
   static const std::string kDeleteMeta = internal::DeleteMetaSql(Dialect::kSqlite);
   static const std::string kUpsertSeries = internal::UpsertGpuSeriesSql(Dialect::kSqlite);
   static const std::string kDeleteSeries = internal::DeleteGpuSeriesSql(Dialect::kSqlite);
+  static const std::string kUpsertAudit = internal::UpsertAuditSql(Dialect::kSqlite);
+  static const std::string kDeleteAudit = internal::DeleteAuditThroughSql(Dialect::kSqlite);
   for (const WriteBatch::Op& op : batch.ops()) {
     Status s = std::visit(
         [&](const auto& o) -> Status {
@@ -483,6 +491,14 @@ Status SqliteStore::Write(const WriteBatch& batch) {
                   b.Blob(o.body);
                 },
                 "write gpu series of job " + o.job.ToString());
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutAuditOp>) {
+            return run(
+                kUpsertAudit, [&](Binder& b) { internal::WriteAuditRow(o.record, b); },
+                "write audit record " + std::to_string(o.record.seq));
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteAuditThroughOp>) {
+            return run(
+                kDeleteAudit, [&](Binder& b) { b.Int(static_cast<int64_t>(o.seq)); },
+                "delete audit records");
           } else {
             static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
             return run(
@@ -695,6 +711,22 @@ Result<std::optional<std::string>> SqliteStore::GetGpuSeries(JobId job) {
   int size = sqlite3_column_bytes(stmt, 1);
   return std::optional<std::string>(
       size > 0 ? std::string(static_cast<const char*>(data), size) : std::string());
+}
+
+Result<std::vector<AuditRecord>> SqliteStore::QueryAudit(const AuditQuery& query) {
+  std::unique_lock<std::mutex> lock(in_memory() ? write_mu_ : read_mu_);
+  Connection* c = writer_.get();
+  if (!in_memory()) {
+    CORRAL_ASSIGN_OR_RETURN(c, Reader());
+  }
+  static const std::string kSql = internal::SelectAuditSql(Dialect::kSqlite);
+  CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c->Statement(kSql));
+  StatementScope scope(stmt);
+  sqlite3_bind_int64(stmt, 1, static_cast<int64_t>(query.after_seq));
+  std::vector<AuditRecord> all;
+  CORRAL_RETURN_IF_ERROR(c->CollectRows(stmt, internal::kAuditColumns, internal::ReadAuditRow,
+                                        &all, "read audit records"));
+  return internal::FilterAudit(std::move(all), query);
 }
 
 }  // namespace corral::store

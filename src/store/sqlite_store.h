@@ -61,6 +61,8 @@ class SqliteStore final : public Store {
   Result<std::vector<Job>> QueryJobs(const JobQuery& query) override;
   // See `Store::GetGpuSeries`; on the reader's connection. Errors as `Load`.
   Result<std::optional<std::string>> GetGpuSeries(JobId job) override;
+  // See `Store::QueryAudit`; on the reader's connection. Errors as `Load`.
+  Result<std::vector<AuditRecord>> QueryAudit(const AuditQuery& query) override;
   std::string_view kind() const override { return "sqlite"; }
 
   const std::string& path() const { return path_; }

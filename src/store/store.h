@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/audit.h"
 #include "core/ids.h"
 #include "core/job.h"
 #include "core/node.h"
@@ -44,8 +45,10 @@ class WriteBatch {
   struct DeleteJobOp { JobId id; };
   struct DeleteMetaOp { std::string key; };
   struct PutGpuSeriesOp { JobId job; std::string body; };
-  using Op =
-      std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp, DeleteMetaOp, PutGpuSeriesOp>;
+  struct PutAuditOp { AuditRecord record; };
+  struct DeleteAuditThroughOp { uint64_t seq; };
+  using Op = std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp, DeleteMetaOp,
+                          PutGpuSeriesOp, PutAuditOp, DeleteAuditThroughOp>;
 
   void PutJob(const Job& job) { ops_.push_back(PutJobOp{job}); }
   void PutNode(const Node& node) { ops_.push_back(PutNodeOp{node}); }
@@ -60,6 +63,20 @@ class WriteBatch {
   }
   // Removes the meta key (nothing when it is absent).
   void DeleteMeta(std::string key) { ops_.push_back(DeleteMetaOp{std::move(key)}); }
+
+  // Stores an audit record (core/audit.h) under its `seq`, replacing one stored before.
+  void PutAudit(const AuditRecord& record) { ops_.push_back(PutAuditOp{record}); }
+  // Removes the audit records with seq <= `seq` (retention; the caller puts an anchor row).
+  void DeleteAuditThrough(uint64_t seq) { ops_.push_back(DeleteAuditThroughOp{seq}); }
+  // Moves `other`'s ops after this batch's (later puts still win).
+  void Append(WriteBatch&& other) {
+    if (ops_.empty()) {
+      ops_ = std::move(other.ops_);
+    } else {
+      for (Op& op : other.ops_) ops_.push_back(std::move(op));
+    }
+    other.ops_.clear();
+  }
 
   const std::vector<Op>& ops() const { return ops_; }
   bool empty() const { return ops_.empty(); }
@@ -104,6 +121,11 @@ class Store {
   // Job `job`'s stored GPU series (`EncodeGpuSeries`), nullopt when it has none. Thread-safe
   // as `QueryJobs`. Returns kInternal (kUnavailable) with the database's message on failure.
   virtual Result<std::optional<std::string>> GetGpuSeries(JobId job) = 0;
+
+  // The audit records (core/audit.h) with seq > `query.after_seq` that match its filters, by
+  // seq; with `query.limit` the last `limit` of them. Thread-safe as `QueryJobs`. Errors as
+  // `QueryJobs`.
+  virtual Result<std::vector<AuditRecord>> QueryAudit(const AuditQuery& query) = 0;
 
   // "sqlite", "postgresql", "memory".
   virtual std::string_view kind() const = 0;

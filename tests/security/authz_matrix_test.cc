@@ -66,6 +66,8 @@ const std::map<std::string, std::string> kMatrix = {
     {"GET /api/v1/priorities", "-yyyy--yy-"},
     {"GET /api/v1/partitions", "-yyyy--yy-"},
     {"GET /api/v1/reports/waste", "-yyyy--yy-"},  // others' jobs for operators and admins only
+    {"GET /api/v1/audit", "---yy-----"},
+    {"GET /api/v1/audit/verify", "---yy-----"},
     {"GET /metrics", "---yy----y"},
     {"GET /metrics/targets", "---yy----y"},
     {"POST /api/v1/agents/register", "------y---"},
@@ -83,6 +85,8 @@ std::string Replace(std::string s, const std::string& from, const std::string& t
 
 // A well-formed body for each route that takes one (what it asks is allowed or not is the
 // matrix's question; a refusal for another reason is a 4xx other than 401/403).
+}  // namespace
+
 std::string BodyFor(const std::string& pattern) {
   if (pattern == "/api/v1/jobs") return api::EncodeJobSpec(TestJob(0, /*hold=*/true));
   if (pattern == "/api/v1/jobs/{id}/signal") return R"({"signal":"10"})";
@@ -101,6 +105,8 @@ std::string BodyFor(const std::string& pattern) {
   if (pattern == "/api/v1/agents/events") return api::EncodeJobEventsRequest({.node = "node01"});
   return "";
 }
+
+namespace {
 
 TEST(AuthzMatrixTest, EveryControllerRouteAnswersEveryCallerAsTheMatrixSays) {
   SecurityCluster cluster;

@@ -54,6 +54,10 @@ class SecurityCluster {
   std::unique_ptr<api::HttpClient> client_;
 };
 
+// A well-formed body for the controller route `pattern` (authz_matrix_test.cc); "" when it
+// takes none.
+std::string BodyFor(const std::string& pattern);
+
 // A batch job of one task on one node with `gpus` GPUs, held when `hold`.
 JobSpec TestJob(uint32_t gpus = 0, bool hold = true);
 

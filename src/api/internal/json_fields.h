@@ -5,6 +5,7 @@
 #pragma once
 
 #include "api/internal/json_base.h"
+#include "api/internal/json_fields_audit.h"
 #include "api/internal/json_fields_jobs.h"
 #include "api/internal/json_fields_nodes.h"
 #include "api/internal/json_fields_steps.h"

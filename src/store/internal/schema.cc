@@ -268,6 +268,7 @@ std::vector<std::string> CreateSchemaSql(Dialect d) {
       CreateTable(d, "nodes", kNodeColumns),
       CreateTable(d, "meta", kMetaColumns),
       CreateTable(d, "gpu_series", kGpuSeriesColumns),
+      CreateTable(d, "audit", kAuditColumns),
   };
 }
 
@@ -306,6 +307,65 @@ std::string SelectGpuSeriesSql(Dialect d) {
 std::string SelectRunningGpuSeriesSql() {
   return "SELECT g.job_id, g.body FROM gpu_series g JOIN jobs j ON j.id = g.job_id "
          "WHERE j.state = 'RUNNING' ORDER BY g.job_id";
+}
+
+void WriteAuditRow(const AuditRecord& r, RowWriter& w) {
+  w.Int(static_cast<int64_t>(r.seq));
+  w.Int(ToMicros(r.time));
+  w.Text(r.principal);
+  w.Text(r.auth);
+  w.Text(r.peer);
+  w.Text(r.method);
+  w.Text(r.route);
+  w.Text(r.target);
+  w.Text(r.params_sha256);
+  w.Int(r.status);
+  w.Text(r.error_code);
+  w.Text(r.prev_hash);
+  w.Text(r.hash);
+}
+
+Status ReadAuditRow(RowReader& r, AuditRecord* out) {
+  out->seq = static_cast<uint64_t>(r.Int(kAuditSeq));
+  out->time = FromMicros(r.Int(kAuditTime));
+  out->principal = std::string(r.Text(kAuditPrincipal));
+  out->auth = std::string(r.Text(kAuditAuth));
+  out->peer = std::string(r.Text(kAuditPeer));
+  out->method = std::string(r.Text(kAuditMethod));
+  out->route = std::string(r.Text(kAuditRoute));
+  out->target = std::string(r.Text(kAuditTarget));
+  out->params_sha256 = std::string(r.Text(kAuditParams));
+  out->status = static_cast<int>(r.Int(kAuditStatus));
+  out->error_code = std::string(r.Text(kAuditErrorCode));
+  out->prev_hash = std::string(r.Text(kAuditPrevHash));
+  out->hash = std::string(r.Text(kAuditHash));
+  if (!r.error.empty()) {
+    return Internal("audit record " + std::to_string(out->seq) + ": " + r.error);
+  }
+  return {};
+}
+
+std::string UpsertAuditSql(Dialect d) { return Upsert(d, "audit", kAuditColumns); }
+std::string DeleteAuditThroughSql(Dialect d) {
+  return "DELETE FROM audit WHERE seq <= " + Placeholder(d, 1);
+}
+std::string SelectAuditSql(Dialect d) {
+  return "SELECT " + ColumnList(kAuditColumns) + " FROM audit WHERE seq > " + Placeholder(d, 1) +
+         " ORDER BY seq";
+}
+std::string UpdateSchemaVersionSql() {
+  return "UPDATE corral_info SET value = '" + std::to_string(kSchemaVersion) +
+         "' WHERE key = 'schema_version'";
+}
+
+std::vector<AuditRecord> FilterAudit(std::vector<AuditRecord> all, const AuditQuery& query) {
+  std::erase_if(all, [&](const AuditRecord& r) {
+    return r.seq <= query.after_seq || !MatchesAuditQuery(r, query);
+  });
+  if (query.limit > 0 && all.size() > query.limit) {
+    all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(query.limit));
+  }
+  return all;
 }
 
 BuiltQuery BuildJobQuery(const JobQuery& q, Dialect d) {

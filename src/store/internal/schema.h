@@ -1,7 +1,7 @@
 // The SQL schema shared by SqliteStore and PostgresStore, and the mapping between records
 // and rows. Private to the store.
 //
-// Schema version 1 (`kSchemaVersion`, kept in `corral_info` under "schema_version"):
+// Schema version 2 (`kSchemaVersion`, kept in `corral_info` under "schema_version"):
 //   jobs(id PK, array_job_id, array_task_id NULL, job_name, user_name, account,
 //        partition_name, state, reason, submit_time, eligible_time, start_time, end_time,
 //        time_limit, exit_code, exit_signal, restart_count, last_checkpoint,
@@ -11,6 +11,10 @@
 //   meta(key PK, value)                 the controller's counters (`StoredState::meta`)
 //   corral_info(key PK, value)          the store's own bookkeeping (schema_version)
 //   array_specs(array_job_id PK, spec BLOB)  an array's spec, kept once
+//   audit(seq PK, time, principal, auth, peer, method, route, target, params_sha256,
+//         status, error_code, prev_hash, hash)  the audit log (core/audit.h), version 2
+// Migrations: version 1 -> 2 adds the `audit` table (CREATE TABLE IF NOT EXISTS on open) and
+// then records the new version, in the transaction that opens the schema.
 // An array task whose encoded spec equals its array's row in `array_specs` stores
 // `kSharedSpecRef` in its `spec` column instead of repeating it (a 1,001-task array costs one
 // spec, not 1,001); a task whose spec differs (changed by `scontrol update`) keeps its own.
@@ -39,7 +43,7 @@
 
 namespace corral::store::internal {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 enum class Dialect { kSqlite, kPostgres };
 enum class ColumnType { kInt, kReal, kText, kBlob };
@@ -121,6 +125,39 @@ inline constexpr Column kNodeColumns[] = {
 };
 static_assert(std::size(kNodeColumns) == kNodeColumnCount);
 
+enum AuditColumn : int {
+  kAuditSeq,
+  kAuditTime,
+  kAuditPrincipal,
+  kAuditAuth,
+  kAuditPeer,
+  kAuditMethod,
+  kAuditRoute,
+  kAuditTarget,
+  kAuditParams,
+  kAuditStatus,
+  kAuditErrorCode,
+  kAuditPrevHash,
+  kAuditHash,
+  kAuditColumnCount,
+};
+inline constexpr Column kAuditColumns[] = {
+    {"seq", ColumnType::kInt},
+    {"time", ColumnType::kInt},
+    {"principal", ColumnType::kText},
+    {"auth", ColumnType::kText},
+    {"peer", ColumnType::kText},
+    {"method", ColumnType::kText},
+    {"route", ColumnType::kText},
+    {"target", ColumnType::kText},
+    {"params_sha256", ColumnType::kText},
+    {"status", ColumnType::kInt},
+    {"error_code", ColumnType::kText},
+    {"prev_hash", ColumnType::kText},
+    {"hash", ColumnType::kText},
+};
+static_assert(std::size(kAuditColumns) == kAuditColumnCount);
+
 // Receives one row's values in column order (binds them to a statement).
 class RowWriter {
  public:
@@ -178,6 +215,18 @@ Status DecodeArraySpec(const std::string* array_spec, Job* job,
 void WriteNodeRow(const Node& node, RowWriter& w, EncodeScratch& scratch);
 // As `ReadJobRow`. Returns kInternal "node N: ..." naming the column and what is wrong.
 Status ReadNodeRow(RowReader& r, Node* node);
+
+void WriteAuditRow(const AuditRecord& record, RowWriter& w);
+// Returns kInternal "audit record N: ..." naming the column and what is wrong.
+Status ReadAuditRow(RowReader& r, AuditRecord* record);
+// The audit statements: upsert by seq; delete seq <= $1; every record with seq > $1 by seq.
+std::string UpsertAuditSql(Dialect dialect);
+std::string DeleteAuditThroughSql(Dialect dialect);
+std::string SelectAuditSql(Dialect dialect);
+// The `corral_info` update that records `kSchemaVersion` after a migration.
+std::string UpdateSchemaVersionSql();
+// The records of `all` (by seq) that `query` asks for: filters, then the last `limit`.
+std::vector<AuditRecord> FilterAudit(std::vector<AuditRecord> all, const AuditQuery& query);
 
 // The statements, in `dialect`'s placeholder syntax (`?N` or `$N`).
 std::vector<std::string> CreateSchemaSql(Dialect dialect);

@@ -1,0 +1,188 @@
+// The Store conformance suite for the audit log (core/audit.h, store/audit_chain.h), run
+// against every implementation like store_conformance_test.cc.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "store/audit_chain.h"
+#include "store/testing/conformance_envs.h"
+
+namespace corral::store {
+namespace {
+
+using conformance::EnvNames;
+using conformance::Envs;
+using conformance::PopulatedJob;
+using conformance::StoreConformanceTest;
+
+template <typename E>
+class AuditConformanceTest : public StoreConformanceTest<E> {};
+TYPED_TEST_SUITE(AuditConformanceTest, Envs, EnvNames);
+
+// The audit log (core/audit.h): records round-trip, are read by filter and in seq order,
+// pruned through an anchor, and the chain check finds a row deleted, changed or swapped in
+// the database itself.
+std::vector<AuditRecord> AuditChain(int n) {
+  std::vector<AuditRecord> out;
+  std::string prev = AuditGenesisHash();
+  for (int i = 1; i <= n; ++i) {
+    AuditRecord r{.seq = static_cast<uint64_t>(i),
+                  .time = FromMicros(1'800'000'000'000'000 + i * 1'000'000),
+                  .principal = i % 2 ? "alice" : "bob",
+                  .auth = "jwt",
+                  .peer = "127.0.0.1:4000" + std::to_string(i),
+                  .method = "POST",
+                  .route = "/api/v1/jobs/{id}/cancel",
+                  .target = i % 3 ? "job:" + std::to_string(i) : "node:gpu01",
+                  .params_sha256 = Sha256Hex(std::to_string(i)),
+                  .status = i % 4 ? 200 : 403,
+                  .error_code = i % 4 ? "" : "PERMISSION_DENIED",
+                  .prev_hash = prev};
+    r.hash = AuditRecordHash(r);
+    prev = r.hash;
+    out.push_back(r);
+  }
+  return out;
+}
+
+TYPED_TEST(AuditConformanceTest, AuditRecordsRoundTripAndFilter) {
+  std::vector<AuditRecord> chain = AuditChain(8);
+  WriteBatch b;
+  for (const AuditRecord& r : chain) b.PutAudit(r);
+  this->WriteOk(b);
+  auto all = this->store_->QueryAudit({});
+  ASSERT_TRUE(all.has_value()) << all.error().message;
+  EXPECT_EQ(*all, chain);
+  auto bob = this->store_->QueryAudit({.user = "bob", .limit = 2});
+  ASSERT_TRUE(bob.has_value());
+  EXPECT_EQ(*bob, (std::vector<AuditRecord>{chain[5], chain[7]}));
+  auto job4 = this->store_->QueryAudit({.job = "4"});
+  ASSERT_TRUE(job4.has_value());
+  EXPECT_EQ(*job4, std::vector<AuditRecord>{chain[3]});
+  auto node = this->store_->QueryAudit({.after_seq = 3, .node = "gpu01"});
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(*node, (std::vector<AuditRecord>{chain[5]}));
+  auto since = this->store_->QueryAudit({.since = chain[6].time});
+  ASSERT_TRUE(since.has_value());
+  EXPECT_EQ(since->size(), 2u);
+  EXPECT_TRUE(VerifyAuditChain(*all, {8, chain[7].hash}).ok);
+  if (this->env_->Durable()) {
+    this->Reopen();
+    auto again = this->store_->QueryAudit({});
+    ASSERT_TRUE(again.has_value());
+    EXPECT_EQ(*again, chain);
+  }
+}
+
+TYPED_TEST(AuditConformanceTest, AuditPruningKeepsTheChainVerifiable) {
+  std::vector<AuditRecord> chain = AuditChain(6);
+  WriteBatch b;
+  for (const AuditRecord& r : chain) b.PutAudit(r);
+  this->WriteOk(b);
+  AuditRecord anchor{.seq = 4, .time = chain[3].time, .method = kAuditAnchorMethod,
+                     .hash = chain[3].hash};
+  WriteBatch prune;
+  prune.DeleteAuditThrough(4);
+  prune.PutAudit(anchor);
+  this->WriteOk(prune);
+  auto rows = this->store_->QueryAudit({.include_anchor = true});
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(*rows, (std::vector<AuditRecord>{anchor, chain[4], chain[5]}));
+  auto shown = this->store_->QueryAudit({});
+  ASSERT_TRUE(shown.has_value());
+  EXPECT_EQ(shown->size(), 2u);  // the anchor is not a record
+  AuditVerdict v = VerifyAuditChain(*rows, {6, chain[5].hash});
+  EXPECT_TRUE(v.ok) << v.detail;
+  EXPECT_EQ(v.records, 2u);
+}
+
+// Each tampering in a store of its own, done in the database (SQL stores) or by rewriting a
+// row through the store (all stores).
+TYPED_TEST(AuditConformanceTest, AuditTamperingIsDetected) {
+  std::vector<AuditRecord> chain = AuditChain(6);
+  AuditHead head{6, chain[5].hash};
+  auto verdict = [&]() {
+    auto rows = this->store_->QueryAudit({.include_anchor = true});
+    EXPECT_TRUE(rows.has_value());
+    return VerifyAuditChain(rows.value_or(std::vector<AuditRecord>{}), head);
+  };
+  auto fresh = [&]() {
+    this->store_.reset();
+    this->env_ = std::make_unique<TypeParam>();
+    this->store_ = this->OpenOrDie();
+    WriteBatch b;
+    for (const AuditRecord& r : chain) b.PutAudit(r);
+    this->WriteOk(b);
+    EXPECT_TRUE(verdict().ok);
+  };
+  struct Case {
+    std::string sql;             // in the database; "" = through the store
+    std::function<void(WriteBatch&)> put;
+    std::string problem;
+    uint64_t seq;
+  };
+  AuditRecord edited = chain[2];
+  edited.status = 200;
+  edited.principal = "mallory";
+  AuditRecord moved3 = chain[4], moved5 = chain[2];
+  moved3.seq = 3;
+  moved5.seq = 5;
+  std::vector<Case> cases = {
+      {"DELETE FROM {audit} WHERE seq = 3", nullptr, "missing", 3},
+      {"UPDATE {audit} SET status = 201, principal = 'mallory' WHERE seq = 3", nullptr,
+       "changed", 3},
+      {"UPDATE {audit} SET seq = -1 WHERE seq = 3; UPDATE {audit} SET seq = 3 WHERE seq = 5; "
+       "UPDATE {audit} SET seq = 5 WHERE seq = -1",
+       nullptr, "reordered", 3},
+      {"DELETE FROM {audit} WHERE seq = 6", nullptr, "missing", 6},
+      {"", [&](WriteBatch& b) { b.PutAudit(edited); }, "changed", 3},
+      {"",
+       [&](WriteBatch& b) {
+         b.PutAudit(moved3);
+         b.PutAudit(moved5);
+       },
+       "reordered", 3},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.sql.empty() ? "through the store" : c.sql);
+    fresh();
+    if (!c.sql.empty()) {
+      if (!this->env_->ExecSql(c.sql)) continue;  // no database to reach (memory)
+    } else {
+      WriteBatch b;
+      c.put(b);
+      this->WriteOk(b);
+    }
+    AuditVerdict v = verdict();
+    EXPECT_FALSE(v.ok);
+    EXPECT_EQ(v.problem, c.problem) << v.detail;
+    EXPECT_EQ(v.first_bad_seq, c.seq) << v.detail;
+  }
+}
+
+// A version 1 database (no audit table) is migrated on open: the table is created and the
+// version raised, so the audit log works at once.
+TYPED_TEST(AuditConformanceTest, SchemaVersionOneIsMigrated) {
+  if (!this->env_->Durable()) GTEST_SKIP() << "not durable";
+  WriteBatch jobs;
+  jobs.PutJob(PopulatedJob(1, 0));
+  this->WriteOk(jobs);
+  this->store_.reset();
+  if (!this->env_->ExecSql("DROP TABLE {audit}") || !this->env_->SetSchemaVersion(1)) {
+    GTEST_SKIP() << "no database to reach";
+  }
+  this->store_ = this->OpenOrDie();
+  ASSERT_NE(this->store_, nullptr);
+  EXPECT_EQ(this->QueryIds({}), std::vector<uint64_t>{1});
+  WriteBatch b;
+  b.PutAudit(AuditChain(1)[0]);
+  this->WriteOk(b);
+  auto rows = this->store_->QueryAudit({});
+  ASSERT_TRUE(rows.has_value()) << rows.error().message;
+  EXPECT_EQ(rows->size(), 1u);
+}
+
+}  // namespace
+}  // namespace corral::store

@@ -4,6 +4,7 @@
 #include <openssl/rand.h>
 
 #include "api/private_file.h"
+#include "core/hex.h"
 
 namespace corral::api {
 
@@ -30,12 +31,7 @@ Result<ScrapeToken> ScrapeToken::CreateFile(const std::string& path) {
   if (RAND_bytes(bytes, sizeof bytes) != 1) {
     return MakeError(ErrorCode::kInternal, "scrape token: no random bytes from OpenSSL");
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string token;
-  for (unsigned char b : bytes) {
-    token += kHex[b >> 4];
-    token += kHex[b & 15];
-  }
+  std::string token = HexEncode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
   OPENSSL_cleanse(bytes, sizeof bytes);
   CORRAL_RETURN_IF_ERROR(
       WriteFileAtomically(path, token + "\n", WriteMode::kCreateNew, 0600, "scrape token file"));

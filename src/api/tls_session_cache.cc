@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "api/private_file.h"
+#include "core/hex.h"
 
 namespace corral::api {
 namespace {
@@ -21,34 +22,6 @@ constexpr std::string_view kHeader = "corral-tls-sessions 1";
 constexpr size_t kMaxFileBytes = 64 * 1024;
 constexpr size_t kMaxEntries = 16;
 constexpr std::string_view kWhat = "TLS session cache";
-
-std::string ToHex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
-int HexDigit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
-std::optional<std::string> FromHex(std::string_view hex) {
-  if (hex.size() % 2 != 0) return std::nullopt;
-  std::string out(hex.size() / 2, '\0');
-  for (size_t i = 0; i < out.size(); ++i) {
-    int hi = HexDigit(hex[2 * i]), lo = HexDigit(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out[i] = static_cast<char>(hi << 4 | lo);
-  }
-  return out;
-}
 
 std::string Octal(mode_t mode) {
   char buf[8];
@@ -100,7 +73,7 @@ std::vector<Entry> Parse(const std::string& text, int64_t now) {
     Entry e;
     std::string der_hex;
     if (!(fields >> e.key >> e.ticket.expires_unix_s >> der_hex)) return {};
-    auto der = FromHex(der_hex);
+    auto der = HexDecode(der_hex);
     if (!der || e.key.size() != 2 * SHA256_DIGEST_LENGTH) return {};
     if (e.ticket.expires_unix_s <= now) continue;
     e.ticket.der = std::move(*der);
@@ -155,7 +128,7 @@ std::string TlsSessionCache::Key(std::string_view url, std::string_view ca_pem) 
   input.append(url).append("\n").append(ca_pem);
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(input.data()), input.size(), digest);
-  return ToHex(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 Result<std::optional<TlsSessionTicket>> TlsSessionCache::Load(const std::string& key,
@@ -188,7 +161,7 @@ Status TlsSessionCache::Store(const std::string& key, const TlsSessionTicket& ti
   text += "\n";
   for (const Entry& e : entries) {
     text +=
-        e.key + " " + std::to_string(e.ticket.expires_unix_s) + " " + ToHex(e.ticket.der) + "\n";
+        e.key + " " + std::to_string(e.ticket.expires_unix_s) + " " + HexEncode(e.ticket.der) + "\n";
   }
   if (text.size() > kMaxFileBytes) return InvalidArgument(std::string(kWhat) + ": too large");
   return WriteFileAtomically(path_, text, WriteMode::kReplace, 0600, kWhat);

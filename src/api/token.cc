@@ -16,6 +16,7 @@
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
 
+#include "core/hex.h"
 #include "core/strings.h"
 
 namespace corral::api {
@@ -396,14 +397,7 @@ Keyring Keyring::FromKey(const JwtKey& key) {
 }
 
 std::string Keyring::Fingerprint(std::string_view secret) {
-  static const char* kHex = "0123456789abcdef";
-  std::string digest = Sha256(secret);
-  std::string out = "k";
-  for (size_t i = 0; i < 8; ++i) {
-    out += kHex[(static_cast<uint8_t>(digest[i]) >> 4) & 15];
-    out += kHex[static_cast<uint8_t>(digest[i]) & 15];
-  }
-  return out;
+  return "k" + HexEncode(std::string_view(Sha256(secret)).substr(0, 8));
 }
 
 Result<std::string> Keyring::GenerateSecret() {

@@ -32,6 +32,7 @@
 #include "cli/slurm/environment.h"
 #include "core/clock.h"
 #include "core/credential_env.h"
+#include "core/hex.h"
 #include "core/hostlist.h"
 #include "core/step.h"
 #include "core/strings.h"
@@ -226,13 +227,7 @@ std::string RandomToken() {
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : bytes) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
 void WriteAll(int fd, std::string_view data) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/hex.h"
+
 namespace corral {
 namespace {
 
@@ -51,6 +53,15 @@ TEST(StringsTest, ParsesWholeUnsignedNumbers) {
   EXPECT_EQ(ParseUint("4x"), std::nullopt);
   EXPECT_EQ(ParseUint(" 4"), std::nullopt);
   EXPECT_EQ(ParseUint("18446744073709551616"), std::nullopt);  // 2^64 overflows
+}
+
+TEST(HexTest, EncodesLowerCaseAndDecodesBackOrRefuses) {
+  EXPECT_EQ(HexEncode(std::string("\x01\xab\xff\x00", 4)), "01abff00");
+  EXPECT_EQ(HexEncode(""), "");
+  EXPECT_EQ(HexDecode("01abff00"), std::string("\x01\xab\xff\x00", 4));
+  EXPECT_EQ(HexDecode("01ABFF"), std::string("\x01\xab\xff", 3));
+  EXPECT_EQ(HexDecode("abc"), std::nullopt);  // odd length
+  EXPECT_EQ(HexDecode("0g"), std::nullopt);   // not a digit
 }
 
 }  // namespace

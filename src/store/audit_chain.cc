@@ -5,18 +5,14 @@
 #include <charconv>
 #include <map>
 
+#include "core/hex.h"
+
 namespace corral::store {
 
 std::string Sha256Hex(std::string_view data) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * SHA256_DIGEST_LENGTH, '0');
-  for (size_t i = 0; i < SHA256_DIGEST_LENGTH; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0xf];
-  }
-  return out;
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
 }
 
 const std::string& AuditGenesisHash() {

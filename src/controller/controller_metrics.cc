@@ -1,7 +1,7 @@
 // Controller::CollectMetrics: the snapshot behind /metrics and /metrics/targets (controller.h;
 // controller/metrics/cluster_metrics.h). Runs on the state thread, so it only copies plain
-// rows (short strings and numbers); the counting, grouping and software-drift comparison run
-// on the scraping request's thread (metrics/counts.cc).
+// rows (short strings and numbers) and the job counts the job table keeps; counting GPUs and
+// the software-drift comparison run on the scraping request's thread (metrics/counts.cc).
 #include <map>
 #include <set>
 
@@ -19,39 +19,6 @@ const std::vector<std::string>& PartitionsOf(ControllerState& s, const std::stri
   auto [it, added] = s.metrics.node_partitions.try_emplace(node);
   if (added) it->second = s.partitions.Of(node);
   return it->second;
-}
-
-void CopyJob(const Job& j, std::vector<metrics::JobRow>* out) {
-  metrics::JobRow& row = out->emplace_back();
-  row.state = j.state;
-  row.partition = j.partition;
-  row.account = j.spec.account;
-  row.user = j.spec.user;
-  if (j.state == JobState::kPending) {
-    row.gpus = TotalGpus(j.spec.resources);
-    row.reason = j.reason;
-  } else {
-    for (const NodeAllocation& a : j.allocation.nodes) row.gpus += a.gpus.size();
-  }
-}
-
-// Every pending and running job, in id order. The active ids (two sorted sets) are walked
-// together with one iterator into the job map, which steps to the next active job when few
-// ended ones lie between, and is looked up otherwise: cheaper than a lookup per job.
-void CopyActiveJobs(const ControllerState& s, std::vector<metrics::JobRow>* out) {
-  const std::map<JobId, JobEntry>& all = s.jobs.all();
-  const std::set<JobId>& pending = s.jobs.pending();
-  const std::set<JobId>& running = s.jobs.running();
-  out->reserve(pending.size() + running.size());
-  auto p = pending.begin(), r = running.begin();
-  auto it = all.begin();
-  while (p != pending.end() || r != running.end()) {
-    JobId id = r == running.end() || (p != pending.end() && *p < *r) ? *p++ : *r++;
-    for (int steps = 0; it != all.end() && it->first < id && steps < 4; ++steps) ++it;
-    if (it == all.end() || it->first < id) it = all.lower_bound(id);
-    if (it == all.end() || it->first != id) continue;
-    CopyJob(it->second.job, out);
-  }
 }
 
 metrics::NodeRow CopyNode(ControllerState& s, const std::string& name, const NodeEntry& n) {
@@ -85,7 +52,8 @@ metrics::ClusterMetrics Controller::CollectMetrics() {
   ControllerState& s = *s_;
   metrics::ClusterMetrics out;
   out.now = s.clock.Now();
-  CopyActiveJobs(s, &out.jobs);
+  out.jobs = s.jobs.counts().jobs();
+  out.pending_reasons = s.jobs.counts().pending_reasons();
   out.jobs_submitted_total = s.jobs.next_id().value - 1;
 
   out.nodes.reserve(s.nodes.size());

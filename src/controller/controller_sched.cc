@@ -76,6 +76,7 @@ void Controller::Schedule() {
     // Beyond max_jobs_per_pass a job is not examined: its last explanation still stands.
     if (!reason.examined && !e->blockers.empty()) continue;
     e->job.reason = std::move(reason.code);  // shown, not persisted until the next state change
+    s.jobs.Recount(*e);
     e->reason_detail = std::move(reason.detail);
     e->estimated_start = reason.estimated_start;
     e->blockers = std::move(reason.blockers);

@@ -40,7 +40,9 @@ JobEntry& JobTable::Restore(Job job, MonoTime now) {
     if (auto a = ParseArraySpec(j.spec.array)) entry.array_max_running = a->max_running;
   }
   JobId id = j.id;
-  return jobs_.emplace_hint(jobs_.end(), id, std::move(entry))->second;  // in id order
+  JobEntry& added = jobs_.emplace_hint(jobs_.end(), id, std::move(entry))->second;  // in id order
+  counts_.Update(added.job, added.counted);
+  return added;
 }
 
 void JobTable::RestoreCounters(const std::map<std::string, std::string>& meta) {

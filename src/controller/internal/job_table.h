@@ -20,6 +20,7 @@
 
 #include "api/messages.h"
 #include "controller/controller.h"
+#include "controller/internal/job_counts.h"
 #include "controller/internal/outputs.h"
 #include "core/job.h"
 #include "core/result.h"
@@ -44,6 +45,8 @@ struct JobEntry {
   // The array's "%N" throttle, and the last pass's blockers of a pending job.
   uint32_t array_max_running = 0;
   std::vector<sched::Blocker> blockers;
+  // What /metrics counts it under (JobTable keeps it; never copy it to another entry).
+  ActiveJobCounts::Handle counted;
 };
 
 // Returns kFailedPrecondition ("job N: not running (STATE)") unless `job` is running.
@@ -98,8 +101,15 @@ class JobTable {
   Generation AllocateGeneration();
   // Adds a new pending job and records it. Requires: its id is from `AllocateId`.
   void Add(JobEntry e);
-  // Records the job's current record.
-  void Put(const JobEntry& e) { out_.writes.PutJob(e.job); }
+  // Records the job's current record (and counts it as it is now for /metrics).
+  void Put(JobEntry& e) {
+    out_.writes.PutJob(e.job);
+    counts_.Update(e.job, e.counted);
+  }
+  // Counts a change that is not recorded (the scheduler's pending reasons).
+  void Recount(JobEntry& e) { counts_.Update(e.job, e.counted); }
+  // Pending and running jobs by state, partition, account and user, and pending ones by reason.
+  const ActiveJobCounts& counts() const { return counts_; }
   // Moves the job to `state`, keeping the indexes: a job is in `pending` or `running` while
   // in that state; one that reaches a terminal state joins the finished list (and leaves it
   // when it is requeued).
@@ -118,6 +128,7 @@ class JobTable {
   std::vector<JobId> finished_;
   std::vector<std::pair<JobId, Generation>> stopped_runs_;
   std::map<std::string, uint32_t> active_by_user_;  // pending or running jobs, by user
+  ActiveJobCounts counts_;
   uint64_t next_job_id_ = 1;
   uint64_t next_generation_ = 1;
 };

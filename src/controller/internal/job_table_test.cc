@@ -1,5 +1,6 @@
 #include "controller/internal/job_table.h"
 
+#include <random>
 #include <variant>
 
 #include <gtest/gtest.h>
@@ -148,6 +149,85 @@ TEST_F(JobTableTest, ArrayTaskFindsTheTaskWithTheSameIndex) {
   EXPECT_EQ(jobs_.ArrayTask(plain, 0), std::nullopt);
   EXPECT_EQ(jobs_.ArrayTask(JobId(99), 3), std::nullopt);
   EXPECT_EQ(Ids(jobs_.List({.ids = {tasks[0]}, .expand_arrays = true}, kT0)), tasks);
+}
+
+// The counts /metrics shows, recounted from every job: what the table keeps up to date.
+std::pair<ActiveJobCounts::JobMap, ActiveJobCounts::ReasonMap> Recounted(const JobTable& jobs) {
+  std::pair<ActiveJobCounts::JobMap, ActiveJobCounts::ReasonMap> out;
+  for (const auto& [id, e] : jobs.all()) {
+    const Job& j = e.job;
+    if (j.state != JobState::kPending && j.state != JobState::kRunning) continue;
+    metrics::JobCounts& c = out.first[{j.state, j.partition, j.spec.account, j.spec.user}];
+    c.jobs += 1;
+    c.gpus += ActiveJobCounts::GpusOf(j);
+    if (j.state == JobState::kPending) out.second[{j.partition, j.reason}] += 1;
+  }
+  return out;
+}
+
+bool SameCounts(const ActiveJobCounts::JobMap& a, const ActiveJobCounts::JobMap& b) {
+  if (a.size() != b.size()) return false;
+  for (auto i = a.begin(), k = b.begin(); i != a.end(); ++i, ++k) {
+    if (i->first != k->first || i->second.jobs != k->second.jobs ||
+        i->second.gpus != k->second.gpus) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST_F(JobTableTest, MetricsCountsFollowEveryChange) {
+  std::mt19937 rng(17);
+  auto pick = [&](uint32_t n) { return static_cast<uint32_t>(rng() % n); };
+  const std::string users[] = {"alice", "bob", "carol"};
+  const std::string parts[] = {"gpu", "cpu"};
+  const std::string reasons[] = {"Priority", "Resources", "AssocGrpGRES"};
+  std::vector<JobId> ids;
+  for (int step = 0; step < 2000; ++step) {
+    uint32_t op = pick(6);
+    if (op == 0 || ids.empty()) {
+      JobEntry e;
+      e.job.id = jobs_.AllocateId();
+      e.job.state = JobState::kPending;
+      e.job.spec.user = users[pick(3)];
+      e.job.spec.account = "acct" + std::to_string(pick(2));
+      e.job.spec.resources.gpus = pick(5);
+      e.job.partition = parts[pick(2)];
+      e.job.reason = "None";
+      ids.push_back(e.job.id);
+      jobs_.Add(std::move(e));
+      continue;
+    }
+    JobEntry* e = jobs_.Find(ids[pick(static_cast<uint32_t>(ids.size()))]);
+    ASSERT_NE(e, nullptr);
+    JobState state = e->job.state;
+    if (op == 1 && state == JobState::kPending) {  // the scheduler's reason, not recorded
+      e->job.reason = reasons[pick(3)];
+      jobs_.Recount(*e);
+    } else if (op == 2 && state == JobState::kPending) {  // started: state first, then fields
+      jobs_.SetState(*e, JobState::kRunning);
+      e->job.reason = "None";
+      NodeAllocation a;
+      a.node_name = "n1";
+      for (uint32_t g = 0; g < pick(4); ++g) a.gpus.insert(g);
+      e->job.allocation.nodes = {a};
+      jobs_.Put(*e);
+    } else if (op == 3 && !IsTerminal(state)) {  // ended
+      jobs_.SetState(*e, pick(2) ? JobState::kCompleted : JobState::kCancelled);
+      jobs_.Put(*e);
+    } else if (op == 4 && state == JobState::kRunning) {  // requeued
+      jobs_.SetState(*e, JobState::kPending);
+      e->job.reason = "BeginTime";
+      e->job.allocation.nodes.clear();
+      jobs_.Put(*e);
+    } else if (op == 5 && state == JobState::kPending) {  // moved to another partition
+      e->job.partition = parts[pick(2)];
+      jobs_.Put(*e);
+    }
+    auto [want_jobs, want_reasons] = Recounted(jobs_);
+    ASSERT_TRUE(SameCounts(jobs_.counts().jobs(), want_jobs)) << "after step " << step;
+    ASSERT_EQ(jobs_.counts().pending_reasons(), want_reasons) << "after step " << step;
+  }
 }
 
 }  // namespace

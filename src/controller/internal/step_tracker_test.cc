@@ -28,7 +28,7 @@ class StepTrackerTest : public ::testing::Test {
     e.job.allocation.generation = Generation(5);
     for (const char* name : {"node01", "node02"})
       e.job.allocation.nodes.push_back({.node_name = name, .cpus = 4, .gpus = GpuSet(0b11)});
-    jobs_.Add(e);
+    jobs_.Add(std::move(e));
     jobs_.SetState(*jobs_.Find(JobId(1)), JobState::kRunning);
     out_.writes.Clear();
   }

@@ -1,8 +1,9 @@
 // ClusterMetrics: the controller's state as /metrics and /metrics/targets show it, copied on
-// the state thread (`Controller::CollectMetrics`) as plain rows: one per active job, one per
-// node with its GPUs, the flagged jobs. Everything else (grouping, counting GPUs, software
-// drift, formatting) happens on the scraping request's thread (`CountClusterMetrics`,
-// render.h), so a scrape holds the state thread for the copy alone (bench/metrics_bench).
+// the state thread (`Controller::CollectMetrics`): the active jobs' counts (kept up to date as
+// jobs change), one plain row per node with its GPUs, the flagged jobs. Everything else
+// (counting GPUs, software drift, formatting) happens on the scraping request's thread
+// (`CountClusterMetrics`, render.h), so a scrape holds the state thread for the copy alone
+// (bench/metrics_bench).
 //
 // Value types.
 #pragma once
@@ -22,15 +23,22 @@
 
 namespace corral::controller::metrics {
 
-// One active (pending or running) job.
-struct JobRow {
-  JobState state = JobState::kPending;
-  uint32_t gpus = 0;  // held (running) or asked for (pending)
+// Active (pending or running) jobs of one state, partition, account and user.
+struct JobKey {
+  JobState state;
   std::string partition;
   std::string account;
   std::string user;
-  std::string reason;  // pending jobs only
+  auto operator<=>(const JobKey&) const = default;
 };
+
+struct JobCounts {
+  uint64_t jobs = 0;
+  uint64_t gpus = 0;  // GPUs held (running) or asked for (pending)
+};
+
+// (partition, reason) -> pending jobs.
+using PendingReasons = std::map<std::pair<std::string, std::string>, uint64_t>;
 
 struct NodeRow {
   std::string name;
@@ -74,7 +82,9 @@ struct AccountUsage {
 // The snapshot taken on the state thread.
 struct ClusterMetrics {
   Timestamp now{};
-  std::vector<JobRow> jobs;        // active jobs (PENDING, RUNNING), by id
+  // Active jobs (PENDING, RUNNING), counted as they change (controller/internal/job_counts.h).
+  std::map<JobKey, JobCounts> jobs;
+  PendingReasons pending_reasons;
   uint64_t jobs_submitted_total = 0;  // job ids handed out
   std::vector<NodeRow> nodes;      // by name
   std::vector<std::string> partitions;
@@ -87,19 +97,6 @@ struct ClusterMetrics {
 
 // --- What rendering counts from a snapshot (off the state thread) ---
 
-struct JobKey {
-  JobState state;
-  std::string partition;
-  std::string account;
-  std::string user;
-  auto operator<=>(const JobKey&) const = default;
-};
-
-struct JobCounts {
-  uint64_t jobs = 0;
-  uint64_t gpus = 0;  // GPUs held (running) or asked for (pending)
-};
-
 // GPUs of one partition and model; a GPU of a node in several partitions counts in each.
 struct GpuCounts {
   uint64_t total = 0;
@@ -111,8 +108,7 @@ struct GpuCounts {
 
 struct ClusterCounts {
   std::map<JobKey, JobCounts> jobs;
-  // (partition, reason) -> pending jobs.
-  std::map<std::pair<std::string, std::string>, uint64_t> pending_reasons;
+  PendingReasons pending_reasons;
   std::map<std::pair<std::string, std::string>, GpuCounts> gpus;  // (partition, model)
   uint64_t agents_connected = 0;
   // node -> the partitions (sorted) whose common software versions it lacks.

@@ -1,34 +1,12 @@
 // CountClusterMetrics (cluster_metrics.h): the grouping behind /metrics, on the scraping
-// request's thread. Keyed by views into the snapshot's strings while counting; each key is
-// copied once.
+// request's thread.
 #include <string_view>
-#include <tuple>
 
 #include "controller/metrics/cluster_metrics.h"
 #include "core/software_drift.h"
 
 namespace corral::controller::metrics {
 namespace {
-
-void CountJobs(const ClusterMetrics& m, ClusterCounts* out) {
-  using Key = std::tuple<JobState, std::string_view, std::string_view, std::string_view>;
-  std::map<Key, JobCounts> jobs;
-  std::map<std::pair<std::string_view, std::string_view>, uint64_t> reasons;
-  for (const JobRow& j : m.jobs) {
-    JobCounts& c = jobs[{j.state, j.partition, j.account, j.user}];
-    ++c.jobs;
-    c.gpus += j.gpus;
-    if (j.state == JobState::kPending) ++reasons[{j.partition, j.reason}];
-  }
-  for (const auto& [k, c] : jobs) {
-    out->jobs.emplace(JobKey{std::get<0>(k), std::string(std::get<1>(k)),
-                             std::string(std::get<2>(k)), std::string(std::get<3>(k))},
-                      c);
-  }
-  for (const auto& [k, n] : reasons) {
-    out->pending_reasons.emplace(std::pair{std::string(k.first), std::string(k.second)}, n);
-  }
-}
 
 void CountGpus(const NodeRow& n, ClusterCounts* out) {
   bool down = n.state == NodeState::kDown || n.state == NodeState::kUnknown ||
@@ -61,7 +39,8 @@ void CountGpus(const NodeRow& n, ClusterCounts* out) {
 
 ClusterCounts CountClusterMetrics(const ClusterMetrics& m) {
   ClusterCounts out;
-  CountJobs(m, &out);
+  out.jobs = m.jobs;
+  out.pending_reasons = m.pending_reasons;
   std::vector<NodeSoftware> software;
   software.reserve(m.nodes.size());
   for (const NodeRow& n : m.nodes) {

@@ -62,7 +62,9 @@ TEST_F(ControllerMetricsTest, CountsJobsNodesGpusAndPasses) {
   ASSERT_EQ(Get(waiting).state, JobState::kPending);
 
   metrics::ClusterMetrics m = controller_->CollectMetrics();
-  EXPECT_EQ(m.jobs.size(), 3u);
+  uint64_t active = 0;
+  for (const auto& [k, c] : m.jobs) active += c.jobs;
+  EXPECT_EQ(active, 3u);
   metrics::ClusterCounts counts = metrics::CountClusterMetrics(m);
   uint64_t running = 0, pending = 0, running_gpus = 0;
   for (const auto& [k, c] : counts.jobs) {
@@ -138,12 +140,8 @@ TEST(ControllerMetricsRenderTest, HostileNamesNeverBreakTheExposition) {
                                  "back\\slash", "caf\xC3\xA9 \xF0\x9F\x9A\x80",
                                  "bad\xFF\xC3", "\"} 1\n# TYPE x counter\nx{a=\""};
   for (const std::string& s : hostile) {
-    m.jobs.push_back({.state = JobState::kPending,
-                      .gpus = 2,
-                      .partition = s,
-                      .account = s,
-                      .user = s,
-                      .reason = s});
+    m.jobs[{JobState::kPending, s, s, s}] = {.jobs = 1, .gpus = 2};
+    m.pending_reasons[{s, s}] = 1;
     m.usage.push_back({s, {.decayed_usage = 1.5, .period_gpu_seconds = 3}});
     m.nodes.push_back({.name = s,
                        .partitions = {s},

@@ -25,19 +25,23 @@ void AuditLog::Append(AuditRecord record, Timestamp now, store::WriteBatch& out)
 }
 
 Status AuditLog::Prune(store::Store& store, Timestamp cutoff, store::WriteBatch& out) {
-  CORRAL_ASSIGN_OR_RETURN(std::vector<AuditRecord> records, store.QueryAudit({}));
-  const AuditRecord* last = nullptr;
-  for (const AuditRecord& r : records) {
-    if (r.time >= cutoff || r.seq > head_.seq) break;
-    last = &r;
-  }
-  if (last == nullptr) return {};
+  // The last record before the cutoff, read by the store's time index (not the whole log):
+  // it and everything before it give way to an anchor. (Were the clock stepped back, records
+  // numbered before it but stamped after the cutoff go with them; the chain still verifies.)
+  AuditQuery q;
+  q.before = cutoff;
+  q.limit = 1;
+  q.include_anchor = true;
+  CORRAL_ASSIGN_OR_RETURN(std::vector<AuditRecord> found, store.QueryAudit(q));
+  if (found.empty()) return {};
+  const AuditRecord& last = found.back();
+  if (last.method == kAuditAnchorMethod || last.seq > head_.seq) return {};  // nothing new
   AuditRecord anchor;
-  anchor.seq = last->seq;
-  anchor.time = last->time;
+  anchor.seq = last.seq;
+  anchor.time = last.time;
   anchor.method = kAuditAnchorMethod;
-  anchor.hash = last->hash;
-  out.DeleteAuditThrough(last->seq);
+  anchor.hash = last.hash;
+  out.DeleteAuditThrough(last.seq);
   out.PutAudit(anchor);
   return {};
 }

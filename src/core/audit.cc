@@ -3,6 +3,7 @@
 namespace corral {
 
 bool MatchesAuditQuery(const AuditRecord& r, const AuditQuery& q) {
+  if (q.before != Timestamp{} && !(r.time < q.before)) return false;
   if (r.method == kAuditAnchorMethod) return q.include_anchor;
   if (q.since != Timestamp{} && r.time < q.since) return false;
   if (!q.user.empty() && r.principal != q.user) return false;

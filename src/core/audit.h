@@ -42,6 +42,7 @@ inline constexpr const char* kAuditAnchorMethod = "ANCHOR";
 struct AuditQuery {
   uint64_t after_seq = 0;  // records with seq > after_seq
   Timestamp since{};       // records at or after; epoch = no bound
+  Timestamp before{};      // records before (anchors too); epoch = no bound
   std::string user;        // principal
   std::string job;         // target "job:J" (and its steps "job:J.S")
   std::string node;        // target "node:N"

@@ -933,15 +933,21 @@ Result<std::vector<AuditRecord>> PostgresStore::QueryAudit(const AuditQuery& que
   std::lock_guard<std::mutex> lock(read_mu_);
   CORRAL_ASSIGN_OR_RETURN(Connection * connection, Reader());
   Connection& c = *connection;
+  internal::BuiltQuery q = internal::BuildAuditQuery(query, Dialect::kPostgres);
   PgParams params;
-  params.Int(static_cast<int64_t>(query.after_seq));
-  CORRAL_ASSIGN_OR_RETURN(
-      PgResultPtr r, c.ExecParams(internal::SelectAuditSql(Dialect::kPostgres), params,
-                                  "read audit records"));
-  std::vector<AuditRecord> all;
+  for (const internal::SqlParam& p : q.params) {
+    if (p.is_text) {
+      params.Text(p.text);
+    } else {
+      params.Int(p.int_value);
+    }
+  }
+  CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecParams(q.sql, params, "read audit records"));
+  std::vector<AuditRecord> records;
   CORRAL_RETURN_IF_ERROR(CollectRows(pq_, r.get(), internal::kAuditColumns, c.prefix(),
-                                     internal::ReadAuditRow, &all));
-  return internal::FilterAudit(std::move(all), query);
+                                     internal::ReadAuditRow, &records));
+  if (query.limit > 0) std::reverse(records.begin(), records.end());  // newest first from SQL
+  return records;
 }
 
 }  // namespace corral::store

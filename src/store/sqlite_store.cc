@@ -719,14 +719,23 @@ Result<std::vector<AuditRecord>> SqliteStore::QueryAudit(const AuditQuery& query
   if (!in_memory()) {
     CORRAL_ASSIGN_OR_RETURN(c, Reader());
   }
-  static const std::string kSql = internal::SelectAuditSql(Dialect::kSqlite);
-  CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c->Statement(kSql));
+  internal::BuiltQuery q = internal::BuildAuditQuery(query, Dialect::kSqlite);
+  CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c->Statement(q.sql));
   StatementScope scope(stmt);
-  sqlite3_bind_int64(stmt, 1, static_cast<int64_t>(query.after_seq));
-  std::vector<AuditRecord> all;
+  Binder binder(stmt);
+  for (const internal::SqlParam& p : q.params) {
+    if (p.is_text) {
+      binder.Text(p.text);
+    } else {
+      binder.Int(p.int_value);
+    }
+  }
+  if (binder.rc() != SQLITE_OK) return c->Fail(binder.rc(), "bind audit query");
+  std::vector<AuditRecord> records;
   CORRAL_RETURN_IF_ERROR(c->CollectRows(stmt, internal::kAuditColumns, internal::ReadAuditRow,
-                                        &all, "read audit records"));
-  return internal::FilterAudit(std::move(all), query);
+                                        &records, "read audit records"));
+  if (query.limit > 0) std::reverse(records.begin(), records.end());  // newest first from SQL
+  return records;
 }
 
 }  // namespace corral::store

@@ -76,6 +76,48 @@ TYPED_TEST(AuditConformanceTest, AuditRecordsRoundTripAndFilter) {
   }
 }
 
+// The stores filter in their query (SQL stores) as the memory store does in memory: a job's
+// steps but not another job whose id starts alike, a time bound on either side, the newest
+// `limit`, and anchors only when asked for and only within the time bound.
+TYPED_TEST(AuditConformanceTest, AuditQueriesFilterInTheStore) {
+  std::vector<AuditRecord> chain = AuditChain(10);
+  chain[8].target = "job:4.2";
+  chain[9].target = "job:41";
+  WriteBatch b;
+  for (const AuditRecord& r : chain) b.PutAudit(r);
+  this->WriteOk(b);
+  auto job4 = this->store_->QueryAudit({.job = "4"});
+  ASSERT_TRUE(job4.has_value()) << job4.error().message;
+  EXPECT_EQ(*job4, (std::vector<AuditRecord>{chain[3], chain[8]}));
+  auto last_before = this->store_->QueryAudit({.before = chain[4].time, .limit = 1});
+  ASSERT_TRUE(last_before.has_value());
+  EXPECT_EQ(*last_before, std::vector<AuditRecord>{chain[3]});
+  auto window = this->store_->QueryAudit({.since = chain[2].time, .before = chain[5].time});
+  ASSERT_TRUE(window.has_value());
+  EXPECT_EQ(*window, (std::vector<AuditRecord>{chain[2], chain[3], chain[4]}));
+  auto newest_alice = this->store_->QueryAudit({.user = "alice", .limit = 3});
+  ASSERT_TRUE(newest_alice.has_value());
+  EXPECT_EQ(*newest_alice, (std::vector<AuditRecord>{chain[4], chain[6], chain[8]}));
+
+  AuditRecord anchor{.seq = 4, .time = chain[3].time, .method = kAuditAnchorMethod,
+                     .hash = chain[3].hash};
+  WriteBatch prune;
+  prune.DeleteAuditThrough(4);
+  prune.PutAudit(anchor);
+  this->WriteOk(prune);
+  auto with_anchor =
+      this->store_->QueryAudit({.before = chain[5].time, .limit = 1, .include_anchor = true});
+  ASSERT_TRUE(with_anchor.has_value());
+  EXPECT_EQ(*with_anchor, std::vector<AuditRecord>{chain[4]});
+  auto only_anchor =
+      this->store_->QueryAudit({.before = chain[4].time, .limit = 1, .include_anchor = true});
+  ASSERT_TRUE(only_anchor.has_value());
+  EXPECT_EQ(*only_anchor, std::vector<AuditRecord>{anchor});
+  auto no_anchor = this->store_->QueryAudit({.before = chain[4].time});
+  ASSERT_TRUE(no_anchor.has_value());
+  EXPECT_TRUE(no_anchor->empty());
+}
+
 TYPED_TEST(AuditConformanceTest, AuditPruningKeepsTheChainVerifiable) {
   std::vector<AuditRecord> chain = AuditChain(6);
   WriteBatch b;

@@ -269,6 +269,8 @@ std::vector<std::string> CreateSchemaSql(Dialect d) {
       CreateTable(d, "meta", kMetaColumns),
       CreateTable(d, "gpu_series", kGpuSeriesColumns),
       CreateTable(d, "audit", kAuditColumns),
+      // Retention finds the last record before its cutoff (AuditLog::Prune).
+      "CREATE INDEX IF NOT EXISTS audit_time ON audit (time)",
   };
 }
 
@@ -349,10 +351,6 @@ std::string UpsertAuditSql(Dialect d) { return Upsert(d, "audit", kAuditColumns)
 std::string DeleteAuditThroughSql(Dialect d) {
   return "DELETE FROM audit WHERE seq <= " + Placeholder(d, 1);
 }
-std::string SelectAuditSql(Dialect d) {
-  return "SELECT " + ColumnList(kAuditColumns) + " FROM audit WHERE seq > " + Placeholder(d, 1) +
-         " ORDER BY seq";
-}
 std::string UpdateSchemaVersionSql() {
   return "UPDATE corral_info SET value = '" + std::to_string(kSchemaVersion) +
          "' WHERE key = 'schema_version'";
@@ -366,6 +364,40 @@ std::vector<AuditRecord> FilterAudit(std::vector<AuditRecord> all, const AuditQu
     all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(query.limit));
   }
   return all;
+}
+
+BuiltQuery BuildAuditQuery(const AuditQuery& q, Dialect d) {
+  BuiltQuery b;
+  auto next = [&](SqlParam p) {
+    b.params.push_back(std::move(p));
+    return Placeholder(d, static_cast<int>(b.params.size()));
+  };
+  b.sql = "SELECT " + ColumnList(kAuditColumns) + " FROM audit WHERE seq > " +
+          next(SqlParam::Int(static_cast<int64_t>(q.after_seq)));
+  if (q.before != Timestamp{}) b.sql += " AND time < " + next(SqlParam::Int(ToMicros(q.before)));
+  // The filters of MatchesAuditQuery, which anchors are not subject to.
+  std::string filters;
+  if (q.since != Timestamp{}) filters += " AND time >= " + next(SqlParam::Int(ToMicros(q.since)));
+  if (!q.user.empty()) filters += " AND principal = " + next(SqlParam::Text(q.user));
+  if (!q.job.empty()) {
+    std::string job = next(SqlParam::Text("job:" + q.job));
+    std::string step_prefix = next(SqlParam::Text("job:" + q.job + "."));
+    filters += " AND (target = " + job + " OR substr(target, 1, length(" + step_prefix +
+               ")) = " + step_prefix + ")";
+  }
+  if (!q.node.empty()) filters += " AND target = " + next(SqlParam::Text("node:" + q.node));
+  std::string anchor = next(SqlParam::Text(kAuditAnchorMethod));
+  if (q.include_anchor) {
+    b.sql += " AND (method = " + anchor + " OR (method <> " + anchor + filters + "))";
+  } else {
+    b.sql += " AND method <> " + anchor + filters;
+  }
+  if (q.limit > 0) {
+    b.sql += " ORDER BY seq DESC LIMIT " + next(SqlParam::Int(static_cast<int64_t>(q.limit)));
+  } else {
+    b.sql += " ORDER BY seq";
+  }
+  return b;
 }
 
 BuiltQuery BuildJobQuery(const JobQuery& q, Dialect d) {

@@ -219,10 +219,9 @@ Status ReadNodeRow(RowReader& r, Node* node);
 void WriteAuditRow(const AuditRecord& record, RowWriter& w);
 // Returns kInternal "audit record N: ..." naming the column and what is wrong.
 Status ReadAuditRow(RowReader& r, AuditRecord* record);
-// The audit statements: upsert by seq; delete seq <= $1; every record with seq > $1 by seq.
+// The audit statements: upsert by seq; delete seq <= $1 (reads: BuildAuditQuery below).
 std::string UpsertAuditSql(Dialect dialect);
 std::string DeleteAuditThroughSql(Dialect dialect);
-std::string SelectAuditSql(Dialect dialect);
 // The `corral_info` update that records `kSchemaVersion` after a migration.
 std::string UpdateSchemaVersionSql();
 // The records of `all` (by seq) that `query` asks for: filters, then the last `limit`.
@@ -267,6 +266,11 @@ BuiltQuery BuildJobQuery(const JobQuery& query, Dialect dialect);
 
 // The same filter as `BuildJobQuery`, for a store that filters in memory (without the limit).
 bool MatchesJobQuery(const Job& job, const JobQuery& query);
+
+// The SELECT for an audit query: its filters in SQL, so that a store reads only the records
+// asked for. With a `limit`, the rows come newest first (ORDER BY seq DESC LIMIT n): the caller
+// reverses them.
+BuiltQuery BuildAuditQuery(const AuditQuery& query, Dialect dialect);
 
 // Exact parse of a stored state name ("RUNNING").
 bool JobStateFromName(std::string_view name, JobState* state);

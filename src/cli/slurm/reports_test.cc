@@ -109,6 +109,19 @@ TEST(SreportTest, JobSizesByAccountBinsJobsBySize) {
                       "anchor|physics|0|120|0|66.85%\n"),
             std::string::npos)
       << text;
+  // As the peer printed `-t hourper` (20-wide columns, shares of the total used).
+  o.parsable2 = false;
+  o.grouping = {50, 250, 500, 1000};
+  o.unit = ReportUnit::kHourPer;
+  text = RenderSreport(Report(), o);
+  EXPECT_NE(text.find("Time reported in Hours/Percentage of Total\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  Cluster   Account            0-49 CPUs          50-249 CPUs         "
+                      "250-499 CPUs         500-999 CPUs         >= 1000 CPUs % of cluster \n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("   anchor   physics            2(66.85%)             0(0.00%)"),
+            std::string::npos)
+      << text;
 }
 
 TEST(SreportTest, ParsesReportNamesUnitsAndTres) {

@@ -267,12 +267,13 @@ std::string JobSizes(const api::UsageReport& r, const SreportOptions& o) {
   }
   const std::string noun = o.tres.empty() ? "CPUs" : "TRES";
   std::vector<Column> cols = {{"Cluster", 9}, {"Account", 9}};
+  const int w = IsPer(o.unit) ? 20 : 13;
   uint32_t low = 0;
   for (uint32_t g : o.grouping) {
-    cols.push_back({std::to_string(low) + "-" + std::to_string(g - 1) + " " + noun, 13});
+    cols.push_back({std::to_string(low) + "-" + std::to_string(g - 1) + " " + noun, w});
     low = g;
   }
-  cols.push_back({">= " + std::to_string(low) + " " + noun, 13});
+  cols.push_back({">= " + std::to_string(low) + " " + noun, w});
   cols.push_back({"% of cluster", 12});
   Table t(o, cols);
   t.Header(&out);

@@ -385,6 +385,7 @@ struct PriorityInfo {
   int32_t nice = 0;
   uint32_t priority_tier = 0;
   int64_t priority = 0;
+  std::string job_partition;          // the partition it waits for (sprio's PARTITION)
   bool operator==(const PriorityInfo&) const = default;
 };
 

@@ -15,6 +15,7 @@
 #include "api/auth.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/report_codec.h"
 #include "api/openssl_process.h"
 #include "api/private_file.h"
 #include "api/transport_policy.h"
@@ -369,6 +370,29 @@ Result<std::vector<AuditRecord>> Client::Audit(const std::string& query) {
 Result<AuditVerdict> Client::VerifyAudit() {
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/audit/verify", "", true));
   return api::DecodeAuditVerdict(r.body);
+}
+
+// --- Usage and fair-share reports ---
+
+Result<api::UsageReport> Client::UsageReport(Timestamp start, Timestamp end, bool jobs) {
+  auto secs = [](Timestamp t) {
+    return std::to_string(
+        std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count());
+  };
+  std::string path = "/api/v1/reports/usage?start=" + secs(start) + "&end=" + secs(end);
+  if (jobs) path += "&jobs=1";
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", path, "", true));
+  return api::DecodeUsageReport(r.body);
+}
+
+Result<api::ShareReport> Client::ShareReport() {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/fairshare", "", true));
+  return api::DecodeShareReport(r.body);
+}
+
+Result<api::PriorityWeights> Client::PriorityWeights() {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/priorities/weights", "", true));
+  return api::DecodePriorityWeights(r.body);
 }
 
 }  // namespace corral::cli

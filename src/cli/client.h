@@ -24,6 +24,7 @@
 
 #include "api/http.h"
 #include "api/messages.h"
+#include "api/report_messages.h"
 #include "api/tls_session_cache.h"
 #include "core/audit.h"
 #include "core/result.h"
@@ -106,6 +107,11 @@ class Client {
   // The audit log (admins and operators): `query` is the URL query ("user=alice&limit=10").
   Result<std::vector<AuditRecord>> Audit(const std::string& query);
   Result<AuditVerdict> VerifyAudit();
+  // Usage and fair-share reports (docs/governance.md): usage over [start, end) with per-job
+  // rows when `jobs`; the fair-share tree (sshare); the priority weights (sprio -w).
+  Result<api::UsageReport> UsageReport(Timestamp start, Timestamp end, bool jobs);
+  Result<api::ShareReport> ShareReport();
+  Result<api::PriorityWeights> PriorityWeights();
 
   const std::string& url() const { return url_; }
 

@@ -537,12 +537,20 @@ const std::vector<CommandInfo>& Commands() {
        {},
        [](Client& c, const Args& a) { return Jobstats(c, a.positional, a.json); }},
       {"report",
-       "corral report waste [--since TIME]   (wasted GPU-hours by user and account)",
-       {"since"},
-       {},
+       "corral report usage [--since T] [--until T] [--jobs] | waste [--since T]   (usage: "
+       "CPU/GPU-hours and kWh by account, user, partition, GPU model; waste: idle GPU-hours)",
+       {"since", "until"},
+       {"jobs"},
        [](Client& c, const Args& a) {
-         auto it = a.values.find("since");
-         return Report(c, a.positional, it == a.values.end() ? "" : it->second, a.json);
+         auto value = [&](const char* name) {
+           auto it = a.values.find(name);
+           return it == a.values.end() ? std::string() : it->second;
+         };
+         if (a.positional.size() == 1 && a.positional[0] == "usage") {
+           return UsageReportCommand(c, value("since"), value("until"), !value("jobs").empty(),
+                                     a.json);
+         }
+         return Report(c, a.positional, value("since"), a.json);
        }},
       {"audit",
        "corral audit [verify] [--since T] [--user U] [--job J] [--node N] [--limit N] (admins, operators)",

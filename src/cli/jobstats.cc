@@ -53,7 +53,9 @@ int Jobstats(Client& client, const std::vector<std::string>& jobs, bool json) {
 int Report(Client& client, const std::vector<std::string>& args, const std::string& since,
            bool json) {
   if (args.size() != 1 || args[0] != "waste") {
-    std::fprintf(stderr, "corral report: the one report is `corral report waste [--since TIME]`\n");
+    std::fprintf(stderr,
+                 "corral report: the reports are `corral report usage [--since T] [--until T] "
+                 "[--jobs]` and `corral report waste [--since TIME]`\n");
     return 2;
   }
   Timestamp from{};

@@ -30,6 +30,8 @@ constexpr SlurmCommand kCommands[] = {
     {"sinfo", internal::RunSinfo},       {"sacct", internal::RunSacct},
     {"scontrol", internal::RunScontrol}, {"scancel", internal::RunScancel},
     {"seff", internal::RunSeff},
+    {"sreport", internal::RunSreport},   {"sshare", internal::RunSshare},
+    {"sprio", internal::RunSprio},
     {"sdiag", RunUnsupported},           {"sstat", RunUnsupported},
     {"sbcast", RunUnsupported},
 };

@@ -34,6 +34,7 @@
 #include "core/partition.h"
 #include "core/result.h"
 #include "sched/config.h"
+#include "sched/fair_share.h"
 #include "sched/policy.h"
 #include "sched/scheduler.h"
 #include "store/store.h"
@@ -224,6 +225,11 @@ class Controller {
   // Returns kNotFound for an unknown job.
   Result<std::vector<sched::Blocker>> Blockers(JobId id) const;
   const sched::SchedulerConfig& sched_config() const;
+  // The fair-share tree (`sshare`) of the scheduler's configuration with the usage ledger's
+  // usage as of the last scheduling pass (sched/fair_share.h).
+  std::vector<sched::ShareTreeNode> ShareTree() const;
+  // The partition job `id` runs in or waits for ("" for an unknown job; `sprio`'s PARTITION).
+  std::string PartitionOf(JobId id) const;
 
   // --- Per-job GPU statistics and GPU waste (controller_gpu.cc; docs/metrics-jobs.md) ---
 

@@ -107,4 +107,13 @@ Result<std::vector<sched::Blocker>> Controller::Blockers(JobId id) const {
   return e->blockers;
 }
 
+std::vector<sched::ShareTreeNode> Controller::ShareTree() const {
+  return sched::ComputeShareTree(sched_config(), s_->usage.ledger().Entries());
+}
+
+std::string Controller::PartitionOf(JobId id) const {
+  const JobEntry* e = s_->jobs.Find(id);
+  return e == nullptr ? std::string() : e->job.partition;
+}
+
 }  // namespace corral::controller

@@ -45,6 +45,9 @@ constexpr RouteSpec kRoutes[] = {
   {"GET",    "/metrics/targets",                       Action::kReadMetrics,    kCluster,   "Prometheus HTTP service discovery of the agents"},
   {"GET",    "/api/v1/audit",                          Action::kReadAudit,      kCluster,   "the audit log (admins and operators)"},
   {"GET",    "/api/v1/audit/verify",                   Action::kReadAudit,      kCluster,   "verify the audit log's hash chain"},
+  {"GET",    "/api/v1/reports/usage",                  Action::kReadCluster,    kCluster,   "usage report: CPU/GPU-hours and energy by account, user, partition, GPU model (as privacy allows)"},
+  {"GET",    "/api/v1/fairshare",                      Action::kReadCluster,    kCluster,   "the fair-share tree, as sshare shows it (as privacy allows)"},
+  {"GET",    "/api/v1/priorities/weights",             Action::kReadCluster,    kCluster,   "the multifactor priority weights (sprio -w)"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
 };
 // clang-format on

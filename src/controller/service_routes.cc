@@ -12,6 +12,7 @@
 #include "controller/gpu_stats_routes.h"
 #include "controller/internal/access.h"
 #include "controller/metrics/routes.h"
+#include "controller/report_routes.h"
 #include "controller/routes.h"
 #include "controller/service.h"
 #include "core/check.h"
@@ -522,6 +523,7 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
                                  .nice = f.nice,
                                  .priority_tier = f.priority_tier,
                                  .priority = f.priority});
+                  out.back().job_partition = c.PartitionOf(f.job);
                 }
                 return out;
               });
@@ -587,6 +589,20 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
   route("GET", "/api/v1/reports/waste",
         [self, ctx](const api::HttpRequest& req, const api::Identity& who) {
           return ServeWasteReport(*self, *ctx->store, *ctx->clock, ctx->waste_threshold, req, who);
+        });
+
+  // Usage and fair-share reports (report_routes.h).
+  route("GET", "/api/v1/reports/usage",
+        [self, ctx, privacy](const api::HttpRequest& req, const api::Identity& who) {
+          return ServeUsageReport(*self, *ctx->store, *ctx->clock, privacy, req, who);
+        });
+  route("GET", "/api/v1/fairshare",
+        [self, privacy](const api::HttpRequest&, const api::Identity& who) {
+          return ServeShareReport(*self, privacy, who);
+        });
+  route("GET", "/api/v1/priorities/weights",
+        [self](const api::HttpRequest&, const api::Identity&) {
+          return ServePriorityWeights(*self);
         });
 
   // Prometheus (metrics/routes.h): the metrics principal, operators and admins.

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <string_view>
+#include <tuple>
 
 namespace corral::sched {
 namespace {
@@ -15,6 +16,8 @@ struct TreeNode {
   double shares = 1;
   double usage = 0;
   double lf = 0;  // level fair share among its siblings
+  double norm_shares = 0;      // shares over its siblings' total
+  double effective_usage = 0;  // usage over its siblings' total
   std::vector<int> children;
 };
 
@@ -83,7 +86,45 @@ class FairTree {
     return out;
   }
 
+  // `Rank()`, then every node depth first from the root (users before accounts, each by name).
+  std::vector<ShareTreeNode> Walk() {
+    std::vector<FairShareEntry> ranked = Rank();
+    std::vector<ShareTreeNode> out;
+    out.reserve(nodes_.size());
+    WalkFrom(0, 0, "", ranked, &out);
+    return out;
+  }
+
  private:
+  void WalkFrom(int idx, uint32_t depth, const std::string& account,
+                const std::vector<FairShareEntry>& ranked, std::vector<ShareTreeNode>* out) {
+    const TreeNode& n = nodes_[idx];
+    ShareTreeNode row{.account = n.is_user ? account : n.name,
+                      .user = n.is_user ? n.name : "",
+                      .depth = depth,
+                      .shares = idx == 0 ? 0 : n.shares,
+                      .norm_shares = idx == 0 ? 1 : n.norm_shares,
+                      .usage = n.usage,
+                      .effective_usage = idx == 0 ? 1 : n.effective_usage,
+                      .level_fairshare = n.lf};
+    if (n.is_user) {
+      FairShareEntry key{.account = account, .user = n.name};
+      auto it = std::lower_bound(ranked.begin(), ranked.end(), key, [](const auto& a, const auto& b) {
+        return std::tie(a.account, a.user) < std::tie(b.account, b.user);
+      });
+      if (it != ranked.end() && it->account == account && it->user == n.name) row.factor = it->factor;
+    }
+    out->push_back(std::move(row));
+    std::vector<int> kids = n.children;
+    std::sort(kids.begin(), kids.end(), [&](int a, int b) {
+      const TreeNode& x = nodes_[a];
+      const TreeNode& y = nodes_[b];
+      if (x.is_user != y.is_user) return x.is_user;
+      return x.name < y.name;
+    });
+    for (int c : kids) WalkFrom(c, depth + 1, n.is_user ? account : n.name, ranked, out);
+  }
+
   double SumUsage(int idx) {
     TreeNode& n = nodes_[idx];
     for (int c : n.children) n.usage += SumUsage(c);
@@ -102,6 +143,8 @@ class FairTree {
       double s = k.shares / shares;
       double u = usage > 0 ? k.usage / usage : 0;
       k.lf = u > 0 ? s / u : std::numeric_limits<double>::infinity();
+      k.norm_shares = s;
+      k.effective_usage = u;
       ComputeLevelFairShare(c);
     }
   }
@@ -171,6 +214,16 @@ std::vector<FairShareEntry> ComputeFairTree(
     tree.AddUsage(tree.Leaf(u.account, u.user), u.decayed_usage);
   for (const auto& [account, user] : extra) tree.Leaf(account, user);
   return tree.Rank();
+}
+
+std::vector<ShareTreeNode> ComputeShareTree(
+    const SchedulerConfig& config, const std::vector<AssociationUsage>& usage,
+    const std::vector<std::pair<std::string, std::string>>& extra) {
+  FairTree tree(config);
+  for (const AssociationUsage& u : usage)
+    tree.AddUsage(tree.Leaf(u.account, u.user), u.decayed_usage);
+  for (const auto& [account, user] : extra) tree.Leaf(account, user);
+  return tree.Walk();
 }
 
 }  // namespace corral::sched

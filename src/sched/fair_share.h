@@ -39,10 +39,30 @@ struct FairShareEntry {
   bool operator==(const FairShareEntry&) const = default;
 };
 
+// One node of the tree as Slurm's sshare shows it.
+struct ShareTreeNode {
+  std::string account;           // the account; for a user, its account; "root" for the root
+  std::string user;              // "" for the root and accounts
+  uint32_t depth = 0;            // 0 = the root
+  double shares = 0;             // raw shares (0 for the root)
+  double norm_shares = 0;        // shares over its siblings' total (1 for the root)
+  double usage = 0;              // decayed usage of the node and its subtree
+  double effective_usage = 0;    // usage over its siblings' total (step 3's U)
+  double level_fairshare = 0;    // step 3's LF (infinity when U is 0)
+  double factor = 0;             // users: the fair-share factor of step 5; 0 for accounts
+  bool operator==(const ShareTreeNode&) const = default;
+};
+
 // Ranks every user of the tree; see the file comment. `extra` lists (account, user) pairs that
 // must be ranked even without configuration or usage (the associations of queued jobs).
 // Returns the entries sorted by (account, user).
 std::vector<FairShareEntry> ComputeFairTree(
+    const SchedulerConfig& config, const std::vector<AssociationUsage>& usage,
+    const std::vector<std::pair<std::string, std::string>>& extra = {});
+
+// The whole tree (`sshare`): the same tree and ranking as `ComputeFairTree`, every node depth
+// first from the root, a node's users before its sub-accounts, each by name.
+std::vector<ShareTreeNode> ComputeShareTree(
     const SchedulerConfig& config, const std::vector<AssociationUsage>& usage,
     const std::vector<std::pair<std::string, std::string>>& extra = {});
 

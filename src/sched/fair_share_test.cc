@@ -77,5 +77,41 @@ TEST(FairShareTest, DeterministicForTheSameInput) {
   EXPECT_EQ(ComputeFairTree(Tree(), usage), ComputeFairTree(Tree(), usage));
 }
 
+// sshare's view: the whole tree depth first, a node's users before its sub-accounts, with
+// shares and usage normalised among siblings, and the users' factors as `ComputeFairTree`'s.
+TEST(FairShareTest, ShareTreeListsEveryNodeWithNormalisedSharesAndUsage) {
+  std::vector<AssociationUsage> usage = {
+      {.account = "nlp", .user = "alice", .decayed_usage = 100},
+      {.account = "vision", .user = "carol", .decayed_usage = 300},
+      {.account = "product", .user = "dave", .decayed_usage = 400}};
+  std::vector<ShareTreeNode> t = ComputeShareTree(Tree(), usage);
+  std::vector<std::string> order;
+  for (const ShareTreeNode& n : t) {
+    order.push_back(std::to_string(n.depth) + ":" + n.account + "/" + n.user);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"0:root/", "1:product/", "2:product/dave",
+                                             "1:research/", "2:nlp/", "3:nlp/alice",
+                                             "3:nlp/bob", "2:vision/", "3:vision/carol"}));
+  EXPECT_DOUBLE_EQ(t[0].usage, 800);
+  EXPECT_DOUBLE_EQ(t[0].norm_shares, 1);
+  const ShareTreeNode& research = t[3];
+  EXPECT_DOUBLE_EQ(research.shares, 60);
+  EXPECT_DOUBLE_EQ(research.norm_shares, 0.6);
+  EXPECT_DOUBLE_EQ(research.usage, 400);
+  EXPECT_DOUBLE_EQ(research.effective_usage, 0.5);
+  EXPECT_DOUBLE_EQ(research.level_fairshare, 1.2);
+  EXPECT_DOUBLE_EQ(research.factor, 0);  // accounts have no factor
+  const ShareTreeNode& bob = t[6];
+  EXPECT_DOUBLE_EQ(bob.shares, 3);
+  EXPECT_DOUBLE_EQ(bob.norm_shares, 0.75);
+  EXPECT_DOUBLE_EQ(bob.usage, 0);
+  EXPECT_EQ(bob.level_fairshare, std::numeric_limits<double>::infinity());
+  std::vector<FairShareEntry> ranked = ComputeFairTree(Tree(), usage);
+  for (const ShareTreeNode& n : t) {
+    if (n.user.empty()) continue;
+    EXPECT_DOUBLE_EQ(n.factor, Find(ranked, n.account, n.user).factor) << n.account << "/" << n.user;
+  }
+}
+
 }  // namespace
 }  // namespace corral::sched

@@ -74,6 +74,10 @@ const std::map<std::string, std::string> kMatrix = {
     {"POST /api/v1/agents/heartbeat", "------y---"},
     {"POST /api/v1/agents/events", "------y---"},
     {"GET /ui/{file*}", "yyyyyyyyyy"},  // static files only; the page's data is the API's
+    // Usage and fair-share reports: what a user sees is as [privacy] allows.
+    {"GET /api/v1/reports/usage", "-yyyy--yy-"},
+    {"GET /api/v1/fairshare", "-yyyy--yy-"},
+    {"GET /api/v1/priorities/weights", "-yyyy--yy-"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {

@@ -247,6 +247,7 @@ void Fields(V& v, S& s) {
   v("nice", s.nice);
   v("priority_tier", s.priority_tier);
   v("priority", s.priority);
+  v("job_partition", s.job_partition);
 }
 
 }  // namespace corral::api::internal

@@ -220,4 +220,53 @@ std::string FormatWasteReport(const api::WasteReport& r) {
   return out;
 }
 
+std::string FormatUsageReport(const api::UsageReport& r) {
+  auto hours = [](double s) { return Fmt("%.2f", s / 3600); };
+  auto kwh = [](double j) { return Fmt("%.3f", j / 3.6e6); };
+  std::string out = "Usage " + FormatTimestamp(r.start) + " - " + FormatTimestamp(r.end);
+  if (r.own_only) out += " (" + r.user + "'s jobs only: [privacy] hides other users')";
+  out += "\n";
+  auto share = [](double used, double capacity) {
+    return capacity > 0 ? Fmt("%.1f%%", 100 * used / capacity) : std::string("-");
+  };
+  out += "Cluster: " + std::to_string(r.cluster_cpus) + " CPUs, " +
+         std::to_string(r.cluster_gpus) + " GPUs; " + std::to_string(r.total.jobs) + " jobs; " +
+         hours(r.total.gpu_seconds) + " of " + hours(r.reported_gpu_seconds) + " GPU-hours (" +
+         share(r.total.gpu_seconds, r.reported_gpu_seconds) + "), " + hours(r.total.cpu_seconds) +
+         " of " + hours(r.reported_cpu_seconds) + " CPU-hours (" +
+         share(r.total.cpu_seconds, r.reported_cpu_seconds) + "), " + kwh(r.total.energy_joules) +
+         " kWh\n";
+  auto section = [&](const char* title, std::vector<std::string> keys,
+                     const std::vector<api::UsageRow>& rows,
+                     std::vector<std::string> (*key_of)(const api::UsageRow&)) {
+    if (rows.empty()) return;
+    out += std::string("\n") + title + "\n";
+    for (const char* h : {"JOBS", "CPU_HOURS", "GPU_HOURS", "ENERGY_KWH"}) keys.push_back(h);
+    Table t(keys);
+    for (const api::UsageRow& row : rows) {
+      std::vector<std::string> cells = key_of(row);
+      for (std::string& c : cells) {
+        if (c.empty()) c = "-";
+      }
+      cells.insert(cells.end(), {std::to_string(row.jobs), hours(row.cpu_seconds),
+                                 hours(row.gpu_seconds), kwh(row.energy_joules)});
+      t.Add(std::move(cells));
+    }
+    out += t.Render();
+  };
+  section("By account:", {"ACCOUNT"}, r.accounts,
+          [](const api::UsageRow& x) { return std::vector<std::string>{x.account}; });
+  section("By user:", {"ACCOUNT", "USER"}, r.users,
+          [](const api::UsageRow& x) { return std::vector<std::string>{x.account, x.user}; });
+  section("By partition:", {"PARTITION"}, r.partitions,
+          [](const api::UsageRow& x) { return std::vector<std::string>{x.partition}; });
+  section("By GPU model:", {"MODEL"}, r.gpu_models,
+          [](const api::UsageRow& x) { return std::vector<std::string>{x.gpu_model}; });
+  section("By job:", {"JOBID", "ACCOUNT", "USER", "PARTITION"}, r.jobs,
+          [](const api::UsageRow& x) {
+            return std::vector<std::string>{x.job.ToString(), x.account, x.user, x.partition};
+          });
+  return out;
+}
+
 }  // namespace corral::cli::internal

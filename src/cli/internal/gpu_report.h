@@ -1,4 +1,5 @@
-// The text of `corral jobstats`, `seff` and `corral report waste` (docs/metrics-jobs.md):
+// The text of `corral jobstats`, `seff`, `corral report waste` (docs/metrics-jobs.md) and
+// `corral report usage` (docs/governance.md):
 // pure functions of the job's record and its GPU statistics, so that tests check them
 // without a cluster. Internal to cli.
 //
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "api/messages.h"
+#include "api/report_messages.h"
 
 namespace corral::cli::internal {
 
@@ -34,5 +36,10 @@ std::string FormatSeff(const api::JobInfo& job, const api::GpuStatsInfo& stats,
 
 // `corral report waste`: wasted GPU-hours by user, then by account.
 std::string FormatWasteReport(const api::WasteReport& report);
+
+// `corral report usage`: the window, the cluster's allocated share of its capacity, then CPU-
+// and GPU-hours and energy (kWh) by account, by (account, user), by partition, by GPU model
+// and, when the report has them, by job.
+std::string FormatUsageReport(const api::UsageReport& report);
 
 }  // namespace corral::cli::internal

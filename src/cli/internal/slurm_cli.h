@@ -66,5 +66,9 @@ int RunScontrol(int argc, char** argv);
 int RunScancel(int argc, char** argv);
 // `seff JOB` (cli/jobstats.cc).
 int RunSeff(int argc, char** argv);
+// `sreport`, `sshare`, `sprio` (cli/reports.cc; docs/slurm.md).
+int RunSreport(int argc, char** argv);
+int RunSshare(int argc, char** argv);
+int RunSprio(int argc, char** argv);
 
 }  // namespace corral::cli::internal

@@ -147,6 +147,7 @@ const std::vector<Row> kTable = {
     {Action::kNodeHeartbeat, "g", ""},
     {Action::kNodeEvent, "g", ""},
     {Action::kAgentCall, "c", ""},
+    {Action::kManageAccounts, "a", "a"},
 };
 
 TEST(AuthorizeTest, EveryPrincipalEveryActionMatchesTheTable) {

@@ -32,6 +32,7 @@ constexpr SlurmCommand kCommands[] = {
     {"seff", internal::RunSeff},
     {"sdiag", RunUnsupported},           {"sstat", RunUnsupported},
     {"sbcast", RunUnsupported},
+    {"sacctmgr", internal::RunSacctmgr},
 };
 
 }  // namespace

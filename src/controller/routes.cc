@@ -45,6 +45,22 @@ constexpr RouteSpec kRoutes[] = {
   {"GET",    "/metrics/targets",                       Action::kReadMetrics,    kCluster,   "Prometheus HTTP service discovery of the agents"},
   {"GET",    "/api/v1/audit",                          Action::kReadAudit,      kCluster,   "the audit log (admins and operators)"},
   {"GET",    "/api/v1/audit/verify",                   Action::kReadAudit,      kCluster,   "verify the audit log's hash chain"},
+  // Accounts, users and QOS as data (governance_routes.h, docs/governance.md).
+  {"GET",    "/api/v1/accounts",                       Action::kReadCluster,    kCluster,   "list accounts"},
+  {"GET",    "/api/v1/accounts/{name}",                Action::kReadCluster,    kCluster,   "one account"},
+  {"POST",   "/api/v1/accounts",                       Action::kManageAccounts, kCluster,   "create an account"},
+  {"PUT",    "/api/v1/accounts/{name}",                Action::kManageAccounts, kCluster,   "replace an account's settings and limits"},
+  {"DELETE", "/api/v1/accounts/{name}",                Action::kManageAccounts, kCluster,   "delete an account"},
+  {"GET",    "/api/v1/users",                          Action::kReadCluster,    kCluster,   "list users and their associations"},
+  {"GET",    "/api/v1/users/{name}",                   Action::kReadCluster,    kCluster,   "one user"},
+  {"POST",   "/api/v1/users",                          Action::kManageAccounts, kCluster,   "create a user with its associations"},
+  {"PUT",    "/api/v1/users/{name}",                   Action::kManageAccounts, kCluster,   "replace a user's settings, limits and associations"},
+  {"DELETE", "/api/v1/users/{name}",                   Action::kManageAccounts, kCluster,   "delete a user and its associations"},
+  {"GET",    "/api/v1/qos",                            Action::kReadCluster,    kCluster,   "list QOS"},
+  {"GET",    "/api/v1/qos/{name}",                     Action::kReadCluster,    kCluster,   "one QOS"},
+  {"POST",   "/api/v1/qos",                            Action::kConfigure,      kCluster,   "create a QOS"},
+  {"PUT",    "/api/v1/qos/{name}",                     Action::kConfigure,      kCluster,   "replace a QOS"},
+  {"DELETE", "/api/v1/qos/{name}",                     Action::kConfigure,      kCluster,   "delete a QOS"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
 };
 // clang-format on

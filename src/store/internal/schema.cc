@@ -1,7 +1,9 @@
 #include "store/internal/schema.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
+#include <tuple>
 
 #include "store/internal/record_codec.h"
 
@@ -269,6 +271,8 @@ std::vector<std::string> CreateSchemaSql(Dialect d) {
       CreateTable(d, "meta", kMetaColumns),
       CreateTable(d, "gpu_series", kGpuSeriesColumns),
       CreateTable(d, "audit", kAuditColumns),
+      "CREATE TABLE IF NOT EXISTS governance (kind TEXT NOT NULL, name TEXT NOT NULL, "
+      "body TEXT NOT NULL, PRIMARY KEY (kind, name))",
   };
 }
 
@@ -353,6 +357,22 @@ std::string SelectAuditSql(Dialect d) {
   return "SELECT " + ColumnList(kAuditColumns) + " FROM audit WHERE seq > " + Placeholder(d, 1) +
          " ORDER BY seq";
 }
+std::string UpsertGovernanceSql(Dialect d) {
+  return "INSERT INTO governance (kind, name, body) VALUES (" + Placeholder(d, 1) + ", " +
+         Placeholder(d, 2) + ", " + Placeholder(d, 3) +
+         ") ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body";
+}
+std::string DeleteGovernanceSql(Dialect d) {
+  return "DELETE FROM governance WHERE kind = " + Placeholder(d, 1) +
+         " AND name = " + Placeholder(d, 2);
+}
+std::string SelectGovernanceSql() { return "SELECT kind, name, body FROM governance"; }
+void SortGovernance(std::vector<GovernanceRecord>* records) {
+  std::sort(records->begin(), records->end(), [](const auto& a, const auto& b) {
+    return std::tie(a.kind, a.name) < std::tie(b.kind, b.name);
+  });
+}
+
 std::string UpdateSchemaVersionSql() {
   return "UPDATE corral_info SET value = '" + std::to_string(kSchemaVersion) +
          "' WHERE key = 'schema_version'";

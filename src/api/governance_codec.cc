@@ -27,7 +27,9 @@ Result<std::vector<AccountConfig>> DecodeAccountList(std::string_view json) {
 }
 
 std::string EncodeUser(const UserInfo& u) { return Encode(u, 384); }
-Result<UserInfo> DecodeUserRequest(std::string_view json) { return Decode<UserInfo>(json, kStrict); }
+Result<UserInfo> DecodeUserRequest(std::string_view json) {
+  return Decode<UserInfo>(json, kStrict);
+}
 Result<UserInfo> DecodeUser(std::string_view json) { return Decode<UserInfo>(json, kLenient); }
 std::string EncodeUserList(const std::vector<UserInfo>& users) {
   return EncodeList(internal::kUsersList, users, 384);
@@ -42,7 +44,9 @@ Result<UserConfig> DecodeUserConfig(std::string_view json) {
 }
 
 std::string EncodeQos(const QosConfig& q) { return Encode(q, 512); }
-Result<QosConfig> DecodeQosRequest(std::string_view json) { return Decode<QosConfig>(json, kStrict); }
+Result<QosConfig> DecodeQosRequest(std::string_view json) {
+  return Decode<QosConfig>(json, kStrict);
+}
 Result<QosConfig> DecodeQos(std::string_view json) { return Decode<QosConfig>(json, kLenient); }
 std::string EncodeQosList(const std::vector<QosConfig>& qos) {
   return EncodeList(internal::kQosList, qos, 512);

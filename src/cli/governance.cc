@@ -82,25 +82,30 @@ Status Apply(const Setters<Record>& setters, Limits Record::*limits,
 
 const Setters<AccountConfig>& AccountSetters() {
   static const Setters<AccountConfig> s = {
-      {"parent", [](AccountConfig& a, const std::string& v) -> Status {
+      {"parent",
+       [](AccountConfig& a, const std::string& v) -> Status {
          a.parent = v == "root" ? "" : v;
          return {};
        }},
-      {"shares", [](AccountConfig& a, const std::string& v) -> Status {
+      {"shares",
+       [](AccountConfig& a, const std::string& v) -> Status {
          CORRAL_ASSIGN_OR_RETURN(uint64_t n, Number("shares", v, UINT32_MAX));
          a.shares = static_cast<uint32_t>(n);
          return {};
        }},
-      {"guaranteed-gpus", [](AccountConfig& a, const std::string& v) -> Status {
+      {"guaranteed-gpus",
+       [](AccountConfig& a, const std::string& v) -> Status {
          CORRAL_ASSIGN_OR_RETURN(uint64_t n, Number("guaranteed-gpus", v, UINT32_MAX));
          a.guaranteed_gpus = static_cast<uint32_t>(n);
          return {};
        }},
-      {"default-qos", [](AccountConfig& a, const std::string& v) -> Status {
+      {"default-qos",
+       [](AccountConfig& a, const std::string& v) -> Status {
          a.default_qos = Clears(v) ? "" : v;
          return {};
        }},
-      {"allowed-qos", [](AccountConfig& a, const std::string& v) -> Status {
+      {"allowed-qos",
+       [](AccountConfig& a, const std::string& v) -> Status {
          a.allowed_qos = SplitNonEmpty(v);
          return {};
        }},
@@ -110,29 +115,34 @@ const Setters<AccountConfig>& AccountSetters() {
 
 const Setters<api::UserInfo>& UserSetters() {
   static const Setters<api::UserInfo> s = {
-      {"account", [](api::UserInfo& u, const std::string& v) -> Status {
+      {"account",
+       [](api::UserInfo& u, const std::string& v) -> Status {
          u.accounts = SplitNonEmpty(v);
          return {};
        }},
-      {"add-account", [](api::UserInfo& u, const std::string& v) -> Status {
+      {"add-account",
+       [](api::UserInfo& u, const std::string& v) -> Status {
          for (const std::string& a : SplitNonEmpty(v)) {
            if (std::find(u.accounts.begin(), u.accounts.end(), a) == u.accounts.end())
              u.accounts.push_back(a);
          }
          return {};
        }},
-      {"remove-account", [](api::UserInfo& u, const std::string& v) -> Status {
+      {"remove-account",
+       [](api::UserInfo& u, const std::string& v) -> Status {
          for (const std::string& a : SplitNonEmpty(v)) {
            std::erase(u.accounts, a);
            if (u.user.default_account == a) u.user.default_account.clear();
          }
          return {};
        }},
-      {"default-account", [](api::UserInfo& u, const std::string& v) -> Status {
+      {"default-account",
+       [](api::UserInfo& u, const std::string& v) -> Status {
          u.user.default_account = v;
          return {};
        }},
-      {"shares", [](api::UserInfo& u, const std::string& v) -> Status {
+      {"shares",
+       [](api::UserInfo& u, const std::string& v) -> Status {
          CORRAL_ASSIGN_OR_RETURN(uint64_t n, Number("shares", v, UINT32_MAX));
          u.user.shares = static_cast<uint32_t>(n);
          return {};
@@ -143,28 +153,35 @@ const Setters<api::UserInfo>& UserSetters() {
 
 const Setters<QosConfig>& QosSetters() {
   static const Setters<QosConfig> s = {
-      {"priority", [](QosConfig& q, const std::string& v) -> Status {
+      {"priority",
+       [](QosConfig& q, const std::string& v) -> Status {
          CORRAL_ASSIGN_OR_RETURN(uint64_t n, Number("priority", v, UINT32_MAX));
          q.priority = static_cast<uint32_t>(n);
          return {};
        }},
-      {"preempt", [](QosConfig& q, const std::string& v) -> Status {
+      {"preempt",
+       [](QosConfig& q, const std::string& v) -> Status {
          q.preempt = SplitNonEmpty(v);
          return {};
        }},
-      {"preempt-mode", [](QosConfig& q, const std::string& v) -> Status {
+      {"preempt-mode",
+       [](QosConfig& q, const std::string& v) -> Status {
          std::optional<PreemptMode> m = ParsePreemptMode(Lower(v));
-         if (!m) return InvalidArgument("--preempt-mode " + v + ": expected off, requeue or cancel");
+         if (!m)
+           return InvalidArgument("--preempt-mode " + v + ": expected off, requeue or cancel");
          q.preempt_mode = *m;
          return {};
        }},
-      {"grace-time", [](QosConfig& q, const std::string& v) -> Status {
+      {"grace-time",
+       [](QosConfig& q, const std::string& v) -> Status {
          return SetTime(q.grace_time, "grace-time", v);
        }},
-      {"max-time", [](QosConfig& q, const std::string& v) -> Status {
+      {"max-time",
+       [](QosConfig& q, const std::string& v) -> Status {
          return SetTime(q.max_time, "max-time", v);
        }},
-      {"usage-factor", [](QosConfig& q, const std::string& v) -> Status {
+      {"usage-factor",
+       [](QosConfig& q, const std::string& v) -> Status {
          char* end = nullptr;
          double f = std::strtod(v.c_str(), &end);
          if (v.empty() || end != v.c_str() + v.size() || !(f >= 0)) {
@@ -173,13 +190,16 @@ const Setters<QosConfig>& QosSetters() {
          q.usage_factor = f;
          return {};
        }},
-      {"max-gpus-per-user", [](QosConfig& q, const std::string& v) -> Status {
+      {"max-gpus-per-user",
+       [](QosConfig& q, const std::string& v) -> Status {
          return SetOptional(q.per_user.max_gpus, "max-gpus-per-user", v);
        }},
-      {"max-running-jobs-per-user", [](QosConfig& q, const std::string& v) -> Status {
+      {"max-running-jobs-per-user",
+       [](QosConfig& q, const std::string& v) -> Status {
          return SetOptional(q.per_user.max_running_jobs, "max-running-jobs-per-user", v);
        }},
-      {"max-submitted-jobs-per-user", [](QosConfig& q, const std::string& v) -> Status {
+      {"max-submitted-jobs-per-user",
+       [](QosConfig& q, const std::string& v) -> Status {
          return SetOptional(q.per_user.max_submitted_jobs, "max-submitted-jobs-per-user", v);
        }},
   };
@@ -190,19 +210,17 @@ template <typename T>
 std::string Opt(const std::optional<T>& v) {
   return v ? std::to_string(*v) : "";
 }
-std::string OptTime(const std::optional<Duration>& v) {
-  return v ? FormatSlurmDuration(*v) : "";
-}
+std::string OptTime(const std::optional<Duration>& v) { return v ? FormatSlurmDuration(*v) : ""; }
 
 // The limit columns of the tables, in this order.
 std::vector<std::string> LimitHeaders() {
-  return {"MAX_GPUS", "MAX_CPUS", "MAX_MEM_MB", "MAX_RUN", "MAX_SUBMIT", "GPU_MINUTES",
-          "GPUS_PER_JOB", "MAX_WALL"};
+  return {"MAX_GPUS",   "MAX_CPUS",    "MAX_MEM_MB",   "MAX_RUN",
+          "MAX_SUBMIT", "GPU_MINUTES", "GPUS_PER_JOB", "MAX_WALL"};
 }
 std::vector<std::string> LimitCells(const Limits& l) {
-  return {Opt(l.max_gpus),           Opt(l.max_cpus),         Opt(l.max_mem_mb),
-          Opt(l.max_running_jobs),   Opt(l.max_submitted_jobs), Opt(l.max_gpu_minutes),
-          Opt(l.max_gpus_per_job),   OptTime(l.max_wall)};
+  return {Opt(l.max_gpus),         Opt(l.max_cpus),           Opt(l.max_mem_mb),
+          Opt(l.max_running_jobs), Opt(l.max_submitted_jobs), Opt(l.max_gpu_minutes),
+          Opt(l.max_gpus_per_job), OptTime(l.max_wall)};
 }
 std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
@@ -210,9 +228,9 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 }
 
 void PrintAccounts(const std::vector<AccountConfig>& list) {
-  Table t(Concat({"ACCOUNT", "PARENT", "SHARES", "GUARANTEED_GPUS", "DEFAULT_QOS", "ALLOWED_QOS",
-                  "USERS"},
-                 LimitHeaders()));
+  Table t(Concat(
+      {"ACCOUNT", "PARENT", "SHARES", "GUARANTEED_GPUS", "DEFAULT_QOS", "ALLOWED_QOS", "USERS"},
+      LimitHeaders()));
   for (const AccountConfig& a : list) {
     t.Add(Concat({a.name, a.parent.empty() ? "root" : a.parent, std::to_string(a.shares),
                   std::to_string(a.guaranteed_gpus), a.default_qos, Join(a.allowed_qos, ","),
@@ -225,9 +243,9 @@ void PrintAccounts(const std::vector<AccountConfig>& list) {
 void PrintUsers(const std::vector<api::UserInfo>& list) {
   Table t(Concat({"USER", "DEFAULT_ACCOUNT", "ACCOUNTS", "SHARES"}, LimitHeaders()));
   for (const api::UserInfo& u : list) {
-    t.Add(Concat({u.user.name, u.user.default_account, Join(u.accounts, ","),
-                  std::to_string(u.user.shares)},
-                 LimitCells(u.user.limits)));
+    t.Add(Concat(
+        {u.user.name, u.user.default_account, Join(u.accounts, ","), std::to_string(u.user.shares)},
+        LimitCells(u.user.limits)));
   }
   std::fputs(t.Render().c_str(), stdout);
 }
@@ -241,8 +259,7 @@ void PrintQos(const std::vector<QosConfig>& list) {
     std::snprintf(factor, sizeof factor, "%g", q.usage_factor);
     t.Add(Concat({q.name, std::to_string(q.priority), Join(q.preempt, ","),
                   std::string(PreemptModeName(q.preempt_mode)), OptTime(q.grace_time), factor,
-                  OptTime(q.max_time), Opt(q.per_user.max_gpus),
-                  Opt(q.per_user.max_running_jobs)},
+                  OptTime(q.max_time), Opt(q.per_user.max_gpus), Opt(q.per_user.max_running_jobs)},
                  LimitCells(q.limits)));
   }
   std::fputs(t.Render().c_str(), stdout);
@@ -359,9 +376,9 @@ Status SetLimit(Limits& l, const std::string& key, const std::string& v) {
 }
 
 std::vector<std::string> GovernanceFlags() {
-  std::set<std::string> flags = {"max-gpus",         "max-cpus",        "max-mem",
-                                 "max-running-jobs", "max-submitted-jobs", "max-gpu-minutes",
-                                 "max-gpus-per-job", "max-wall"};
+  std::set<std::string> flags = {
+      "max-gpus",           "max-cpus",        "max-mem",          "max-running-jobs",
+      "max-submitted-jobs", "max-gpu-minutes", "max-gpus-per-job", "max-wall"};
   for (const auto& [k, v] : AccountSetters()) flags.insert(k);
   for (const auto& [k, v] : UserSetters()) flags.insert(k);
   for (const auto& [k, v] : QosSetters()) flags.insert(k);
@@ -371,20 +388,24 @@ std::vector<std::string> GovernanceFlags() {
 int Governance(Client& client, const std::string& kind, const std::vector<std::string>& positional,
                const std::map<std::string, std::string>& values, bool json) {
   if (kind == "account") {
-    static const Kind<AccountConfig> k{
-        "accounts",        api::EncodeAccount, api::DecodeAccount,
-        api::DecodeAccountList, api::EncodeAccountList,
-        [](AccountConfig& a) -> std::string& { return a.name; },
-        AccountSetters,    &AccountConfig::limits, PrintAccounts};
+    static const Kind<AccountConfig> k{"accounts",
+                                       api::EncodeAccount,
+                                       api::DecodeAccount,
+                                       api::DecodeAccountList,
+                                       api::EncodeAccountList,
+                                       [](AccountConfig& a) -> std::string& { return a.name; },
+                                       AccountSetters,
+                                       &AccountConfig::limits,
+                                       PrintAccounts};
     return Run(client, kind, k, positional, values, json);
   }
   if (kind == "user") {
     // Limits of a user are `user.limits`: applied through a setter table of their own.
     static const Setters<api::UserInfo> with_limits = [] {
       Setters<api::UserInfo> s = UserSetters();
-      for (const char* limit : {"max-gpus", "max-cpus", "max-mem", "max-running-jobs",
-                                "max-submitted-jobs", "max-gpu-minutes", "max-gpus-per-job",
-                                "max-wall"}) {
+      for (const char* limit :
+           {"max-gpus", "max-cpus", "max-mem", "max-running-jobs", "max-submitted-jobs",
+            "max-gpu-minutes", "max-gpus-per-job", "max-wall"}) {
         std::string key = limit;
         s[key] = [key](api::UserInfo& u, const std::string& v) {
           return SetLimit(u.user.limits, key, v);
@@ -393,18 +414,26 @@ int Governance(Client& client, const std::string& kind, const std::vector<std::s
       return s;
     }();
     static const Kind<api::UserInfo> k{
-        "users",            api::EncodeUser, api::DecodeUser,
-        api::DecodeUserList, api::EncodeUserList,
+        "users",
+        api::EncodeUser,
+        api::DecodeUser,
+        api::DecodeUserList,
+        api::EncodeUserList,
         [](api::UserInfo& u) -> std::string& { return u.user.name; },
         []() -> const Setters<api::UserInfo>& { return with_limits; },
-        nullptr,            PrintUsers};
+        nullptr,
+        PrintUsers};
     return Run(client, kind, k, positional, values, json);
   }
-  static const Kind<QosConfig> k{
-      "qos",            api::EncodeQos, api::DecodeQos,
-      api::DecodeQosList, api::EncodeQosList,
-      [](QosConfig& q) -> std::string& { return q.name; },
-      QosSetters,       &QosConfig::limits, PrintQos};
+  static const Kind<QosConfig> k{"qos",
+                                 api::EncodeQos,
+                                 api::DecodeQos,
+                                 api::DecodeQosList,
+                                 api::EncodeQosList,
+                                 [](QosConfig& q) -> std::string& { return q.name; },
+                                 QosSetters,
+                                 &QosConfig::limits,
+                                 PrintQos};
   return Run(client, kind, k, positional, values, json);
 }
 

@@ -43,10 +43,11 @@ Status ParseTres(std::string_view text, std::optional<uint64_t>* cpus,
                  std::optional<uint64_t>* gpus, std::optional<uint64_t>* mem_mb) {
   for (const std::string& part : SplitNonEmpty(text)) {
     size_t eq = part.find('=');
-    if (eq == std::string::npos) return InvalidArgument("TRES \"" + part + "\": expected NAME=COUNT");
+    if (eq == std::string::npos)
+      return InvalidArgument("TRES \"" + part + "\": expected NAME=COUNT");
     std::string name = Lower(part.substr(0, eq));
     std::string value = part.substr(eq + 1);
-    std::optional<uint64_t>* field = name == "cpu"                       ? cpus
+    std::optional<uint64_t>* field = name == "cpu"                         ? cpus
                                      : name == "gres/gpu" || name == "gpu" ? gpus
                                      : name == "mem"                       ? mem_mb
                                                                            : nullptr;
@@ -166,12 +167,18 @@ Result<Command> Parse(const std::vector<std::string>& words) {
     for (size_t k = 1; k < o.size(); ++k) CORRAL_RETURN_IF_ERROR(option(std::string("-") + o[k]));
   }
   if (i + 2 > words.size()) {
-    return InvalidArgument("usage: sacctmgr [-inPpQ] add|modify|delete|show account|user|qos|"
-                           "association ...");
+    return InvalidArgument(
+        "usage: sacctmgr [-inPpQ] add|modify|delete|show account|user|qos|"
+        "association ...");
   }
-  c.verb = Canonical(words[i], {{"add", "add"},       {"create", "add"},   {"modify", "modify"},
-                                {"update", "modify"}, {"delete", "delete"}, {"remove", "delete"},
-                                {"show", "show"},     {"list", "show"}});
+  c.verb = Canonical(words[i], {{"add", "add"},
+                                {"create", "add"},
+                                {"modify", "modify"},
+                                {"update", "modify"},
+                                {"delete", "delete"},
+                                {"remove", "delete"},
+                                {"show", "show"},
+                                {"list", "show"}});
   if (c.verb.empty()) return InvalidArgument("unknown command \"" + words[i] + "\"");
   c.entity = Canonical(words[i + 1], {{"account", "account"},
                                       {"accounts", "account"},
@@ -273,8 +280,7 @@ Status SetGpuTres(std::optional<T>& field, const std::string& key, const std::st
 
 // The keys every kind ignores or refuses alike. Returns true when `key` was one of them.
 bool Common(const std::string& key, const std::string& value, Status* s) {
-  if (key == "description" || key == "organization" || key == "cluster" ||
-      key == "clusters") {
+  if (key == "description" || key == "organization" || key == "cluster" || key == "clusters") {
     return true;  // one cluster; a description is the name
   }
   if (key == "partition" || key == "flags" || key == "adminlevel" || key == "grpwall" ||
@@ -319,8 +325,9 @@ Status SetAccountKey(AccountConfig& a, const std::string& key, const std::string
   } else if (key == "grpsubmit" || key == "grpsubmitjobs") {
     return SetCount(a.limits.max_submitted_jobs, key, v);
   } else if (key == "maxjobs" || key == "maxsubmit" || key == "maxsubmitjobs") {
-    return InvalidArgument(key + " on an account (each user's limit in Slurm) is not supported: "
-                                 "use GrpJobs/GrpSubmit for the account, or set it on the users");
+    return InvalidArgument(key +
+                           " on an account (each user's limit in Slurm) is not supported: "
+                           "use GrpJobs/GrpSubmit for the account, or set it on the users");
   } else {
     return InvalidArgument("unknown account field \"" + key + "\"");
   }
@@ -411,8 +418,8 @@ Status SetQosKey(QosConfig& q, const std::string& key, const std::string& v) {
 
 template <typename Record>
 struct Kind {
-  std::string path;                   // "accounts", "users", "qos"
-  std::string title;                  // "Account", "User", "QOS"
+  std::string path;   // "accounts", "users", "qos"
+  std::string title;  // "Account", "User", "QOS"
   Result<std::vector<Record>> (*decode_list)(std::string_view);
   Result<Record> (*decode)(std::string_view);
   std::string (*encode)(const Record&);
@@ -421,13 +428,17 @@ struct Kind {
 };
 
 const Kind<AccountConfig> kAccounts{
-    "accounts", "Account", api::DecodeAccountList, api::DecodeAccount, api::EncodeAccount,
-    [](AccountConfig& a) -> std::string& { return a.name; }, SetAccountKey};
+    "accounts",         "Account",          api::DecodeAccountList,
+    api::DecodeAccount, api::EncodeAccount, [](AccountConfig& a) -> std::string& { return a.name; },
+    SetAccountKey};
 const Kind<api::UserInfo> kUsers{
-    "users", "User", api::DecodeUserList, api::DecodeUser, api::EncodeUser,
-    [](api::UserInfo& u) -> std::string& { return u.user.name; }, SetUserKey};
-const Kind<QosConfig> kQos{"qos", "QOS", api::DecodeQosList, api::DecodeQos, api::EncodeQos,
-                           [](QosConfig& q) -> std::string& { return q.name; }, SetQosKey};
+    "users",         "User",          api::DecodeUserList,
+    api::DecodeUser, api::EncodeUser, [](api::UserInfo& u) -> std::string& { return u.user.name; },
+    SetUserKey};
+const Kind<QosConfig> kQos{
+    "qos",          "QOS",          api::DecodeQosList,
+    api::DecodeQos, api::EncodeQos, [](QosConfig& q) -> std::string& { return q.name; },
+    SetQosKey};
 
 // Asks Slurm's question on stdin (unless -i); true to go on.
 bool Confirm(const Command& c) {
@@ -502,7 +513,8 @@ int Modify(Client& client, const Command& c, const Kind<Record>& k) {
     return 1;
   }
   if (!c.quiet) {
-    std::printf(" Modified %s...\n", c.entity == "qos" ? "qos" : (c.entity + " associations").c_str());
+    std::printf(" Modified %s...\n",
+                c.entity == "qos" ? "qos" : (c.entity + " associations").c_str());
     for (Record& r : *selected) std::printf("  %s\n", k.name(r).c_str());
   }
   if (!Confirm(c)) return 1;
@@ -538,8 +550,8 @@ int Delete(Client& client, const Command& c, const Kind<Record>& k) {
     return Fail("delete " + c.entity + ": account= only selects a user's associations");
   }
   if (!c.quiet) {
-    std::printf(" Deleting %s...\n", accounts.empty() ? (c.entity + "s").c_str()
-                                                      : "user associations");
+    std::printf(" Deleting %s...\n",
+                accounts.empty() ? (c.entity + "s").c_str() : "user associations");
     for (Record& r : *selected) std::printf("  %s\n", k.name(r).c_str());
   }
   if (!Confirm(c)) return 1;
@@ -620,18 +632,28 @@ std::string ClusterName() {
 }
 
 const std::vector<Column>& AssocColumns() {
-  static const std::vector<Column> cols = {
-      {"cluster", "Cluster", 10},         {"account", "Account", 10},
-      {"user", "User", 10},               {"partition", "Partition", 10},
-      {"share", "Share", 9},              {"fairshare", "Share", 9},
-      {"priority", "Priority", 10},       {"grpjobs", "GrpJobs", 7},
-      {"grptres", "GrpTRES", 13},         {"grpsubmit", "GrpSubmit", 9},
-      {"grpwall", "GrpWall", 11},         {"grptresmins", "GrpTRESMins", 13},
-      {"maxjobs", "MaxJobs", 7},          {"maxtres", "MaxTRES", 13},
-      {"maxtrespernode", "MaxTRESPerNode", 14}, {"maxsubmit", "MaxSubmit", 9},
-      {"maxwall", "MaxWall", 11},         {"maxtresmins", "MaxTRESMins", 13},
-      {"qos", "QOS", 20},                 {"defaultqos", "Def QOS", 9},
-      {"grptresrunmins", "GrpTRESRunMin", 13}, {"parentname", "Par Name", 10}};
+  static const std::vector<Column> cols = {{"cluster", "Cluster", 10},
+                                           {"account", "Account", 10},
+                                           {"user", "User", 10},
+                                           {"partition", "Partition", 10},
+                                           {"share", "Share", 9},
+                                           {"fairshare", "Share", 9},
+                                           {"priority", "Priority", 10},
+                                           {"grpjobs", "GrpJobs", 7},
+                                           {"grptres", "GrpTRES", 13},
+                                           {"grpsubmit", "GrpSubmit", 9},
+                                           {"grpwall", "GrpWall", 11},
+                                           {"grptresmins", "GrpTRESMins", 13},
+                                           {"maxjobs", "MaxJobs", 7},
+                                           {"maxtres", "MaxTRES", 13},
+                                           {"maxtrespernode", "MaxTRESPerNode", 14},
+                                           {"maxsubmit", "MaxSubmit", 9},
+                                           {"maxwall", "MaxWall", 11},
+                                           {"maxtresmins", "MaxTRESMins", 13},
+                                           {"qos", "QOS", 20},
+                                           {"defaultqos", "Def QOS", 9},
+                                           {"grptresrunmins", "GrpTRESRunMin", 13},
+                                           {"parentname", "Par Name", 10}};
   return cols;
 }
 
@@ -700,20 +722,21 @@ int Show(Client& client, const Command& c) {
   if (c.entity == "account") {
     auto rows = Selected(client, c, kAccounts);
     if (!rows) return Fail(rows.error().message);
-    return Render<AccountConfig>(
-        c,
-        {{"account", "Account", 10},
-         {"descr", "Descr", 20},
-         {"description", "Descr", 20},
-         {"org", "Org", 20},
-         {"organization", "Org", 20},
-         {"parentname", "Par Name", 10}},
-        "Account,Descr,Org", *rows, [](const AccountConfig& a, const std::string& col) {
-          // An account's description is its name; its organisation its parent (Slurm's
-          // defaults when none is given).
-          if (col == "account" || col == "descr" || col == "description") return a.name;
-          return a.parent.empty() ? std::string("root") : a.parent;
-        });
+    return Render<AccountConfig>(c,
+                                 {{"account", "Account", 10},
+                                  {"descr", "Descr", 20},
+                                  {"description", "Descr", 20},
+                                  {"org", "Org", 20},
+                                  {"organization", "Org", 20},
+                                  {"parentname", "Par Name", 10}},
+                                 "Account,Descr,Org", *rows,
+                                 [](const AccountConfig& a, const std::string& col) {
+                                   // An account's description is its name; its organisation its
+                                   // parent (Slurm's defaults when none is given).
+                                   if (col == "account" || col == "descr" || col == "description")
+                                     return a.name;
+                                   return a.parent.empty() ? std::string("root") : a.parent;
+                                 });
   }
   if (c.entity == "user") {
     auto rows = Selected(client, c, kUsers);
@@ -733,20 +756,32 @@ int Show(Client& client, const Command& c) {
   }
   auto rows = Selected(client, c, kQos);
   if (!rows) return Fail(rows.error().message);
-  static const std::vector<Column> kQosColumns = {
-      {"name", "Name", 10},          {"priority", "Priority", 10},
-      {"gracetime", "GraceTime", 10}, {"preempt", "Preempt", 10},
-      {"preemptexempttime", "PreemptExemptTime", 19}, {"preemptmode", "PreemptMode", 11},
-      {"flags", "Flags", 40},        {"usagethres", "UsageThres", 10},
-      {"usagefactor", "UsageFactor", 11}, {"grptres", "GrpTRES", 13},
-      {"grptresmins", "GrpTRESMins", 13}, {"grptresrunmins", "GrpTRESRunMin", 13},
-      {"grpjobs", "GrpJobs", 7},     {"grpsubmit", "GrpSubmit", 9},
-      {"grpwall", "GrpWall", 11},    {"maxtres", "MaxTRES", 13},
-      {"maxtrespernode", "MaxTRESPerNode", 14}, {"maxtresmins", "MaxTRESMins", 13},
-      {"maxwall", "MaxWall", 11},    {"maxtrespu", "MaxTRESPU", 13},
-      {"maxjobspu", "MaxJobsPU", 9}, {"maxsubmitpu", "MaxSubmitPU", 11},
-      {"maxtrespa", "MaxTRESPA", 13}, {"maxjobspa", "MaxJobsPA", 9},
-      {"maxsubmitpa", "MaxSubmitPA", 11}, {"mintres", "MinTRES", 13}};
+  static const std::vector<Column> kQosColumns = {{"name", "Name", 10},
+                                                  {"priority", "Priority", 10},
+                                                  {"gracetime", "GraceTime", 10},
+                                                  {"preempt", "Preempt", 10},
+                                                  {"preemptexempttime", "PreemptExemptTime", 19},
+                                                  {"preemptmode", "PreemptMode", 11},
+                                                  {"flags", "Flags", 40},
+                                                  {"usagethres", "UsageThres", 10},
+                                                  {"usagefactor", "UsageFactor", 11},
+                                                  {"grptres", "GrpTRES", 13},
+                                                  {"grptresmins", "GrpTRESMins", 13},
+                                                  {"grptresrunmins", "GrpTRESRunMin", 13},
+                                                  {"grpjobs", "GrpJobs", 7},
+                                                  {"grpsubmit", "GrpSubmit", 9},
+                                                  {"grpwall", "GrpWall", 11},
+                                                  {"maxtres", "MaxTRES", 13},
+                                                  {"maxtrespernode", "MaxTRESPerNode", 14},
+                                                  {"maxtresmins", "MaxTRESMins", 13},
+                                                  {"maxwall", "MaxWall", 11},
+                                                  {"maxtrespu", "MaxTRESPU", 13},
+                                                  {"maxjobspu", "MaxJobsPU", 9},
+                                                  {"maxsubmitpu", "MaxSubmitPU", 11},
+                                                  {"maxtrespa", "MaxTRESPA", 13},
+                                                  {"maxjobspa", "MaxJobsPA", 9},
+                                                  {"maxsubmitpa", "MaxSubmitPA", 11},
+                                                  {"mintres", "MinTRES", 13}};
   return Render<QosConfig>(
       c, kQosColumns,
       "Name,Priority,GraceTime,Preempt,PreemptExemptTime,PreemptMode,Flags,UsageThres,"

@@ -39,11 +39,11 @@ TEST(SacctmgrTest, TablesAsSlurmPrintsThem) {
             "   Account                Descr                  Org \n"
             "---------- -------------------- -------------------- \n"
             "      root default root account                 root \n");
-  EXPECT_EQ(RenderSacctmgr({"User", "Admin"}, {10, 9}, {{"root", "Administrator"}}, true, false,
-                           false),
-            "      root Administ+ \n");
-  EXPECT_EQ(RenderSacctmgr({"User", "Def Acct", "Admin"}, {10, 10, 9},
-                           {{"alice", "nlp", "None"}}, false, true, true),
+  EXPECT_EQ(
+      RenderSacctmgr({"User", "Admin"}, {10, 9}, {{"root", "Administrator"}}, true, false, false),
+      "      root Administ+ \n");
+  EXPECT_EQ(RenderSacctmgr({"User", "Def Acct", "Admin"}, {10, 10, 9}, {{"alice", "nlp", "None"}},
+                           false, true, true),
             "User|Def Acct|Admin|\nalice|nlp|None|\n");
   EXPECT_EQ(RenderSacctmgr({"Account", "User"}, {10, 10}, {{"nlp", ""}}, true, true, false),
             "nlp|\n");

@@ -144,8 +144,8 @@ TEST_F(ControllerGovernanceTest, BadChangesAreRefusedNamingTheProblemAndChangeNo
   absurd.limits.max_gpus = 4'000'000'000u;
   ExpectRefused(controller_->PutAccount(kAdmin, absurd, true), ErrorCode::kInvalidArgument,
                 "limits.max_gpus");
-  ExpectRefused(controller_->PutAccount(kAdmin, {.name = "nlp"}, true),
-                ErrorCode::kAlreadyExists, "nlp");
+  ExpectRefused(controller_->PutAccount(kAdmin, {.name = "nlp"}, true), ErrorCode::kAlreadyExists,
+                "nlp");
   ExpectRefused(controller_->PutAccount(kAdmin, {.name = "bad name"}, true),
                 ErrorCode::kInvalidArgument, "name");
   ExpectRefused(controller_->DeleteAccount(kAdmin, "research"), ErrorCode::kFailedPrecondition,
@@ -153,9 +153,9 @@ TEST_F(ControllerGovernanceTest, BadChangesAreRefusedNamingTheProblemAndChangeNo
   ExpectRefused(controller_->DeleteAccount(kAdmin, "nlp"), ErrorCode::kFailedPrecondition,
                 "\"alice\"");
   ExpectRefused(controller_->DeleteAccount(kAdmin, "gone"), ErrorCode::kNotFound, "gone");
-  ExpectRefused(controller_->PutUser(kAdmin, {.user = {.name = "carol"}, .accounts = {"nope"}},
-                                     true),
-                ErrorCode::kInvalidArgument, "\"nope\"");
+  ExpectRefused(
+      controller_->PutUser(kAdmin, {.user = {.name = "carol"}, .accounts = {"nope"}}, true),
+      ErrorCode::kInvalidArgument, "\"nope\"");
   ExpectRefused(controller_->DeleteQos(kAdmin, "normal"), ErrorCode::kFailedPrecondition,
                 "default_qos");
   // Only admins change them.

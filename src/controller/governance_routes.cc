@@ -32,9 +32,8 @@ struct Verbs {
 };
 
 template <typename Record>
-api::HttpResponse Serve(ControllerService& service, const Verbs<Record>& v,
-                        std::string_view method, const api::HttpRequest& req,
-                        const api::Identity& who) {
+api::HttpResponse Serve(ControllerService& service, const Verbs<Record>& v, std::string_view method,
+                        const api::HttpRequest& req, const api::Identity& who) {
   auto param = req.params.find("name");
   const std::string path_name = param == req.params.end() ? "" : param->second;
   if (method == "GET" && path_name.empty()) {
@@ -60,9 +59,9 @@ api::HttpResponse Serve(ControllerService& service, const Verbs<Record>& v,
   if (!create) {
     if (name.empty()) name = path_name;
     if (name != path_name) {
-      return api::ErrorResponse(Error{ErrorCode::kInvalidArgument,
-                                      "name: \"" + name + "\" differs from the path's \"" +
-                                          path_name + "\" (records are not renamed)"});
+      return api::ErrorResponse(
+          Error{ErrorCode::kInvalidArgument, "name: \"" + name + "\" differs from the path's \"" +
+                                                 path_name + "\" (records are not renamed)"});
     }
   }
   auto r = service.Call<Record>([&, rec = std::move(*record)](Controller& c) mutable {

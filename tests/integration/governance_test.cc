@@ -52,8 +52,7 @@ TEST(GovernanceTest, AccountsAndLimitsChangeLiveAndBadChangesChangeNothing) {
       [&] {
         auto ja = cluster.GetJob(a->job_id);
         auto jb = cluster.GetJob(b->job_id);
-        return ja && jb && ja->job.state == JobState::kRunning &&
-               jb->job.reason == "AssocGrpGRES";
+        return ja && jb && ja->job.state == JobState::kRunning && jb->job.reason == "AssocGrpGRES";
       },
       std::chrono::seconds(20)))
       << cluster.ControllerLog();
@@ -85,15 +84,12 @@ TEST(GovernanceTest, AccountsAndLimitsChangeLiveAndBadChangesChangeNothing) {
   // Only admins change them; everyone reads them.
   auto http = api::HttpClient::Create(cluster.url(), cluster.client_options());
   ASSERT_TRUE(http.has_value());
-  auto as_alice = [&](const std::string& method, const std::string& path,
-                      const std::string& body) {
-    auto r = (*http)->Send(method, path, body, {{"authorization", cluster.Token("alice")}},
-                           false);
+  auto as_alice = [&](const std::string& method, const std::string& path, const std::string& body) {
+    auto r = (*http)->Send(method, path, body, {{"authorization", cluster.Token("alice")}}, false);
     return r.has_value() ? r->status : 0;
   };
   EXPECT_EQ(as_alice("GET", "/api/v1/accounts/nlp", ""), 200);
-  EXPECT_EQ(as_alice("PUT", "/api/v1/accounts/nlp", R"({"name":"nlp","parent":"research"})"),
-            403);
+  EXPECT_EQ(as_alice("PUT", "/api/v1/accounts/nlp", R"({"name":"nlp","parent":"research"})"), 403);
 
   // The limit raised live: the waiting job starts at the next pass, no restart.
   CliResult raised = cluster.Cli({"account", "modify", "nlp", "--max-gpus", "2"});

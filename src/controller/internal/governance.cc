@@ -181,9 +181,9 @@ Result<Governance::Recovered> Governance::Recover(
   Result<sched::SchedulerConfig> built = Build(file, accounts, users, qos);
   if (!built) return Annotate(built.error(), "the store's accounts, users and qos");
   r.config = std::move(*built);
-  for (std::string d : {FirstDifference(kAccount, file_accounts, accounts),
-                        FirstDifference(kUser, file_users, users),
-                        FirstDifference(kQos, file_qos, qos)}) {
+  for (std::string d :
+       {FirstDifference(kAccount, file_accounts, accounts),
+        FirstDifference(kUser, file_users, users), FirstDifference(kQos, file_qos, qos)}) {
     if (!d.empty() && r.differs.empty()) r.differs = std::move(d);
   }
   accounts_ = std::move(accounts);
@@ -298,7 +298,8 @@ Result<sched::SchedulerConfig> Governance::PutUser(const sched::SchedulerConfig&
   CORRAL_RETURN_IF_ERROR(CheckLimits(where, cfg.limits));
   std::set<std::string> wanted(u.accounts.begin(), u.accounts.end());
   for (const std::string& a : wanted) {
-    if (!accounts_.count(a)) return InvalidArgument(where + ": accounts: no such account " + Quote(a));
+    if (!accounts_.count(a))
+      return InvalidArgument(where + ": accounts: no such account " + Quote(a));
   }
   if (cfg.default_account.empty() && !u.accounts.empty()) cfg.default_account = u.accounts.front();
   if (!cfg.default_account.empty() && !wanted.count(cfg.default_account)) {
@@ -332,14 +333,16 @@ Result<sched::SchedulerConfig> Governance::PutQos(const sched::SchedulerConfig& 
   // Usage is kept per account and user, not per QOS; a QOS's wall limit is its max_time.
   for (const Limits* l : {&q.limits, &q.per_user}) {
     if (l->max_gpu_minutes) {
-      return InvalidArgument(where + ": max_gpu_minutes: not a QOS limit (usage is kept per "
-                                     "account and user)");
+      return InvalidArgument(where +
+                             ": max_gpu_minutes: not a QOS limit (usage is kept per "
+                             "account and user)");
     }
     if (l->max_wall) return InvalidArgument(where + ": max_wall: a QOS's is its max_time");
   }
   if (q.per_user.max_cpus || q.per_user.max_mem_mb || q.per_user.max_gpus_per_job) {
-    return InvalidArgument(where + ": per_user: only max_gpus, max_running_jobs and "
-                                   "max_submitted_jobs are limits per user of a QOS");
+    return InvalidArgument(where +
+                           ": per_user: only max_gpus, max_running_jobs and "
+                           "max_submitted_jobs are limits per user of a QOS");
   }
   if (!std::isfinite(q.usage_factor) || q.usage_factor < 0 || q.usage_factor > kMaxUsageFactor) {
     return InvalidArgument(where + ": usage_factor: must be between 0 and 1000000");

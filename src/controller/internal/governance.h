@@ -92,7 +92,8 @@ class Governance {
                                         bool create);
   // Deletes a record. Returns kNotFound, or kFailedPrecondition naming what still uses it: an
   // account's sub-accounts, users or active jobs; a user's active jobs; a QOS's active jobs,
-  // or the QOS being `[scheduler] default_qos` (references from accounts or other QOS are kInvalidArgument from the validation).
+  // or the QOS being `[scheduler] default_qos` (references from accounts or other QOS are
+  // kInvalidArgument from the validation).
   Result<sched::SchedulerConfig> DeleteAccount(const sched::SchedulerConfig& base,
                                                const std::string& name, const ActiveUse& use);
   Result<sched::SchedulerConfig> DeleteUser(const sched::SchedulerConfig& base,

@@ -115,6 +115,7 @@ constexpr Rule kRules[] = {
   {Action::kNodeEvent,         "node-event",         false, false, false, false, false, false, false, false, false, false},
   {Action::kAgentCall,         "agent-call",         false, false, false, false, false, false, false, false, false, false},
   {Action::kReadAudit,         "read-audit",         false, false, true,  true,  true,  false, false, false, false, false},
+  {Action::kManageAccounts,    "manage-accounts",    false, false, false, false, true,  false, false, false, false, false},
 };
 // clang-format on
 

@@ -27,6 +27,7 @@
 //   kNodeRegister .. kNodeEvent     -     -         -      -         its node  -           -
 //   kAgentCall                      -     -         -      -         -         its node    -
 //   kReadAudit                      -     yes       yes    -         -         -           -
+//   kManageAccounts                 -     -         yes    -         -         -           -
 //
 // (1) The controller's call for a node also reads that node's metrics at its agent.
 // The metrics principal (a scraper: the scrape token, or a token of role "metrics") reads
@@ -113,6 +114,10 @@ enum class Action {
   kNodeEvent,  // an agent's job and task events
   kAgentCall,  // the controller's launch/cancel/signal/... to an agent
   kReadAudit,  // the audit log and its verification (docs/governance.md)
+  // Accounts and users (their associations and limits; docs/governance.md). Admins only for
+  // now; account coordinators (issue 16 item 2) will be allowed on their own accounts, decided
+  // against the account on the state thread.
+  kManageAccounts,
 };
 std::string_view ActionName(Action a);  // "read-cluster", "cancel-job", ...
 

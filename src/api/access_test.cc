@@ -147,6 +147,8 @@ const std::vector<Row> kTable = {
     {Action::kNodeHeartbeat, "g", ""},
     {Action::kNodeEvent, "g", ""},
     {Action::kAgentCall, "c", ""},
+    {Action::kReadAudit, "oa", "oa"},
+    {Action::kManageAccounts, "a", "a"},
 };
 
 TEST(AuthorizeTest, EveryPrincipalEveryActionMatchesTheTable) {
@@ -173,7 +175,7 @@ TEST(AuthorizeTest, EveryPrincipalEveryActionMatchesTheTable) {
   }
   // Every action has a row and a distinct name.
   EXPECT_EQ(names.size(), kTable.size());
-  EXPECT_EQ(static_cast<size_t>(Action::kAgentCall) + 1, kTable.size());
+  EXPECT_EQ(static_cast<size_t>(Action::kManageAccounts) + 1, kTable.size());  // the last
 }
 
 TEST(AuthorizeTest, AJobCredentialActsOnItsOwnRunOnly) {

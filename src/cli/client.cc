@@ -395,4 +395,24 @@ Result<api::PriorityWeights> Client::PriorityWeights() {
   return api::DecodePriorityWeights(r.body);
 }
 
+Result<std::string> Client::GovernanceGet(const std::string& kind, const std::string& name) {
+  std::string path = "/api/v1/" + kind + (name.empty() ? "" : "/" + api::UrlEncode(name));
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", path, "", true));
+  return std::move(r.body);
+}
+
+Result<std::string> Client::GovernancePut(const std::string& kind, const std::string& name,
+                                          const std::string& body, bool create) {
+  std::string path = "/api/v1/" + kind + (create ? "" : "/" + api::UrlEncode(name));
+  // A create is not retried: a second try after a lost answer would find the record (409).
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call(create ? "POST" : "PUT", path, body, !create));
+  return std::move(r.body);
+}
+
+Status Client::GovernanceDelete(const std::string& kind, const std::string& name) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto r, Call("DELETE", "/api/v1/" + kind + "/" + api::UrlEncode(name), "", false));
+  return {};
+}
+
 }  // namespace corral::cli

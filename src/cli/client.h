@@ -113,6 +113,14 @@ class Client {
   Result<api::ShareReport> ShareReport();
   Result<api::PriorityWeights> PriorityWeights();
 
+  // Accounts, users and QOS (docs/governance.md; api/governance_codec.h gives the JSON):
+  // `kind` is "accounts", "users" or "qos". Get returns one record, or the list when `name`
+  // is ""; Put creates (`create`: POST) or replaces (PUT) one and returns it as stored.
+  Result<std::string> GovernanceGet(const std::string& kind, const std::string& name);
+  Result<std::string> GovernancePut(const std::string& kind, const std::string& name,
+                                    const std::string& body, bool create);
+  Status GovernanceDelete(const std::string& kind, const std::string& name);
+
   const std::string& url() const { return url_; }
 
  private:

@@ -15,6 +15,7 @@
 #include "cli/client.h"
 #include "cli/internal/slurm_cli.h"
 #include "cli/audit.h"
+#include "cli/governance.h"
 #include "cli/jobstats.h"
 #include "cli/top.h"
 #include "cli/node_commands.h"
@@ -557,6 +558,22 @@ const std::vector<CommandInfo>& Commands() {
        {"since", "user", "job", "node", "limit"},
        {},
        [](Client& c, const Args& a) { return Audit(c, a.positional, a.values, a.json); }},
+      // Accounts, users and QOS as data (governance.h).
+      {"account",
+       "corral account add|modify|delete|show|list [NAME] [--parent P] [--shares N] [--max-gpus N] ...",
+       GovernanceFlags(),
+       {},
+       [](Client& c, const Args& a) { return Governance(c, "account", a.positional, a.values, a.json); }},
+      {"user",
+       "corral user add|modify|delete|show|list [NAME] [--account A,..] [--default-account A] ...",
+       GovernanceFlags(),
+       {},
+       [](Client& c, const Args& a) { return Governance(c, "user", a.positional, a.values, a.json); }},
+      {"qos",
+       "corral qos add|modify|delete|show|list [NAME] [--priority N] [--max-time T] ...",
+       GovernanceFlags(),
+       {},
+       [](Client& c, const Args& a) { return Governance(c, "qos", a.positional, a.values, a.json); }},
       {"drain",
        "corral drain NODE --reason TEXT",
        {"reason"},

@@ -34,6 +34,7 @@ constexpr SlurmCommand kCommands[] = {
     {"sprio", internal::RunSprio},
     {"sdiag", RunUnsupported},           {"sstat", RunUnsupported},
     {"sbcast", RunUnsupported},
+    {"sacctmgr", internal::RunSacctmgr},
 };
 
 }  // namespace

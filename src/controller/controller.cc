@@ -52,6 +52,23 @@ size_t Controller::job_count() const { return s_->jobs.size(); }
 Status Controller::Recover(store::StoredState state) {
   internal::ControllerState& s = *s_;
   MonoTime now = s.clock.MonotonicNow();
+  // Accounts, users and QOS: the store's once it has held them (internal/governance.h).
+  CORRAL_ASSIGN_OR_RETURN(internal::Governance::Recovered gov,
+                          s.governance.Recover(s.sched_config, state.governance, state.meta));
+  if (gov.seeded) {
+    CORRAL_LOG(Info) << "accounts, users and qos: " << s.sched_config.accounts.size()
+                     << " accounts, " << s.sched_config.users.size() << " users and "
+                     << s.sched_config.qos.size()
+                     << " qos from the configuration file written to the store, which holds "
+                        "them from now on (docs/governance.md)";
+  } else if (!gov.differs.empty()) {
+    CORRAL_LOG(Warn) << "accounts, users and qos come from the store; the configuration file's "
+                        "[[account]], [[user]] and [[qos]] sections differ from it ("
+                     << gov.differs
+                     << ") and are not used: change them with corral account|user|qos or "
+                        "sacctmgr (docs/governance.md)";
+  }
+  if (!gov.seeded && gov.config != s.sched_config) s.Reconfigure(std::move(gov.config));
   for (const Node& node : state.nodes) s.nodes.Restore(node, now);
   for (Job& job : state.jobs) {
     internal::JobEntry& e = s.jobs.Restore(std::move(job), now);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "api/governance_codec.h"
 #include "api/messages.h"
 #include "controller/agent_transport.h"
 #include "controller/config.h"
@@ -230,6 +231,36 @@ class Controller {
   std::vector<sched::ShareTreeNode> ShareTree() const;
   // The partition job `id` runs in or waits for ("" for an unknown job; `sprio`'s PARTITION).
   std::string PartitionOf(JobId id) const;
+
+  // --- Accounts, users and QOS as data (controller_governance.cc; docs/governance.md) ---
+  // Kept in the store (internal/governance.h says where they come from at start) and changed
+  // live: a change is checked as a whole, stored with its audit record in one batch, and the
+  // scheduler uses it from its next pass. Changes are for admins (`kManageAccounts` for
+  // accounts and users, `kConfigure` for QOS): kPermissionDenied otherwise. Every change
+  // returns kInvalidArgument naming the field (a bad name or value, an unknown parent,
+  // account, user or QOS, a loop in the account tree), kAlreadyExists when creating what
+  // exists, kNotFound when changing or deleting what does not, kFailedPrecondition when
+  // deleting what is still in use (sub-accounts, users, pending or running jobs). Nothing
+  // changes on error.
+
+  std::vector<AccountConfig> ListAccounts() const;
+  Result<AccountConfig> GetAccount(const std::string& name) const;
+  // Creates (`create`) or replaces account `a` (its `users` are kept on replace: they change
+  // with the users' associations). Returns the stored record.
+  Result<AccountConfig> PutAccount(const api::Identity& who, AccountConfig a, bool create);
+  Status DeleteAccount(const api::Identity& who, const std::string& name);
+
+  std::vector<api::UserInfo> ListUsers() const;
+  Result<api::UserInfo> GetUser(const std::string& name) const;
+  // Creates or replaces user `u`; `u.accounts` are its associations (the accounts whose
+  // `users` list it). Returns the stored record.
+  Result<api::UserInfo> PutUser(const api::Identity& who, api::UserInfo u, bool create);
+  Status DeleteUser(const api::Identity& who, const std::string& name);
+
+  std::vector<QosConfig> ListQos() const;
+  Result<QosConfig> GetQos(const std::string& name) const;
+  Result<QosConfig> PutQos(const api::Identity& who, QosConfig q, bool create);
+  Status DeleteQos(const api::Identity& who, const std::string& name);
 
   // --- Per-job GPU statistics and GPU waste (controller_gpu.cc; docs/metrics-jobs.md) ---
 

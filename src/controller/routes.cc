@@ -48,6 +48,22 @@ constexpr RouteSpec kRoutes[] = {
   {"GET",    "/api/v1/reports/usage",                  Action::kReadCluster,    kCluster,   "usage report: CPU/GPU-hours and energy by account, user, partition, GPU model (as privacy allows)"},
   {"GET",    "/api/v1/fairshare",                      Action::kReadCluster,    kCluster,   "the fair-share tree, as sshare shows it (as privacy allows)"},
   {"GET",    "/api/v1/priorities/weights",             Action::kReadCluster,    kCluster,   "the multifactor priority weights (sprio -w)"},
+  // Accounts, users and QOS as data (governance_routes.h, docs/governance.md).
+  {"GET",    "/api/v1/accounts",                       Action::kReadCluster,    kCluster,   "list accounts"},
+  {"GET",    "/api/v1/accounts/{name}",                Action::kReadCluster,    kCluster,   "one account"},
+  {"POST",   "/api/v1/accounts",                       Action::kManageAccounts, kCluster,   "create an account"},
+  {"PUT",    "/api/v1/accounts/{name}",                Action::kManageAccounts, kCluster,   "replace an account's settings and limits"},
+  {"DELETE", "/api/v1/accounts/{name}",                Action::kManageAccounts, kCluster,   "delete an account"},
+  {"GET",    "/api/v1/users",                          Action::kReadCluster,    kCluster,   "list users and their associations"},
+  {"GET",    "/api/v1/users/{name}",                   Action::kReadCluster,    kCluster,   "one user"},
+  {"POST",   "/api/v1/users",                          Action::kManageAccounts, kCluster,   "create a user with its associations"},
+  {"PUT",    "/api/v1/users/{name}",                   Action::kManageAccounts, kCluster,   "replace a user's settings, limits and associations"},
+  {"DELETE", "/api/v1/users/{name}",                   Action::kManageAccounts, kCluster,   "delete a user and its associations"},
+  {"GET",    "/api/v1/qos",                            Action::kReadCluster,    kCluster,   "list QOS"},
+  {"GET",    "/api/v1/qos/{name}",                     Action::kReadCluster,    kCluster,   "one QOS"},
+  {"POST",   "/api/v1/qos",                            Action::kConfigure,      kCluster,   "create a QOS"},
+  {"PUT",    "/api/v1/qos/{name}",                     Action::kConfigure,      kCluster,   "replace a QOS"},
+  {"DELETE", "/api/v1/qos/{name}",                     Action::kConfigure,      kCluster,   "delete a QOS"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
 };
 // clang-format on

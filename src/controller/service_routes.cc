@@ -10,6 +10,7 @@
 #include "controller/dashboard/dashboard_assets.h"
 #include "controller/audit_routes.h"
 #include "controller/gpu_stats_routes.h"
+#include "controller/governance_routes.h"
 #include "controller/internal/access.h"
 #include "controller/metrics/routes.h"
 #include "controller/report_routes.h"
@@ -604,6 +605,21 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
         [self](const api::HttpRequest&, const api::Identity&) {
           return ServePriorityWeights(*self);
         });
+  // Accounts, users and QOS as data (governance_routes.h).
+  for (std::string_view kind : {"accounts", "users", "qos"}) {
+    const std::string list = "/api/v1/" + std::string(kind);
+    const std::string one = list + "/{name}";
+    for (auto [method, pattern] : {std::pair<std::string_view, std::string>{"GET", list},
+                                   {"GET", one},
+                                   {"POST", list},
+                                   {"PUT", one},
+                                   {"DELETE", one}}) {
+      route(method, pattern,
+            [self, kind, method](const api::HttpRequest& req, const api::Identity& who) {
+              return ServeGovernance(*self, kind, method, req, who);
+            });
+    }
+  }
 
   // Prometheus (metrics/routes.h): the metrics principal, operators and admins.
   route("GET", "/metrics", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {

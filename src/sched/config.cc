@@ -321,7 +321,17 @@ Status ReadLimits(Section& s, Limits* l, std::string_view suffix = "", bool minu
     CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned(key("max_gpu_minutes"), &l->max_gpu_minutes));
   if (suffix.empty()) {
     CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned("max_gpus_per_job", &l->max_gpus_per_job));
+    CORRAL_RETURN_IF_ERROR(s.OptionalUnsigned("max_cpus", &l->max_cpus));
+    if (s.Has("max_mem")) {
+      uint64_t mb = 0;
+      CORRAL_RETURN_IF_ERROR(s.Memory("max_mem", &mb));
+      l->max_mem_mb = mb;
+    } else {
+      s.Get("max_mem");
+    }
   }
+  // A QOS's wall limit is its `max_time`.
+  if (minutes) CORRAL_RETURN_IF_ERROR(s.OptionalTime("max_wall", &l->max_wall));
   return {};
 }
 
@@ -454,6 +464,7 @@ Result<UserConfig> ParseUser(const toml::table& t, size_t index) {
   u.name = name;
   s.Get("name");
   CORRAL_RETURN_IF_ERROR(s.Unsigned("shares", &u.shares, 1'000'000'000));
+  CORRAL_RETURN_IF_ERROR(s.String("default_account", &u.default_account));
   CORRAL_RETURN_IF_ERROR(ReadLimits(s, &u.limits));
   if (u.shares == 0) return s.Bad("shares", "must be at least 1");
   CORRAL_RETURN_IF_ERROR(s.Finish());
@@ -633,18 +644,6 @@ Status ParseAll(const toml::table& root, SchedulerConfig* c) {
 
 }  // namespace
 
-std::string_view PreemptModeName(PreemptMode m) {
-  switch (m) {
-    case PreemptMode::kOff:
-      return "off";
-    case PreemptMode::kRequeue:
-      return "requeue";
-    case PreemptMode::kCancel:
-      return "cancel";
-  }
-  return "unknown";
-}
-
 SchedulerConfig DefaultSchedulerConfig() {
   SchedulerConfig c;
   c.partitions.push_back(Partition{.name = "main", .is_default = true});
@@ -722,6 +721,12 @@ Status ValidateSchedulerConfig(const SchedulerConfig& c) {
             a.allowed_qos.end()) {
       return InvalidArgument(where + ": default_qos: " + Quote(a.default_qos) +
                              " is not in allowed_qos");
+    }
+  }
+  for (const UserConfig& u : c.users) {
+    if (!u.default_account.empty() && !accounts.count(u.default_account)) {
+      return InvalidArgument(EntryWhere("user", u.name) + ": default_account: no such account " +
+                             Quote(u.default_account));
     }
   }
   for (const QosConfig& q : c.qos) {

@@ -23,6 +23,12 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerConfig config,
   return std::make_unique<Scheduler>(std::move(config), std::move(options));
 }
 
+void Scheduler::Reconfigure(SchedulerConfig config) {
+  config_ = std::move(config);
+  index_ = std::make_unique<internal::ConfigIndex>(config_);
+  node_cache_.reset();  // derived from the partitions and the nodes: rebuilt at the next pass
+}
+
 Plan Scheduler::Decide(const ClusterSnapshot& snapshot, Timestamp now) {
   Plan plan;
   if (node_cache_ == nullptr) node_cache_ = std::make_unique<internal::NodeCache>();

@@ -153,6 +153,11 @@ class Scheduler final : public Policy {
 
   const SchedulerConfig& config() const { return config_; }
 
+  // Replaces the configuration (the account tree, users, QOS and limits changed live: the
+  // controller's governance routes); the next `Decide` and checks use it. The options stay.
+  // Requires: `ValidateSchedulerConfig(config)` succeeds.
+  void Reconfigure(SchedulerConfig config);
+
  private:
   SchedulerConfig config_;
   SchedulerOptions options_;

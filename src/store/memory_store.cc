@@ -28,6 +28,10 @@ Status MemoryStore::Write(const WriteBatch& batch) {
             audit_.insert_or_assign(o.record.seq, o.record);
           } else if constexpr (std::is_same_v<T, WriteBatch::DeleteAuditThroughOp>) {
             audit_.erase(audit_.begin(), audit_.upper_bound(o.seq));
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGovernanceOp>) {
+            governance_.insert_or_assign({o.record.kind, o.record.name}, o.record.body);
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteGovernanceOp>) {
+            governance_.erase({o.kind, o.name});
           } else {
             static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
             meta_.erase(o.key);
@@ -52,6 +56,9 @@ Result<StoredState> MemoryStore::Load() {
     if (job != jobs_.end() && job->second.state == JobState::kRunning) {
       state.gpu_series.emplace(id, body);
     }
+  }
+  for (const auto& [key, body] : governance_) {
+    state.governance.push_back({key.first, key.second, body});
   }
   return state;
 }

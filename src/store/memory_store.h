@@ -9,6 +9,7 @@
 #include <optional>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/store.h"
@@ -43,6 +44,7 @@ class MemoryStore final : public Store {
   std::map<std::string, std::string> meta_;  // guarded by mu_
   std::map<JobId, std::string> gpu_series_;  // guarded by mu_
   std::map<uint64_t, AuditRecord> audit_;    // guarded by mu_
+  std::map<std::pair<std::string, std::string>, std::string> governance_;  // guarded by mu_
   uint64_t write_count_ = 0;                 // guarded by mu_
 };
 

@@ -153,6 +153,22 @@ const PgStatement& SelectNodes() {
   static const PgStatement s{"corral_select_nodes", internal::SelectNodesSql(), {}};
   return s;
 }
+const PgStatement& UpsertGovernance() {
+  static const PgStatement s{"corral_upsert_governance",
+                             internal::UpsertGovernanceSql(Dialect::kPostgres),
+                             {kTextOid, kTextOid, kTextOid}};
+  return s;
+}
+const PgStatement& DeleteGovernance() {
+  static const PgStatement s{"corral_delete_governance",
+                             internal::DeleteGovernanceSql(Dialect::kPostgres),
+                             {kTextOid, kTextOid}};
+  return s;
+}
+const PgStatement& SelectGovernance() {
+  static const PgStatement s{"corral_select_governance", internal::SelectGovernanceSql(), {}};
+  return s;
+}
 const PgStatement& SelectMeta() {
   static const PgStatement s{"corral_select_meta", internal::SelectMetaSql(), {}};
   return s;
@@ -565,7 +581,8 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
                                   std::to_string(internal::kSchemaVersion) +
                                   "); use a newer corral binary");
       }
-      // Version 1 -> 2: the audit table, created below with the rest of the schema.
+      // Version 1 -> 2: the audit table; 2 -> 3: the governance table; both created below
+      // with the rest of the schema.
       migrate = v < internal::kSchemaVersion;
     }
     for (const std::string& sql : internal::CreateSchemaSql(Dialect::kPostgres)) {
@@ -613,6 +630,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
         return UpsertAudit();
       case 7:
         return DeleteAuditThrough();
+      case 8:
+        return UpsertGovernance();
+      case 9:
+        return DeleteGovernance();
       default:
         return DeleteMeta();
     }
@@ -636,6 +657,10 @@ Status PostgresStore::Write(const WriteBatch& batch) {
             return "write audit record " + std::to_string(o.record.seq);
           } else if constexpr (std::is_same_v<T, WriteBatch::DeleteAuditThroughOp>) {
             return "delete audit records";
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGovernanceOp>) {
+            return "write " + o.record.kind + " \"" + o.record.name + "\"";
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteGovernanceOp>) {
+            return "delete " + o.kind + " \"" + o.name + "\"";
           } else {
             return "delete meta \"" + o.key + "\"";
           }
@@ -654,7 +679,11 @@ Status PostgresStore::Write(const WriteBatch& batch) {
       std::is_same_v<std::variant_alternative_t<6, WriteBatch::Op>, WriteBatch::PutAuditOp>);
   static_assert(std::is_same_v<std::variant_alternative_t<7, WriteBatch::Op>,
                                WriteBatch::DeleteAuditThroughOp>);
-  static_assert(std::variant_size_v<WriteBatch::Op> == 8);
+  static_assert(std::is_same_v<std::variant_alternative_t<8, WriteBatch::Op>,
+                               WriteBatch::PutGovernanceOp>);
+  static_assert(std::is_same_v<std::variant_alternative_t<9, WriteBatch::Op>,
+                               WriteBatch::DeleteGovernanceOp>);
+  static_assert(std::variant_size_v<WriteBatch::Op> == 10);
   auto fail = [&](Status s) {
     c.RollbackQuietly();
     array_specs_.clear();  // may hold rows of the rolled-back transaction
@@ -723,6 +752,13 @@ Status PostgresStore::Write(const WriteBatch& batch) {
             internal::WriteAuditRow(o.record, params);
           } else if constexpr (std::is_same_v<T, WriteBatch::DeleteAuditThroughOp>) {
             params.Int(static_cast<int64_t>(o.seq));
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGovernanceOp>) {
+            params.Text(o.record.kind);
+            params.Text(o.record.name);
+            params.Text(o.record.body);
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteGovernanceOp>) {
+            params.Text(o.kind);
+            params.Text(o.name);
           } else {
             params.Text(o.key);
           }
@@ -828,6 +864,16 @@ Result<StoredState> PostgresStore::Load() {
         if (!reader.error.empty()) return Internal(c.prefix() + "gpu series: " + reader.error);
         state.gpu_series.emplace(id, std::move(blob));
       }
+    }
+    {
+      CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecPrepared(SelectGovernance(), none,
+                                                            "read governance", PGRES_TUPLES_OK));
+      int n = pq_.ntuples(r.get());
+      auto text = [&](int i, int col) {
+        return std::string(pq_.getvalue(r.get(), i, col), pq_.getlength(r.get(), i, col));
+      };
+      for (int i = 0; i < n; ++i) state.governance.push_back({text(i, 0), text(i, 1), text(i, 2)});
+      internal::SortGovernance(&state.governance);
     }
     CORRAL_RETURN_IF_ERROR(c.Exec("COMMIT", "end read"));
     return {};

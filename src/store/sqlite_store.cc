@@ -397,7 +397,8 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::Open(const std::string& path, 
                                   std::to_string(internal::kSchemaVersion) +
                                   "); use a newer corral binary"));
       }
-      // Version 1 -> 2: the audit table, created below with the rest of the schema.
+      // Version 1 -> 2: the audit table; 2 -> 3: the governance table; both created below
+      // with the rest of the schema.
       migrate = v < internal::kSchemaVersion;
     }
     std::vector<std::string> schema = internal::CreateSchemaSql(Dialect::kSqlite);
@@ -448,6 +449,8 @@ Status SqliteStore::Write(const WriteBatch& batch) {
   static const std::string kDeleteSeries = internal::DeleteGpuSeriesSql(Dialect::kSqlite);
   static const std::string kUpsertAudit = internal::UpsertAuditSql(Dialect::kSqlite);
   static const std::string kDeleteAudit = internal::DeleteAuditThroughSql(Dialect::kSqlite);
+  static const std::string kUpsertGovernance = internal::UpsertGovernanceSql(Dialect::kSqlite);
+  static const std::string kDeleteGovernance = internal::DeleteGovernanceSql(Dialect::kSqlite);
   for (const WriteBatch::Op& op : batch.ops()) {
     Status s = std::visit(
         [&](const auto& o) -> Status {
@@ -499,6 +502,23 @@ Status SqliteStore::Write(const WriteBatch& batch) {
             return run(
                 kDeleteAudit, [&](Binder& b) { b.Int(static_cast<int64_t>(o.seq)); },
                 "delete audit records");
+          } else if constexpr (std::is_same_v<T, WriteBatch::PutGovernanceOp>) {
+            return run(
+                kUpsertGovernance,
+                [&](Binder& b) {
+                  b.Text(o.record.kind);
+                  b.Text(o.record.name);
+                  b.Text(o.record.body);
+                },
+                "write " + o.record.kind + " \"" + o.record.name + "\"");
+          } else if constexpr (std::is_same_v<T, WriteBatch::DeleteGovernanceOp>) {
+            return run(
+                kDeleteGovernance,
+                [&](Binder& b) {
+                  b.Text(o.kind);
+                  b.Text(o.name);
+                },
+                "delete " + o.kind + " \"" + o.name + "\"");
           } else {
             static_assert(std::is_same_v<T, WriteBatch::DeleteMetaOp>);
             return run(
@@ -651,6 +671,26 @@ Result<StoredState> SqliteStore::Load() {
             size > 0 ? std::string(static_cast<const char*>(data), size) : std::string());
       }
       if (rc != SQLITE_DONE) return c.Fail(rc, "read gpu series");
+    }
+    {
+      static const std::string kSql = internal::SelectGovernanceSql();
+      CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c.Statement(kSql));
+      StatementScope scope(stmt);
+      static constexpr internal::Column kCols[] = {{"kind", internal::ColumnType::kText},
+                                                   {"name", internal::ColumnType::kText},
+                                                   {"body", internal::ColumnType::kText}};
+      ColumnReader reader(stmt, kCols);
+      int rc;
+      while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+        store::GovernanceRecord r{std::string(reader.Text(0)), std::string(reader.Text(1)),
+                                  std::string(reader.Text(2))};
+        if (!reader.error.empty()) {
+          return Internal(c.Prefix() + r.kind + " \"" + r.name + "\": " + reader.error);
+        }
+        state.governance.push_back(std::move(r));
+      }
+      if (rc != SQLITE_DONE) return c.Fail(rc, "read governance");
+      internal::SortGovernance(&state.governance);
     }
     return {};
   };

@@ -25,6 +25,18 @@
 
 namespace corral::store {
 
+// One record of the governance data (docs/governance.md): an account, a user (with its
+// associations) or a QOS. `kind` is "account", "user" or "qos"; `name` is unique within its
+// kind; `body` is the record in the API's JSON form (api/governance_codec.h), which the store
+// keeps as it is and never reads: the controller decodes and validates the records as a whole
+// (the account tree), and a limit added later needs no schema change.
+struct GovernanceRecord {
+  std::string kind;
+  std::string name;
+  std::string body;
+  bool operator==(const GovernanceRecord&) const = default;
+};
+
 // Everything a controller needs to recover after a restart.
 struct StoredState {
   std::vector<Job> jobs;     // every job, sorted by id
@@ -33,6 +45,7 @@ struct StoredState {
   // The GPU series (core/gpu_series.h, encoded) of the jobs that are RUNNING: what a
   // restarted controller keeps adding to. Those of other jobs are read by `GetGpuSeries`.
   std::map<JobId, std::string> gpu_series;
+  std::vector<GovernanceRecord> governance;  // sorted by (kind, name), bytewise
 };
 
 // A set of changes applied atomically by `Store::Write`. Later puts of the same key in one
@@ -47,8 +60,11 @@ class WriteBatch {
   struct PutGpuSeriesOp { JobId job; std::string body; };
   struct PutAuditOp { AuditRecord record; };
   struct DeleteAuditThroughOp { uint64_t seq; };
+  struct PutGovernanceOp { GovernanceRecord record; };
+  struct DeleteGovernanceOp { std::string kind; std::string name; };
   using Op = std::variant<PutJobOp, PutNodeOp, PutMetaOp, DeleteJobOp, DeleteMetaOp,
-                          PutGpuSeriesOp, PutAuditOp, DeleteAuditThroughOp>;
+                          PutGpuSeriesOp, PutAuditOp, DeleteAuditThroughOp, PutGovernanceOp,
+                          DeleteGovernanceOp>;
 
   void PutJob(const Job& job) { ops_.push_back(PutJobOp{job}); }
   void PutNode(const Node& node) { ops_.push_back(PutNodeOp{node}); }
@@ -68,6 +84,14 @@ class WriteBatch {
   void PutAudit(const AuditRecord& record) { ops_.push_back(PutAuditOp{record}); }
   // Removes the audit records with seq <= `seq` (retention; the caller puts an anchor row).
   void DeleteAuditThrough(uint64_t seq) { ops_.push_back(DeleteAuditThroughOp{seq}); }
+  // Stores a governance record under (kind, name), replacing one stored before.
+  void PutGovernance(GovernanceRecord record) {
+    ops_.push_back(PutGovernanceOp{std::move(record)});
+  }
+  // Removes the governance record (kind, name) (nothing when it is absent).
+  void DeleteGovernance(std::string kind, std::string name) {
+    ops_.push_back(DeleteGovernanceOp{std::move(kind), std::move(name)});
+  }
   // Moves `other`'s ops after this batch's (later puts still win).
   void Append(WriteBatch&& other) {
     if (ops_.empty()) {

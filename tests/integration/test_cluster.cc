@@ -89,7 +89,7 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
   bin_dir_ = dir_ + "/bin";
   fs::create_directories(bin_dir_);
   for (const char* name : {"corral", "sbatch", "srun", "salloc", "squeue", "sinfo", "sacct",
-                           "scontrol", "scancel", "seff"}) {
+                           "scontrol", "scancel", "seff", "sacctmgr"}) {
     std::error_code ec;
     fs::create_symlink(CORRAL_BINARY, bin_dir_ + "/" + name, ec);
   }

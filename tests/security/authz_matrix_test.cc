@@ -78,6 +78,23 @@ const std::map<std::string, std::string> kMatrix = {
     {"GET /api/v1/reports/usage", "-yyyy--yy-"},
     {"GET /api/v1/fairshare", "-yyyy--yy-"},
     {"GET /api/v1/priorities/weights", "-yyyy--yy-"},
+    // Accounts, users and QOS (docs/governance.md): everyone who reads the cluster sees them
+    // (as sacctmgr show does); only admins change them (coordinators: issue 16 item 2).
+    {"GET /api/v1/accounts", "-yyyy--yy-"},
+    {"GET /api/v1/accounts/{name}", "-yyyy--yy-"},
+    {"POST /api/v1/accounts", "----y-----"},
+    {"PUT /api/v1/accounts/{name}", "----y-----"},
+    {"DELETE /api/v1/accounts/{name}", "----y-----"},
+    {"GET /api/v1/users", "-yyyy--yy-"},
+    {"GET /api/v1/users/{name}", "-yyyy--yy-"},
+    {"POST /api/v1/users", "----y-----"},
+    {"PUT /api/v1/users/{name}", "----y-----"},
+    {"DELETE /api/v1/users/{name}", "----y-----"},
+    {"GET /api/v1/qos", "-yyyy--yy-"},
+    {"GET /api/v1/qos/{name}", "-yyyy--yy-"},
+    {"POST /api/v1/qos", "----y-----"},
+    {"PUT /api/v1/qos/{name}", "----y-----"},
+    {"DELETE /api/v1/qos/{name}", "----y-----"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {

@@ -131,6 +131,12 @@ Result<JobEventType> ParseJobEventType(std::string_view text) {
   return InvalidArgument("unknown job event type \"" + Excerpt(text) + "\"");
 }
 
+Result<PreemptMode> ParsePreemptModeText(std::string_view text) {
+  if (std::optional<PreemptMode> m = ParsePreemptMode(text)) return *m;
+  return InvalidArgument("unknown preempt mode \"" + Excerpt(text) +
+                         "\" (expected off, requeue or cancel)");
+}
+
 Result<DependencyType> ParseDependencyType(std::string_view text) {
   for (DependencyType t :
        {DependencyType::kAfter, DependencyType::kAfterAny, DependencyType::kAfterOk,

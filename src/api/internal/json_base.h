@@ -27,6 +27,7 @@
 #include "api/messages.h"
 #include "core/duration.h"
 #include "core/gpu.h"
+#include "core/governance.h"
 #include "core/ids.h"
 #include "core/job.h"
 #include "core/node.h"
@@ -79,6 +80,7 @@ std::optional<Timestamp> ParseRfc3339(std::string_view s);
 std::string_view JobEventTypeName(JobEventType t);
 Result<JobEventType> ParseJobEventType(std::string_view text);
 Result<DependencyType> ParseDependencyType(std::string_view text);
+Result<PreemptMode> ParsePreemptModeText(std::string_view text);
 
 // ---------------------------------------------------------------------------------------------
 // Field wrappers: fields whose JSON form is not implied by their C++ type.
@@ -151,6 +153,9 @@ constexpr std::string_view kNodesList = "nodes";
 constexpr std::string_view kPartitionsList = "partitions";
 constexpr std::string_view kStepsList = "steps";
 constexpr std::string_view kPrioritiesList = "priorities";
+constexpr std::string_view kAccountsList = "accounts";
+constexpr std::string_view kUsersList = "users";
+constexpr std::string_view kQosList = "qos";
 
 // Typical encoded sizes, to reserve the output once.
 constexpr size_t kJobBytes = 2048;

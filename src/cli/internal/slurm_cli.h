@@ -62,6 +62,7 @@ int RunSalloc(int argc, char** argv);
 int RunSqueue(int argc, char** argv);
 int RunSinfo(int argc, char** argv);
 int RunSacct(int argc, char** argv);
+int RunSacctmgr(int argc, char** argv);  // cli/sacctmgr.h
 int RunScontrol(int argc, char** argv);
 int RunScancel(int argc, char** argv);
 // `seff JOB` (cli/jobstats.cc).

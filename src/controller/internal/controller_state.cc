@@ -1,6 +1,7 @@
 #include "controller/internal/controller_state.h"
 
 #include "core/check.h"
+#include "sched/policy_factory.h"
 
 namespace corral::controller::internal {
 namespace {
@@ -29,6 +30,19 @@ ControllerState::ControllerState(ControllerConfig config_in, sched::SchedulerCon
       engine(MakeEngine(sched_config)) {
   CORRAL_CHECK(policy != nullptr) << "a scheduling policy is required";
   last_pass = clock.MonotonicNow();
+  governance.Start(sched_config);
+}
+
+void ControllerState::Reconfigure(sched::SchedulerConfig c) {
+  sched_config = WithPartitions(std::move(c), partitions);
+  engine->Reconfigure(sched_config);
+  if (sched::IsRegisteredPolicy(sched_config.policy)) {
+    auto rebuilt = sched::MakePolicy(sched_config.policy, sched_config);
+    CORRAL_CHECK(rebuilt.has_value()) << "invalid scheduler config: " << rebuilt.error().message;
+    policy = std::move(*rebuilt);
+  }
+  validator.Reconfigured();
+  out.MarkDirty();
 }
 
 }  // namespace corral::controller::internal

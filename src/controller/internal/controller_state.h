@@ -14,6 +14,7 @@
 //   snapshots    what the scheduler sees (reads the above)
 //   validator    submission and time-limit checks (reads the above)
 //   lifecycle    the job state changes that reach across the tables
+//   governance   accounts, users and QOS as data; their records (changed live: `Reconfigure`)
 //
 // Not thread-safe; state thread only.
 #pragma once
@@ -24,6 +25,7 @@
 #include "controller/internal/access.h"  // IWYU pragma: export
 #include "controller/internal/gpu_health_tracker.h"
 #include "controller/internal/gpu_stats_book.h"
+#include "controller/internal/governance.h"
 #include "controller/internal/job_lifecycle.h"
 #include "controller/internal/job_table.h"
 #include "controller/internal/job_validator.h"
@@ -49,12 +51,22 @@ struct ControllerState {
   ControllerState(const ControllerState&) = delete;
   ControllerState& operator=(const ControllerState&) = delete;
 
+  // Installs a new scheduling configuration (accounts, users, QOS and limits changed live by
+  // `governance`; the partitions stay): the engine, the policy (rebuilt from the registry by
+  // `[scheduler] policy`, replacing the one given at construction), the validator and the
+  // usage ledger use it from now on, and a pass is due. Everything holding
+  // `sched_config` by reference sees the new one.
+  // Requires: `ValidateSchedulerConfig(config)` succeeds.
+  void Reconfigure(sched::SchedulerConfig config);
+
   const ControllerConfig config;
   const Clock& clock;
   const Partitions partitions;
-  // The scheduling sections of corral.toml, with the partitions' host lists expanded.
-  const sched::SchedulerConfig sched_config;
-  const std::unique_ptr<sched::Policy> policy;     // decides placements
+  // The scheduling sections of corral.toml, with the partitions' host lists expanded; the
+  // accounts, users and QOS from the store once recovered (`governance`). Changed only by
+  // `Reconfigure`.
+  sched::SchedulerConfig sched_config;
+  std::unique_ptr<sched::Policy> policy;           // decides placements
   const std::unique_ptr<sched::Scheduler> engine;  // submission checks and priorities
 
   Outputs out;
@@ -68,6 +80,7 @@ struct ControllerState {
   JobValidator validator{config, partitions, jobs, nodes, snapshots, *engine, sched_config, clock};
   JobLifecycle lifecycle{jobs, nodes, steps, stops, usage, snapshots, clock, out};
   GpuStatsBook gpu_stats{jobs, out};
+  Governance governance{out};
   MonoTime last_waste_check{};
 
   // Scheduling passes (controller_sched.cc).

@@ -49,8 +49,11 @@ JobValidator::JobValidator(const ControllerConfig& config, const Partitions& par
       nodes_(nodes),
       snapshots_(snapshots),
       engine_(engine),
+      sched_config_(sched_config),
       clock_(clock),
       submit_limits_(HasSubmitLimits(sched_config)) {}
+
+void JobValidator::Reconfigured() { submit_limits_ = HasSubmitLimits(sched_config_); }
 
 Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
                                   std::vector<const Partition*>* parts) const {
@@ -70,6 +73,15 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     if (!ids) return InvalidArgument("user: " + ids.error().message);
     spec.uid = ids->uid;
     spec.gid = ids->gid;
+  }
+  // 1a. The user's default account.
+  if (spec.account.empty()) {
+    for (const sched::UserConfig& u : sched_config_.users) {
+      if (u.name == spec.user) {
+        spec.account = u.default_account;
+        break;
+      }
+    }
   }
   CORRAL_ASSIGN_OR_RETURN(JobSizes sizes, CheckJobSizes(spec));
   // 2-5. The script, the name, the working directory, the environment.

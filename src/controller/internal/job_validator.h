@@ -45,6 +45,8 @@ class JobValidator {
   //      and administrators for another user (kPermissionDenied), whose uid and gid the
   //      controller looks up (`config.user_ids`, else the passwd database; kInvalidArgument
   //      for an unknown user). A uid or gid in the request is never used.
+  //   1a. account: a spec that names none gets its user's default account (Slurm's
+  //      DefaultAccount: `UserConfig::default_account`), when it has one.
   //   1b. sizes: every field within internal/request_limits.h (kInvalidArgument naming it).
   //   2. script: not empty, at most 4 MiB, starting with "#!", no NUL byte.
   //   3. name: at most 256 characters.
@@ -76,6 +78,10 @@ class JobValidator {
   // of the job's partition (kInvalidArgument).
   Status ValidateTimeLimit(const api::Identity& who, const Job& job, Duration limit) const;
 
+  // Takes note of a changed scheduling configuration (the one given at construction, changed
+  // in place: internal/governance.h).
+  void Reconfigured();
+
  private:
   // Checks 1-11; fills in `spec` and the partitions it may run in, in order.
   Status ValidateSpec(const api::Identity& who, JobSpec& spec,
@@ -89,6 +95,7 @@ class JobValidator {
   const NodeTable& nodes_;
   const SnapshotBuilder& snapshots_;
   const sched::Scheduler& engine_;
+  const sched::SchedulerConfig& sched_config_;
   const Clock& clock_;
   bool submit_limits_ = false;  // some max_submitted_jobs limit is set
 };

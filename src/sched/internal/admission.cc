@@ -75,12 +75,21 @@ Status Admission::Identity() {
   auto acct = index.account_ids.find(job.account);
   account_id = acct == index.account_ids.end() ? -1 : acct->second;
   const ConfigIndex::Account* account = account_id < 0 ? nullptr : &index.accounts[account_id];
+  // Slurm's words for both (sbatch: "Invalid account or account/partition combination
+  // specified"), then which it is.
+  constexpr std::string_view kInvalidAccount =
+      "Invalid account or account/partition combination specified: ";
   if (!config.accounts.empty() && account == nullptr) {
-    return err(ErrorCode::kPermissionDenied, "no such account \"" + job.account + "\"");
+    return err(ErrorCode::kPermissionDenied,
+               std::string(kInvalidAccount) +
+                   (job.account.empty()
+                        ? "user \"" + job.user + "\" named no account and has no default account"
+                        : "no such account \"" + job.account + "\""));
   }
   if (account != nullptr && !account->users.empty() && !account->users.count(job.user)) {
     return err(ErrorCode::kPermissionDenied,
-               "user \"" + job.user + "\" is not a member of account \"" + job.account + "\"");
+               std::string(kInvalidAccount) + "user \"" + job.user +
+                   "\" is not a member of account \"" + job.account + "\"");
   }
   const std::string qos_name = job.qos.empty() ? DefaultQos(config, job.account) : job.qos;
   auto q = index.qos_ids.find(qos_name);

@@ -4,13 +4,20 @@
 #include <string>
 
 #include "core/duration.h"
+#include "core/resources.h"
 
 namespace corral::sched::internal {
 
 UseLimits::UseLimits(const ConfigIndex& index, const JobTable& jobs,
                      const std::vector<RunJob>& running, const ClusterSnapshot& snapshot)
-    : index_(index), jobs_(jobs) {
+    : index_(index), jobs_(jobs), snapshot_(snapshot) {
   const size_t na = jobs_.accounts(), nu = jobs_.users();
+  acct_cpus_.assign(na, 0);
+  acct_mem_.assign(na, 0);
+  user_cpus_.assign(nu, 0);
+  user_mem_.assign(nu, 0);
+  qos_cpus_.assign(index_.qos.size(), 0);
+  qos_mem_.assign(index_.qos.size(), 0);
   acct_gpus_.assign(na, 0);
   acct_jobs_.assign(na, 0);
   acct_gpu_seconds_.assign(na, 0);
@@ -21,7 +28,8 @@ UseLimits::UseLimits(const ConfigIndex& index, const JobTable& jobs,
   qos_jobs_.assign(index_.qos.size(), 0);
   qos_user_.assign(index_.qos.size() * nu, {0, 0});
   for (const RunJob& rj : running) {
-    Count(rj.account, rj.user, rj.qos, rj.gpus, rj.view->array_job_id);
+    Count(rj.account, rj.user, rj.qos, HeldOn(rj.gpus, rj.view->allocation.nodes),
+          rj.view->array_job_id);
   }
   for (const AssociationUsage& u : snapshot.usage) {
     for (int x = jobs_.FindAccount(u.account); x >= 0; x = jobs_.AccountParent(x))
@@ -40,12 +48,41 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
   const int64_t limit_minutes =
       j.limit == kUnlimited ? 0 : std::chrono::ceil<std::chrono::minutes>(j.limit).count();
   const int64_t asked_minutes = static_cast<int64_t>(j.gpus) * limit_minutes;
+  // The job's CPUs and memory (see the file comment).
+  const uint64_t asked_cpus = uint64_t{j.base.cpus} * j.nodes;
+  uint64_t mem_per_node = j.base.mem == kWholeNodeMemory ? 0 : j.base.mem;
+  if (j.mem_default && j.n_parts > 0 && j.parts[0] >= 0) {
+    mem_per_node = DemandFor(j, snapshot_.partitions[j.parts[0]]).mem;
+  }
+  const uint64_t asked_mem = mem_per_node * j.nodes;
   // Strings are built only for a limit that is reached (this runs for every pending job), and a
   // blocker with the same numbers is copied rather than built again.
+  // The codes of one scope's limits (nullptr: not checked there).
+  struct Codes {
+    const char* gres;
+    const char* jobs;
+    const char* minutes;
+    const char* per_job;
+    const char* cpu;
+    const char* mem;
+    const char* wall;
+  };
+  static constexpr Codes kAssoc{"AssocGrpGRES",      "AssocGrpJobsLimit", "AssocGrpGRESMinutes",
+                                "AssocMaxGRESPerJob", "AssocGrpCpuLimit",  "AssocGrpMemLimit",
+                                "AssocMaxWallDurationPerJobLimit"};
+  static constexpr Codes kQos{"QOSGrpGRES",       "QOSGrpJobsLimit", nullptr,
+                              "QOSMaxGRESPerJob", "QOSGrpCpuLimit",  "QOSGrpMemLimit", nullptr};
+  static constexpr Codes kQosPerUser{"QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit", nullptr,
+                                     nullptr,             nullptr,                  nullptr,
+                                     nullptr};
   auto check = [&](const Limits& l, std::string_view scope, std::string_view entity,
                    std::string_view suffix, int64_t entity_key, uint32_t gpus_used,
-                   uint32_t jobs_used, double gpu_seconds, const char* gres_code,
-                   const char* jobs_code, const char* minutes_code, const char* per_job_code) {
+                   uint32_t jobs_used, double gpu_seconds, uint64_t cpus_used, uint64_t mem_used,
+                   const Codes& codes) {
+    const char* gres_code = codes.gres;
+    const char* jobs_code = codes.jobs;
+    const char* minutes_code = codes.minutes;
+    const char* per_job_code = codes.per_job;
     auto who = [&] {
       return std::string(scope) + " " + std::string(entity) +
              (suffix.empty() ? "" : " for user " + std::string(suffix));
@@ -84,6 +121,36 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
           },
           "gpu", gpus_used, *l.max_gpus, j.gpus);
     }
+    if (l.max_cpus && codes.cpu != nullptr && asked_cpus > 0 &&
+        cpus_used + asked_cpus > *l.max_cpus) {
+      add(
+          codes.cpu,
+          [&] {
+            return who() + " at its CPU limit " + std::to_string(cpus_used) + "/" +
+                   std::to_string(*l.max_cpus) + " (job asks " + std::to_string(asked_cpus) + ")";
+          },
+          "cpu", static_cast<int64_t>(cpus_used), *l.max_cpus, static_cast<int64_t>(asked_cpus));
+    }
+    if (l.max_mem_mb && codes.mem != nullptr && asked_mem > 0 &&
+        mem_used + asked_mem > *l.max_mem_mb) {
+      add(
+          codes.mem,
+          [&] {
+            return who() + " at its memory limit " + std::to_string(mem_used) + "/" +
+                   std::to_string(*l.max_mem_mb) + " MB (job asks " + std::to_string(asked_mem) +
+                   ")";
+          },
+          "mem_mb", static_cast<int64_t>(mem_used), static_cast<int64_t>(*l.max_mem_mb),
+          static_cast<int64_t>(asked_mem));
+    }
+    if (l.max_wall && codes.wall != nullptr && j.limit > *l.max_wall) {
+      out->push_back({.code = codes.wall,
+                      .detail = "time limit " + FormatSlurmDuration(j.limit) + " exceeds " +
+                                who() + " max_wall " + FormatSlurmDuration(*l.max_wall),
+                      .scope = std::string(scope),
+                      .entity = std::string(entity),
+                      .resource = "time"});
+    }
     if (l.max_running_jobs && jobs_used + 1 > *l.max_running_jobs) {
       add(
           jobs_code,
@@ -109,25 +176,23 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
   };
   for (int a = j.account; index_.Configured(a); a = index_.accounts[a].parent) {
     check(index_.accounts[a].config->limits, "account", index_.accounts[a].config->name, "", a,
-          acct_gpus_[a], acct_jobs_[a], acct_gpu_seconds_[a], "AssocGrpGRES", "AssocGrpJobsLimit",
-          "AssocGrpGRESMinutes", "AssocMaxGRESPerJob");
+          acct_gpus_[a], acct_jobs_[a], acct_gpu_seconds_[a], acct_cpus_[a], acct_mem_[a], kAssoc);
   }
   if (const UserConfig* u = jobs_.UserConfigOf(j.user)) {
     check(u->limits, "user", v.user, "", j.user, user_gpus_[j.user], user_jobs_[j.user],
-          user_gpu_seconds_[j.user], "AssocGrpGRES", "AssocGrpJobsLimit", "AssocGrpGRESMinutes",
-          "AssocMaxGRESPerJob");
+          user_gpu_seconds_[j.user], user_cpus_[j.user], user_mem_[j.user], kAssoc);
   }
   if (j.qos >= 0) {
     const QosConfig& q = *index_.qos[j.qos].config;
-    check(q.limits, "qos", q.name, "", j.qos, qos_gpus_[j.qos], qos_jobs_[j.qos], 0, "QOSGrpGRES",
-          "QOSGrpJobsLimit", nullptr, "QOSMaxGRESPerJob");
+    check(q.limits, "qos", q.name, "", j.qos, qos_gpus_[j.qos], qos_jobs_[j.qos], 0,
+          qos_cpus_[j.qos], qos_mem_[j.qos], kQos);
     const auto& qu = qos_user_[static_cast<size_t>(j.qos) * jobs_.users() + j.user];
     uint32_t g = qu.first;
     uint32_t n = qu.second;
     if (q.per_user.max_gpus || q.per_user.max_running_jobs) {
       check(q.per_user, "qos", q.name, v.user,
-            (static_cast<int64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user), g, n, 0,
-            "QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit", nullptr, nullptr);
+            (static_cast<int64_t>(j.qos) << 32) | static_cast<uint32_t>(j.user), g, n, 0, 0, 0,
+            kQosPerUser);
     }
     if (q.max_time && j.limit > *q.max_time) {
       out->push_back({.code = "QOSMaxWallDurationPerJobLimit",
@@ -140,20 +205,36 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
   }
 }
 
-void UseLimits::Add(const JobInfo& j) {
-  Count(j.account, j.user, j.qos, j.gpus, j.view->array_job_id);
+void UseLimits::Add(const JobInfo& j, const std::vector<NodeAllocation>& nodes) {
+  Count(j.account, j.user, j.qos, HeldOn(j.gpus, nodes), j.view->array_job_id);
 }
 
-void UseLimits::Count(int account, int user, int qos, uint32_t gpus, JobId array) {
+UseLimits::Held UseLimits::HeldOn(uint32_t gpus, const std::vector<NodeAllocation>& nodes) {
+  Held h{.gpus = gpus};
+  for (const NodeAllocation& n : nodes) {
+    h.cpus += n.cpus;
+    h.mem_mb += n.mem_mb;
+  }
+  return h;
+}
+
+void UseLimits::Count(int account, int user, int qos, const Held& held, JobId array) {
+  const uint32_t gpus = held.gpus;
   for (int a = account; a >= 0; a = jobs_.AccountParent(a)) {
     acct_gpus_[a] += gpus;
     acct_jobs_[a] += 1;
+    acct_cpus_[a] += held.cpus;
+    acct_mem_[a] += held.mem_mb;
   }
   user_gpus_[user] += gpus;
   user_jobs_[user] += 1;
+  user_cpus_[user] += held.cpus;
+  user_mem_[user] += held.mem_mb;
   if (qos >= 0) {
     qos_gpus_[qos] += gpus;
     qos_jobs_[qos] += 1;
+    qos_cpus_[qos] += held.cpus;
+    qos_mem_[qos] += held.mem_mb;
     auto& qu = qos_user_[static_cast<size_t>(qos) * jobs_.users() + user];
     qu.first += gpus;
     qu.second += 1;

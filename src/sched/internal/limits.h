@@ -6,10 +6,14 @@
 // count against later ones.
 //
 // `Check` reports, in this order, every limit a job would break now: each account of its chain
-// from its own up (AssocMaxGRESPerJob, AssocGrpGRES, AssocGrpJobsLimit, AssocGrpGRESMinutes),
-// its user's (the same codes), its QOS's (QOSMaxGRESPerJob, QOSGrpGRES, QOSGrpJobsLimit), its
-// QOS's per-user limits (QOSMaxGRESPerUser, QOSMaxJobsPerUserLimit) and the QOS time limit
-// (QOSMaxWallDurationPerJobLimit). A GPU-minute limit blocks a job whose use so far reaches it,
+// from its own up (AssocMaxGRESPerJob, AssocGrpGRES, AssocGrpCpuLimit, AssocGrpMemLimit,
+// AssocGrpJobsLimit, AssocGrpGRESMinutes, AssocMaxWallDurationPerJobLimit), its user's (the
+// same codes), its QOS's (QOSMaxGRESPerJob, QOSGrpGRES, QOSGrpCpuLimit, QOSGrpMemLimit,
+// QOSGrpJobsLimit), its QOS's per-user limits (QOSMaxGRESPerUser, QOSMaxJobsPerUserLimit) and
+// the QOS time limit (QOSMaxWallDurationPerJobLimit). CPUs and memory held are the
+// allocations' (running jobs, and jobs started in the pass); a pending job asks for its CPUs
+// per node times its nodes, and its memory per node (its first partition's default when it
+// gives none; nothing for --mem=0, whose amount is the node's) times its nodes. A GPU-minute limit blocks a job whose use so far reaches it,
 // or whose GPUs times its time limit (rounded up to minutes) would pass it; an unlimited job
 // only the former.
 //
@@ -39,8 +43,8 @@ class UseLimits {
 
   // Appends a blocker to `out` for every limit `j` would break if it started now.
   void Check(const JobInfo& j, std::vector<Blocker>* out);
-  // Counts `j`, started in this pass.
-  void Add(const JobInfo& j);
+  // Counts `j`, started in this pass on `nodes`.
+  void Add(const JobInfo& j, const std::vector<NodeAllocation>& nodes);
 
   // GPUs held by account `a` with its subtree.
   uint32_t account_gpus(int a) const { return acct_gpus_[a]; }
@@ -48,8 +52,15 @@ class UseLimits {
   uint32_t array_running(JobId array) const;
 
  private:
-  // Counts one running job of `account`, `user`, `qos` (-1: none) with `gpus`, in `array`.
-  void Count(int account, int user, int qos, uint32_t gpus, JobId array);
+  // What one job holds.
+  struct Held {
+    uint32_t gpus = 0;
+    uint64_t cpus = 0;
+    uint64_t mem_mb = 0;
+  };
+  static Held HeldOn(uint32_t gpus, const std::vector<NodeAllocation>& nodes);
+  // Counts one running job of `account`, `user`, `qos` (-1: none) holding `held`, in `array`.
+  void Count(int account, int user, int qos, const Held& held, JobId array);
 
   // Identifies a limit blocker by its numbers (code and scope are string literals).
   struct LimitKey {
@@ -74,6 +85,8 @@ class UseLimits {
 
   const ConfigIndex& index_;
   const JobTable& jobs_;
+  const ClusterSnapshot& snapshot_;
+  std::vector<uint64_t> acct_cpus_, acct_mem_, user_cpus_, user_mem_, qos_cpus_, qos_mem_;
   std::vector<uint32_t> acct_gpus_, acct_jobs_;
   std::vector<double> acct_gpu_seconds_;
   std::vector<uint32_t> user_gpus_, user_jobs_;

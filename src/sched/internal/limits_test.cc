@@ -68,7 +68,7 @@ TEST(UseLimitsTest, JobsStartedInThePassCountAgainstLaterOnes) {
   std::vector<Blocker> out;
   pass.limits.Check(pass.Job(2), &out);
   EXPECT_TRUE(out.empty());  // bob's running job is bob's
-  pass.limits.Add(pass.Job(1));
+  pass.limits.Add(pass.Job(1), {});
   pass.limits.Check(pass.Job(2), &out);
   EXPECT_EQ(Codes(out), (std::vector<std::string>{"QOSMaxJobsPerUserLimit/qos/normal"}));
   EXPECT_EQ(out[0].detail, "qos normal for user alice at its running-job limit 1/1");
@@ -127,8 +127,40 @@ TEST(UseLimitsTest, ArrayTasksRunningCountFromTheSnapshotAndThePass) {
   TestPass pass(w.config, w.snapshot, kNow);
   EXPECT_EQ(pass.limits.array_running(JobId(50)), 1u);
   EXPECT_EQ(pass.limits.array_running(JobId(60)), 0u);
-  pass.limits.Add(pass.Job(51));
+  pass.limits.Add(pass.Job(51), {});
   EXPECT_EQ(pass.limits.array_running(JobId(50)), 2u);
+}
+
+}  // namespace
+}  // namespace corral::sched::internal
+
+namespace corral::sched::internal {
+namespace {
+
+// CPUs and memory held count like GPUs (the running job holds 1 CPU and 1024 MB; a job of
+// `World` asks for 1 CPU and 1024 MB per node), and a time limit over an association's
+// max_wall holds the job.
+TEST(UseLimitsTest, CpuMemoryAndWallLimitsOfAnAssociation) {
+  World w;
+  w.config.accounts[1].limits.max_cpus = 1;      // team: held 1 already
+  w.config.accounts[0].limits.max_mem_mb = 2048;  // org: held 1024, a job asks 1024
+  w.config.accounts[0].limits.max_wall = Minutes(60);
+  w.snapshot.pending = {w.Job(1, 0), w.Job(2, 0)};
+  w.snapshot.pending[1].time_limit = Minutes(90);
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(1), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpCpuLimit/account/team"}));
+  EXPECT_EQ(out[0].detail, "account team at its CPU limit 1/1 (job asks 1)");
+  out.clear();
+  // A job started in the pass holds what its allocation holds.
+  pass.limits.Add(pass.Job(1), {NodeAllocation{.cpus = 0, .mem_mb = 1024}});
+  pass.limits.Check(pass.Job(2), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpCpuLimit/account/team",
+                                                  "AssocGrpMemLimit/account/org",
+                                                  "AssocMaxWallDurationPerJobLimit/account/org"}));
+  EXPECT_EQ(out[1].used, 2048);
+  EXPECT_EQ(out[1].requested, 1024);
 }
 
 }  // namespace

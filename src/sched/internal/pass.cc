@@ -149,8 +149,8 @@ bool Pass::StartNow(const JobInfo& j, Plan* plan, bool* only_priority) {
     PlaceResult result = TryPlace(j, p, &placement);
     if (result == PlaceResult::kPlaced) {
       placement.backfilled = timeline_.holders() > 0;
+      limits_.Add(j, placement.nodes);
       plan->starts.push_back(std::move(placement));
-      limits_.Add(j);
       return true;
     }
     if (result != PlaceResult::kPriority) *only_priority = false;

@@ -1,7 +1,9 @@
 #include "store/internal/schema.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
+#include <tuple>
 
 #include "store/internal/record_codec.h"
 
@@ -271,6 +273,8 @@ std::vector<std::string> CreateSchemaSql(Dialect d) {
       CreateTable(d, "audit", kAuditColumns),
       // Retention finds the last record before its cutoff (AuditLog::Prune).
       "CREATE INDEX IF NOT EXISTS audit_time ON audit (time)",
+      "CREATE TABLE IF NOT EXISTS governance (kind TEXT NOT NULL, name TEXT NOT NULL, "
+      "body TEXT NOT NULL, PRIMARY KEY (kind, name))",
   };
 }
 
@@ -351,6 +355,22 @@ std::string UpsertAuditSql(Dialect d) { return Upsert(d, "audit", kAuditColumns)
 std::string DeleteAuditThroughSql(Dialect d) {
   return "DELETE FROM audit WHERE seq <= " + Placeholder(d, 1);
 }
+std::string UpsertGovernanceSql(Dialect d) {
+  return "INSERT INTO governance (kind, name, body) VALUES (" + Placeholder(d, 1) + ", " +
+         Placeholder(d, 2) + ", " + Placeholder(d, 3) +
+         ") ON CONFLICT (kind, name) DO UPDATE SET body = excluded.body";
+}
+std::string DeleteGovernanceSql(Dialect d) {
+  return "DELETE FROM governance WHERE kind = " + Placeholder(d, 1) +
+         " AND name = " + Placeholder(d, 2);
+}
+std::string SelectGovernanceSql() { return "SELECT kind, name, body FROM governance"; }
+void SortGovernance(std::vector<GovernanceRecord>* records) {
+  std::sort(records->begin(), records->end(), [](const auto& a, const auto& b) {
+    return std::tie(a.kind, a.name) < std::tie(b.kind, b.name);
+  });
+}
+
 std::string UpdateSchemaVersionSql() {
   return "UPDATE corral_info SET value = '" + std::to_string(kSchemaVersion) +
          "' WHERE key = 'schema_version'";

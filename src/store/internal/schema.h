@@ -1,7 +1,7 @@
 // The SQL schema shared by SqliteStore and PostgresStore, and the mapping between records
 // and rows. Private to the store.
 //
-// Schema version 2 (`kSchemaVersion`, kept in `corral_info` under "schema_version"):
+// Schema version 3 (`kSchemaVersion`, kept in `corral_info` under "schema_version"):
 //   jobs(id PK, array_job_id, array_task_id NULL, job_name, user_name, account,
 //        partition_name, state, reason, submit_time, eligible_time, start_time, end_time,
 //        time_limit, exit_code, exit_signal, restart_count, last_checkpoint,
@@ -13,8 +13,11 @@
 //   array_specs(array_job_id PK, spec BLOB)  an array's spec, kept once
 //   audit(seq PK, time, principal, auth, peer, method, route, target, params_sha256,
 //         status, error_code, prev_hash, hash)  the audit log (core/audit.h), version 2
-// Migrations: version 1 -> 2 adds the `audit` table (CREATE TABLE IF NOT EXISTS on open) and
-// then records the new version, in the transaction that opens the schema.
+//   governance(kind, name, body, PK (kind, name))  accounts, users and QOS
+//                                       (`GovernanceRecord`), version 3
+// Migrations: version 1 -> 2 adds the `audit` table, 2 -> 3 the `governance` table (CREATE
+// TABLE IF NOT EXISTS on open), then records the new version, in the transaction that opens
+// the schema.
 // An array task whose encoded spec equals its array's row in `array_specs` stores
 // `kSharedSpecRef` in its `spec` column instead of repeating it (a 1,001-task array costs one
 // spec, not 1,001); a task whose spec differs (changed by `scontrol update`) keeps its own.
@@ -43,7 +46,7 @@
 
 namespace corral::store::internal {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 enum class Dialect { kSqlite, kPostgres };
 enum class ColumnType { kInt, kReal, kText, kBlob };
@@ -222,6 +225,13 @@ Status ReadAuditRow(RowReader& r, AuditRecord* record);
 // The audit statements: upsert by seq; delete seq <= $1 (reads: BuildAuditQuery below).
 std::string UpsertAuditSql(Dialect dialect);
 std::string DeleteAuditThroughSql(Dialect dialect);
+// The governance statements: upsert (kind, name, body); delete by kind $1 and name $2; every
+// record (kind, name, body). The table itself is in `CreateSchemaSql`.
+std::string UpsertGovernanceSql(Dialect dialect);
+std::string DeleteGovernanceSql(Dialect dialect);
+std::string SelectGovernanceSql();
+// Sorts `records` by (kind, name), bytewise (the SQL order depends on the collation).
+void SortGovernance(std::vector<GovernanceRecord>* records);
 // The `corral_info` update that records `kSchemaVersion` after a migration.
 std::string UpdateSchemaVersionSql();
 // The records of `all` (by seq) that `query` asks for: filters, then the last `limit`.

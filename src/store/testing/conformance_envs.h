@@ -71,6 +71,13 @@ inline std::string WithTable(std::string sql, const std::string& table) {
   for (size_t at; (at = sql.find("{audit}")) != std::string::npos;) sql.replace(at, 7, table);
   return sql;
 }
+// `{governance}` in `sql` replaced by `table`.
+inline std::string WithGovernanceTable(std::string sql, const std::string& table) {
+  for (size_t at; (at = sql.find("{governance}")) != std::string::npos;) {
+    sql.replace(at, 12, table);
+  }
+  return sql;
+}
 
 class MemoryEnv final : public Env {
  public:
@@ -113,7 +120,9 @@ class SqliteFileEnv final : public Env {
     sqlite3_close(db);
     return v;
   }
-  bool ExecSql(const std::string& sql) override { return Exec(WithTable(sql, "audit")); }
+  bool ExecSql(const std::string& sql) override {
+    return Exec(WithGovernanceTable(WithTable(sql, "audit"), "governance"));
+  }
 
  private:
   std::string path() const { return dir_.File("state.db"); }
@@ -224,7 +233,7 @@ class PostgresEnv final : public Env {
     return std::stoll(pq_->getvalue(r.get(), 0, 0));
   }
   bool ExecSql(const std::string& sql) override {
-    return Exec(WithTable(sql, schema_ + ".audit"));
+    return Exec(WithGovernanceTable(WithTable(sql, schema_ + ".audit"), schema_ + ".governance"));
   }
 
  private:

@@ -44,7 +44,8 @@ void PutU32(std::string* out, uint32_t v) {
 
 uint32_t GetU32(std::string_view in) {
   uint32_t v = 0;
-  for (int i = 0; i < 4; ++i) v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
+  for (int i = 0; i < 4; ++i)
+    v |= static_cast<uint32_t>(static_cast<unsigned char>(in[i])) << (8 * i);
   return v;
 }
 
@@ -191,9 +192,9 @@ std::string EncodeHolderReply(const HolderReply& r) {
   const bool answered = r.outcome == HolderOutcome::kAnswered;
   out.reserve(128 + (answered ? r.response.body.size() : r.error.message.size()));
   PutField(&out, kVersion);
-  PutField(&out, answered                                   ? "answered"
+  PutField(&out, answered                               ? "answered"
                  : r.outcome == HolderOutcome::kNotSent ? "not-sent"
-                                                           : "failed");
+                                                        : "failed");
   PutField(&out, std::to_string(answered ? r.response.status : static_cast<int>(r.error.code)));
   PutField(&out, answered ? r.response.content_type : "");
   PutField(&out, answered ? r.response.body : r.error.message);
@@ -281,9 +282,8 @@ HolderCall HolderChannel::Open() {
   }
   if (!SameUid(fd)) {
     close(fd);
-    return not_sent(socket_path_ + ": the listening process is not of uid " +
-                        std::to_string(geteuid()),
-                    false);
+    return not_sent(
+        socket_path_ + ": the listening process is not of uid " + std::to_string(geteuid()), false);
   }
   fd_ = fd;
   return call;
@@ -320,7 +320,7 @@ HolderCall HolderChannel::Send(HolderRequest request) {
   Io io = ReadFrame(fd_, &buf_, &reply_frame, kMaxHolderReplyFrame, -1, deadline);
   if (io != Io::kOk) {
     return drop(HolderCall::Kind::kLost, io == Io::kTimeout ? "no reply from the holder in time"
-                                                             : "the holder closed without a reply");
+                                                            : "the holder closed without a reply");
   }
   auto reply = DecodeHolderReply(reply_frame);
   if (!reply) return drop(HolderCall::Kind::kLost, reply.error().message);
@@ -382,7 +382,8 @@ struct HolderServer::Impl {
   }
 
   void Touch() {
-    last_activity_us = std::chrono::duration_cast<Duration>(internal::Now().time_since_epoch()).count();
+    last_activity_us =
+        std::chrono::duration_cast<Duration>(internal::Now().time_since_epoch()).count();
   }
 
   void JoinWorkers(bool all) {
@@ -542,8 +543,7 @@ std::string HolderServer::Run() {
     }
     const int64_t now =
         std::chrono::duration_cast<Duration>(internal::Now().time_since_epoch()).count();
-    const int64_t idle_us =
-        std::chrono::duration_cast<Duration>(im.options.idle_timeout).count();
+    const int64_t idle_us = std::chrono::duration_cast<Duration>(im.options.idle_timeout).count();
     if (im.open.load() == 0 && now - im.last_activity_us.load() >= idle_us) {
       if (im.SocketStillOurs()) unlink(im.options.socket_path.c_str());
       im.DrainBacklog();

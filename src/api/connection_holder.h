@@ -29,8 +29,6 @@
 // `Stop` and `stats` may be called from any thread.
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -38,6 +36,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include <sys/types.h>
 
 #include "api/http.h"
 #include "core/result.h"
@@ -57,8 +57,8 @@ struct HolderRequest {
   std::string path;  // with its query, encoded
   std::map<std::string, std::string> headers;
   std::string body;
-  bool idempotent = false;                   // as `HttpClient::Send`'s
-  std::chrono::milliseconds timeout{0};      // 0: the holder's default
+  bool idempotent = false;               // as `HttpClient::Send`'s
+  std::chrono::milliseconds timeout{0};  // 0: the holder's default
 };
 
 enum class HolderOutcome { kAnswered, kNotSent, kFailed };
@@ -89,8 +89,8 @@ struct HolderCall {
   };
   Kind kind = Kind::kNotSent;
   Result<HttpResponse> response = HttpResponse{};
-  std::string why;             // kNotSent, kLost: for verbose output
-  bool no_holder = false;      // kNotSent because none listens (or its directory is missing)
+  std::string why;         // kNotSent, kLost: for verbose output
+  bool no_holder = false;  // kNotSent because none listens (or its directory is missing)
 };
 
 // A client's connection to the holder of `dir` and `key`, opened at the first `Send` and kept.

@@ -47,7 +47,9 @@ TEST(HolderFrameTest, RequestsAndRepliesRoundTrip) {
   EXPECT_EQ(out->timeout, milliseconds(1500));
 
   HolderReply answered;
-  answered.response = {.status = 201, .content_type = "application/json", .body = "{}",
+  answered.response = {.status = 201,
+                       .content_type = "application/json",
+                       .body = "{}",
                        .headers = {{"retry-after", "1"}}};
   auto a = DecodeHolderReply(EncodeHolderReply(answered));
   ASSERT_TRUE(a.has_value()) << a.error().message;
@@ -325,9 +327,8 @@ TEST_F(HolderTest, OneHolderPerKeyAndItStopsWhenIdleOrItsSocketIsGone) {
   options.check_interval = milliseconds(10);
   Start(options);
   // A second holder for the same key finds the lock taken.
-  auto second = HolderServer::Listen(
-      {.socket_path = HolderSocketPath(dir_, key_), .key = key_},
-      [](const HolderRequest&) { return HolderReply{}; });
+  auto second = HolderServer::Listen({.socket_path = HolderSocketPath(dir_, key_), .key = key_},
+                                     [](const HolderRequest&) { return HolderReply{}; });
   ASSERT_FALSE(second.has_value());
   EXPECT_EQ(second.error().code, ErrorCode::kAlreadyExists);
   {

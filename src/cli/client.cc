@@ -112,7 +112,9 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
   options.ca_file = Env("CORRAL_CA_FILE");
   if (options.ca_file.empty() && dev_url) options.ca_file = dev->ca_file;
   c->direct_options_ = options;
-  if (c->url_.rfind("https://", 0) == 0 && ConnectionHolderEnabled()) c->OpenHolder(options.ca_file);
+  if (c->url_.rfind("https://", 0) == 0 && ConnectionHolderEnabled()) {
+    c->OpenHolder(options.ca_file);
+  }
 
   std::string token = Env("CORRAL_TOKEN");
   std::string job_credential = Env("CORRAL_JOB_CREDENTIAL");

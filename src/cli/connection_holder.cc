@@ -1,5 +1,6 @@
 #include "cli/connection_holder.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -11,7 +12,6 @@
 #include <memory>
 #include <vector>
 
-#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "api/connection_holder.h"
@@ -62,8 +62,10 @@ void StartConnectionHolder(const std::string& url, const std::string& ca_file,
   const std::string idle = std::to_string(IdleSeconds());
   std::vector<char*> argv = {const_cast<char*>("corral"),
                              const_cast<char*>("__connection-holder"),
-                             const_cast<char*>(url.c_str()), const_cast<char*>(ca_file.c_str()),
-                             const_cast<char*>(dir.c_str()), const_cast<char*>(idle.c_str()),
+                             const_cast<char*>(url.c_str()),
+                             const_cast<char*>(ca_file.c_str()),
+                             const_cast<char*>(dir.c_str()),
+                             const_cast<char*>(idle.c_str()),
                              nullptr};
   // No credential travels: only what OpenSSL reads to find CAs.
   std::vector<std::string> env_text;

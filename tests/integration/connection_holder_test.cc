@@ -3,6 +3,8 @@
 // another uid is refused, and a directory of another uid is never used; it exits when idle;
 // killing it during a call falls back to a connection of the call's own; the TCP side still
 // carries neither token nor script in plain text.
+#include "api/connection_holder.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -20,7 +22,6 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include "api/connection_holder.h"
 #include "api/json_codec.h"
 #include "tests/integration/test_cluster.h"
 #include "tests/integration/test_util.h"
@@ -52,7 +53,9 @@ int SocketsAt(const std::string& socket) {
   std::string line;
   int n = 0;
   while (std::getline(in, line)) {
-    if (line.size() > path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0) ++n;
+    if (line.size() > path.size() &&
+        line.compare(line.size() - path.size(), path.size(), path) == 0)
+      ++n;
   }
   return n;
 }
@@ -87,8 +90,8 @@ class ConnectionHolderTest : public ::testing::Test {
   // directory; remembered so that TearDown stops it.
   std::string Socket(const std::string& url = "") {
     std::string s = api::HolderSocketPath(
-        runtime_ + "/corral", api::HolderKey(url.empty() ? cluster_->url() : url,
-                                             ReadFile(cluster_->ca_file())));
+        runtime_ + "/corral",
+        api::HolderKey(url.empty() ? cluster_->url() : url, ReadFile(cluster_->ca_file())));
     sockets_.push_back(s);
     return s;
   }
@@ -173,7 +176,8 @@ TEST_F(ConnectionHolderTest, AnotherUidIsRefusedAndADirectoryOfAnotherUidIsNever
   ASSERT_EQ(Cli({"corral", "nodes"}).status, 0);
   ASSERT_TRUE(WaitFor([&] { return fs::exists(socket); }, seconds(10)));
   // Open the way to the socket, as a mistake might; the holder still checks the peer's uid.
-  for (const std::string& p : {cluster_->dir(), runtime_, runtime_ + "/corral"}) chmod(p.c_str(), 0755);
+  for (const std::string& p : {cluster_->dir(), runtime_, runtime_ + "/corral"})
+    chmod(p.c_str(), 0755);
   chmod(socket.c_str(), 0777);
   api::HolderRequest request{.key = api::HolderKey(cluster_->url(), ReadFile(cluster_->ca_file())),
                              .method = "GET",
@@ -250,10 +254,12 @@ TEST_F(ConnectionHolderTest, KillingTheHolderDuringACallFallsBackToADirectConnec
   // `corral wait` long-polls through the holder; the holder dies under it.
   std::string token = cluster_->Token("");
   const std::string out = runtime_ + "/wait.out";
-  std::vector<std::string> env_text = {
-      "PATH=/usr/bin:/bin", "HOME=" + cluster_->dir(), "XDG_RUNTIME_DIR=" + runtime_,
-      "CORRAL_CONTROLLER=" + cluster_->url(), "CORRAL_CA_FILE=" + cluster_->ca_file(),
-      "CORRAL_TOKEN=" + token.substr(7)};
+  std::vector<std::string> env_text = {"PATH=/usr/bin:/bin",
+                                       "HOME=" + cluster_->dir(),
+                                       "XDG_RUNTIME_DIR=" + runtime_,
+                                       "CORRAL_CONTROLLER=" + cluster_->url(),
+                                       "CORRAL_CA_FILE=" + cluster_->ca_file(),
+                                       "CORRAL_TOKEN=" + token.substr(7)};
   std::vector<char*> envp, argv;
   for (auto& e : env_text) envp.push_back(e.data());
   envp.push_back(nullptr);

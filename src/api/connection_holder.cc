@@ -87,32 +87,31 @@ bool ReadHeaders(Fields& fields, std::map<std::string, std::string>* headers) {
   return true;
 }
 
-std::string Framed(const std::string& body) {
-  std::string out;
-  out.reserve(4 + body.size());
-  PutU32(&out, static_cast<uint32_t>(body.size()));
-  out.append(body);
-  return out;
+// Writes `body` as one frame (the length, then the bytes, in one gathered write).
+Io WriteFrame(int fd, std::string_view body, MonoTime deadline) {
+  std::string length;
+  PutU32(&length, static_cast<uint32_t>(body.size()));
+  return internal::WriteAll(fd, length, body, deadline);
 }
 
-// Reads one frame of at most `max` bytes from `fd` into `*frame`; what arrives beyond it stays
-// in `*buf`. kEof with `buf` empty is a close between frames; kError also for an oversized one.
-Io ReadFrame(int fd, std::string* buf, std::string* frame, size_t max, int stop_fd,
-             MonoTime deadline) {
+// Reads until `*buf` starts with a whole frame of at most `max` bytes and sets `*n` to its
+// length: the frame is `FrameIn(*buf, *n)`, then `buf->erase(0, 4 + *n)`. kEof with `buf`
+// empty is a close between frames; kError also for an oversized frame.
+Io ReadFrame(int fd, std::string* buf, size_t* n, size_t max, int stop_fd, MonoTime deadline) {
   while (true) {
     if (buf->size() >= 4) {
-      const size_t n = GetU32(*buf);
-      if (n > max) return Io::kError;
-      if (buf->size() - 4 >= n) {
-        frame->assign(*buf, 4, n);
-        buf->erase(0, 4 + n);
-        return Io::kOk;
-      }
-      buf->reserve(4 + n);
+      *n = GetU32(*buf);
+      if (*n > max) return Io::kError;
+      if (buf->size() - 4 >= *n) return Io::kOk;
+      buf->reserve(4 + *n);
     }
     Io io = internal::ReadMore(fd, buf, internal::kReadChunk, stop_fd, deadline);
     if (io != Io::kOk) return io;
   }
+}
+
+std::string_view FrameIn(const std::string& buf, size_t n) {
+  return std::string_view(buf).substr(4, n);
 }
 
 HolderReply NotSentReply(std::string message) {
@@ -304,8 +303,8 @@ HolderCall HolderChannel::Send(HolderRequest request) {
     return std::move(call);
   };
   request.key = key_;
-  const std::string frame = Framed(EncodeHolderRequest(request));
-  if (frame.size() - 4 > kMaxHolderRequestFrame) {
+  const std::string frame = EncodeHolderRequest(request);
+  if (frame.size() > kMaxHolderRequestFrame) {
     call.why = "request too large for the holder";
     return call;
   }
@@ -313,16 +312,17 @@ HolderCall HolderChannel::Send(HolderRequest request) {
   const MonoTime deadline = internal::DeadlineAfter(timeout + kReplyMargin);
   // The holder acts on a frame only once it has all of it: a frame not written in full was not
   // sent on.
-  if (internal::WriteAll(fd_, frame, {}, deadline) != Io::kOk) {
+  if (WriteFrame(fd_, frame, deadline) != Io::kOk) {
     return drop(HolderCall::Kind::kNotSent, "connection to the holder broken while sending");
   }
-  std::string reply_frame;
-  Io io = ReadFrame(fd_, &buf_, &reply_frame, kMaxHolderReplyFrame, -1, deadline);
+  size_t n = 0;
+  Io io = ReadFrame(fd_, &buf_, &n, kMaxHolderReplyFrame, -1, deadline);
   if (io != Io::kOk) {
     return drop(HolderCall::Kind::kLost, io == Io::kTimeout ? "no reply from the holder in time"
                                                             : "the holder closed without a reply");
   }
-  auto reply = DecodeHolderReply(reply_frame);
+  auto reply = DecodeHolderReply(FrameIn(buf_, n));
+  buf_.erase(0, 4 + n);
   if (!reply) return drop(HolderCall::Kind::kLost, reply.error().message);
   switch (reply->outcome) {
     case HolderOutcome::kAnswered:
@@ -417,14 +417,15 @@ struct HolderServer::Impl {
   }
 
   void Serve(int fd) {
-    std::string buf, frame;
+    std::string buf;
+    size_t n = 0;
     while (internal::Wait(fd, POLLIN, stop_fd, MonoTime::max()) == Io::kOk) {
-      if (ReadFrame(fd, &buf, &frame, kMaxHolderRequestFrame, stop_fd, MonoTime::max()) !=
-          Io::kOk) {
+      if (ReadFrame(fd, &buf, &n, kMaxHolderRequestFrame, stop_fd, MonoTime::max()) != Io::kOk) {
         break;
       }
-      const std::string reply = Framed(EncodeHolderReply(Handle(frame)));
-      if (internal::WriteAll(fd, reply, {}, internal::DeadlineAfter(kReplyWriteTimeout)) !=
+      HolderReply reply = Handle(FrameIn(buf, n));
+      buf.erase(0, 4 + n);
+      if (WriteFrame(fd, EncodeHolderReply(reply), internal::DeadlineAfter(kReplyWriteTimeout)) !=
           Io::kOk) {
         break;
       }
@@ -443,11 +444,12 @@ struct HolderServer::Impl {
     while (poll(&p, 1, kQuietMs) > 0) {
       int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) continue;
-      std::string buf, frame;
-      if (SameUid(fd) && ReadFrame(fd, &buf, &frame, kMaxHolderRequestFrame, -1,
-                                   internal::DeadlineAfter(std::chrono::seconds(1))) == Io::kOk) {
-        const std::string reply = Framed(EncodeHolderReply(NotSentReply("the holder is exiting")));
-        (void)internal::WriteAll(fd, reply, {}, internal::DeadlineAfter(std::chrono::seconds(1)));
+      std::string buf;
+      size_t n = 0;
+      const MonoTime deadline = internal::DeadlineAfter(std::chrono::seconds(1));
+      if (SameUid(fd) &&
+          ReadFrame(fd, &buf, &n, kMaxHolderRequestFrame, -1, deadline) == Io::kOk) {
+        (void)WriteFrame(fd, EncodeHolderReply(NotSentReply("the holder is exiting")), deadline);
       }
       close(fd);
     }

@@ -301,7 +301,7 @@ TEST_F(ConnectionHolderTest, TheWireFromTheHolderHoldsNoTokenAndNoScript) {
   auto job = cluster_->GetJob(JobId(std::stoull(id)));
   ASSERT_TRUE(job.has_value());
   EXPECT_TRUE(Has(job->job.spec.script, marker));  // it did travel, inside TLS
-  EXPECT_EQ(SocketsAt(socket), 1);                 // the holder listens (and carried it)
+  EXPECT_GE(SocketsAt(socket), 1);  // the holder listens (a call's end may still be open)
   EXPECT_EQ(Cli({"corral", "queue"}).status, 0);
   const std::string wire = relay.bytes();
   EXPECT_GT(wire.size(), 1000u);

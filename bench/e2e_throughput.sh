@@ -7,8 +7,10 @@
 # latency: N submissions through the API, one every 20 ms from one connection (a cluster that
 # is not saturated): the latency of one job, submit-to-start and submit-to-end.
 # Prints submissions per second, the time until all N ended, and submit-to-start latency.
-# tls-cost: the CLI's cost of TLS, side by side in one run: `cli` with TLS, with plain HTTP
-# on loopback (`corral dev --plain-http`, CORRAL_ALLOW_PLAIN_HTTP=1) and, when
+# tls-cost: the CLI's cost of TLS, side by side in one run: `cli` with TLS through the
+# connection holder (the default; `tls`), with TLS and the holder off (`direct`,
+# CORRAL_CONNECTION_HOLDER=0: each call its own TLS set-up and resumed handshake), with plain
+# HTTP on loopback (`corral dev --plain-http`, CORRAL_ALLOW_PLAIN_HTTP=1) and, when
 # CORRAL_BEFORE_BUILD_DIR names another build (say main's), with TLS on that build's binary;
 # CORRAL_BENCH_ROUNDS rounds (default 2) of each, interleaved, then the figures and ratios.
 # CORRAL_DEV_CONFIG=corral.toml gives the dev cluster those scheduling sections (e.g. a
@@ -38,6 +40,9 @@ run_one() {
   grep -q "Press Ctrl-C" "$dir/dev.out" || { cat "$dir/dev.out"; return 1; }
   echo "== $mode ($scheme, $corral): $N trivial jobs on corral dev (4 nodes x 8 GPUs) =="
   if [ "$plain" = 1 ]; then export CORRAL_ALLOW_PLAIN_HTTP=1; else unset CORRAL_ALLOW_PLAIN_HTTP; fi
+  # The connection holder (docs/operations.md) is on unless holder=0; it lives in $dir/.corral
+  # and exits when the run's directory is removed.
+  export CORRAL_CONNECTION_HOLDER=${holder:-1}
   if [ "$mode" = latency ]; then
     "$load" --controller "$scheme://127.0.0.1:$port" --key-file "$dir/dev/pki/keyring" --ca-file "$dir/dev/pki/ca.crt" --jobs "$N" --threads 1 --interval 20
   elif [ "$mode" = api ]; then
@@ -65,12 +70,13 @@ tls_cost() {
   local rounds=${CORRAL_BENCH_ROUNDS:-2} out; out=$(mktemp)
   local before=${CORRAL_BEFORE_BUILD_DIR:-}
   for r in $(seq 1 "$rounds"); do
-    for variant in plain tls ${before:+before}; do
-      local c=$build/src/main/corral p=0
+    for variant in plain tls direct ${before:+before}; do
+      local c=$build/src/main/corral p=0 h=1
       [ "$variant" = plain ] && p=1
+      [ "$variant" = direct ] && h=0
       [ "$variant" = before ] && c=$before/src/main/corral
       local line
-      line=$(corral=$c plain=$p run_one cli | tee /dev/stderr | grep "jobs/s end to end")
+      line=$(corral=$c plain=$p holder=$h run_one cli | tee /dev/stderr | grep "jobs/s end to end")
       echo "$variant $(echo "$line" | awk '{print $(NF-4)}') $(echo "$line" | awk '{print $2}')" >> "$out"
     done
   done
@@ -79,6 +85,7 @@ tls_cost() {
        END {
          for (v in s) printf "%-7s %s  (mean %.1f)\n", v, s[v], t[v] / n[v]
          if (n["plain"] && n["tls"]) printf "tls / plain: %.2f\n", (t["tls"] / n["tls"]) / (t["plain"] / n["plain"])
+         if (n["plain"] && n["direct"]) printf "direct / plain: %.2f\n", (t["direct"] / n["direct"]) / (t["plain"] / n["plain"])
          if (n["plain"] && n["before"]) printf "before / plain: %.2f\n", (t["before"] / n["before"]) / (t["plain"] / n["plain"])
          if (n["before"] && n["tls"]) printf "tls / before: %.2f\n", (t["tls"] / n["tls"]) / (t["before"] / n["before"])
        }' "$out"

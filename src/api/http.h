@@ -263,9 +263,12 @@ class HttpClient {
   // 1 GiB,
   // kDeadlineExceeded when the request timeout passes, kInvalidArgument when the method, path
   // or a header would not make a well-formed request (a space or line break in them).
+  // `may_have_sent` (if given) is set to whether any byte of the request was written to the
+  // server (false: it failed before, say while connecting, and cannot have been carried out).
   Result<HttpResponse> Send(std::string_view method, std::string_view path, std::string_view body,
                             const std::map<std::string, std::string>& headers = {},
-                            bool idempotent = false, std::chrono::milliseconds timeout = {});
+                            bool idempotent = false, std::chrono::milliseconds timeout = {},
+                            bool* may_have_sent = nullptr);
 
   const std::string& base_url() const;
   HttpClientTlsStats tls_stats() const;

@@ -338,8 +338,10 @@ HttpClientTlsStats HttpClient::tls_stats() const {
 Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view path,
                                       std::string_view body,
                                       const std::map<std::string, std::string>& headers,
-                                      bool idempotent, std::chrono::milliseconds timeout) {
+                                      bool idempotent, std::chrono::milliseconds timeout,
+                                      bool* may_have_sent) {
   Impl& c = *impl_;
+  if (may_have_sent != nullptr) *may_have_sent = false;
   const MonoTime deadline = internal::DeadlineAfter(
       timeout > std::chrono::milliseconds::zero() ? timeout : c.options.request_timeout);
   std::string what = std::string(method) + " " + c.base_url + std::string(path);
@@ -383,6 +385,7 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
       }
       conn = std::move(*connected);
     }
+    if (may_have_sent != nullptr) *may_have_sent = true;
     Exchange x = ExchangeOn(conn, head, body, is_head, deadline);
     if (x.response.has_value()) {
       c.KeepSession(conn);

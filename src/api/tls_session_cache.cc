@@ -30,8 +30,9 @@ std::string Octal(mode_t mode) {
 }
 
 // The rule of the header for the cache's file or directory.
-Status CheckOwnPrivate(const struct stat& st, const std::string& path, bool dir) {
-  const std::string name = std::string(kWhat) + (dir ? " directory " : " ") + path;
+Status CheckOwnPrivate(const struct stat& st, const std::string& path, bool dir,
+                       std::string_view what = kWhat) {
+  const std::string name = std::string(what) + (dir ? " directory " : " ") + path;
   // A file is replaced by the next session written; a directory must be fixed by its user.
   const std::string fix = dir ? "; not used (chmod 700 " + path + ", or remove it)"
                               : "; not used (a private one replaces it)";
@@ -49,13 +50,7 @@ Status CheckOwnPrivate(const struct stat& st, const std::string& path, bool dir)
   return {};
 }
 
-Status CheckDir(const std::string& dir) {
-  struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0) return FileError(errno, kWhat, dir, "cannot stat");
-  if (!S_ISDIR(st.st_mode))
-    return InvalidArgument(std::string(kWhat) + " " + dir + ": not a directory");
-  return CheckOwnPrivate(st, dir, true);
-}
+Status CheckDir(const std::string& dir) { return CheckPrivateUserDir(dir, kWhat); }
 
 struct Entry {
   std::string key;
@@ -118,6 +113,14 @@ Result<std::string> ReadOwnFile(const std::string& dir, const std::string& path)
 }
 
 }  // namespace
+
+Status CheckPrivateUserDir(const std::string& dir, std::string_view what) {
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) return FileError(errno, what, dir, "cannot stat");
+  if (!S_ISDIR(st.st_mode))
+    return InvalidArgument(std::string(what) + " " + dir + ": not a directory");
+  return CheckOwnPrivate(st, dir, true, what);
+}
 
 TlsSessionCache::TlsSessionCache(std::string dir)
     : dir_(std::move(dir)), path_(dir_ + "/tls-sessions") {}

@@ -61,4 +61,11 @@ class TlsSessionCache {
   std::string path_;
 };
 
+// The rule of the cache's directory, for other per-user files kept in it (the CLI's connection
+// holder socket, api/connection_holder.h): `dir` is a directory, not a symbolic link, owned by
+// the effective user, that neither its group nor others may write. Returns kNotFound naming
+// it when it is missing, kInvalidArgument when it is no directory, kFailedPrecondition naming
+// the owner or mode and the fix; `what` names it in the messages.
+Status CheckPrivateUserDir(const std::string& dir, std::string_view what);
+
 }  // namespace corral::api

@@ -19,6 +19,7 @@
 #include "api/openssl_process.h"
 #include "api/private_file.h"
 #include "api/transport_policy.h"
+#include "cli/connection_holder.h"
 #include "core/clock.h"
 
 namespace corral::cli {
@@ -111,7 +112,10 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
   api::HttpClientOptions options;
   options.ca_file = Env("CORRAL_CA_FILE");
   if (options.ca_file.empty() && dev_url) options.ca_file = dev->ca_file;
-  if (c->url_.rfind("https://", 0) == 0) c->UseSessionCache(options);
+  c->direct_options_ = options;
+  if (c->url_.rfind("https://", 0) == 0 && ConnectionHolderEnabled()) {
+    c->OpenHolder(options.ca_file);
+  }
 
   std::string token = Env("CORRAL_TOKEN");
   std::string job_credential = Env("CORRAL_JOB_CREDENTIAL");
@@ -141,8 +145,33 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
     }
     c->munge_ = true;
   }
-  CORRAL_ASSIGN_OR_RETURN(c->http_, api::HttpClient::Create(c->url_, options));
+  if (c->holder_ == nullptr) CORRAL_RETURN_IF_ERROR(c->EnsureDirect());
   return c;
+}
+
+void Client::OpenHolder(const std::string& ca_file) {
+  std::string ca_pem;
+  if (!ca_file.empty()) {
+    auto pem = api::ReadPublicFile(ca_file, "CA file");
+    if (!pem) return;  // the direct client's own error names it
+    ca_pem = std::move(*pem);
+  }
+  holder_dir_ = TlsSessionCacheDir();
+  holder_ = std::make_unique<api::HolderChannel>(holder_dir_, api::HolderKey(url_, ca_pem));
+}
+
+Status Client::EnsureDirect() {
+  if (http_ != nullptr) return {};
+  if (url_.rfind("https://", 0) == 0) UseSessionCache(direct_options_);
+  CORRAL_ASSIGN_OR_RETURN(http_, api::HttpClient::Create(url_, direct_options_));
+  return {};
+}
+
+Result<std::string> Client::Authorization() const {
+  if (!munge_) return authorization_;
+  auto credential = api::MungeHeaderFor(api::kControllerAudience, munge_socket_);
+  if (!credential) return Annotate(credential.error(), "MUNGE");
+  return *credential;
 }
 
 std::string TlsSessionCacheDir() {
@@ -182,12 +211,35 @@ void Client::UseSessionCache(api::HttpClientOptions& options) {
 Result<api::HttpResponse> Client::Call(std::string_view method, const std::string& path,
                                        std::string_view body, bool idempotent,
                                        std::chrono::milliseconds timeout) {
-  std::string authorization = authorization_;
-  if (munge_) {
-    auto credential = api::MungeHeaderFor(api::kControllerAudience, munge_socket_);
-    if (!credential) return Annotate(credential.error(), "MUNGE");
-    authorization = *credential;
+  if (holder_ != nullptr) {
+    CORRAL_ASSIGN_OR_RETURN(std::string authorization, Authorization());
+    api::HolderCall h = holder_->Send({.method = std::string(method),
+                                       .path = path,
+                                       .headers = {{"authorization", std::move(authorization)}},
+                                       .body = std::string(body),
+                                       .idempotent = idempotent,
+                                       .timeout = timeout});
+    if (h.kind == api::HolderCall::Kind::kAnswered) {
+      if (!h.response) return Annotate(h.response.error(), "controller " + url_);
+      return api::CheckResponse(std::move(h.response));
+    }
+    if (h.kind == api::HolderCall::Kind::kLost && !idempotent) {
+      return Unavailable("controller " + url_ + ": " + std::string(method) + " " + path +
+                         ": the connection holder stopped before answering (" + h.why +
+                         "); the request may have been carried out: check before repeating it");
+    }
+    // Not sent (or an idempotent request lost): this process goes on by itself; with no
+    // holder listening, it starts one for the next calls, except inside a job (a process
+    // started there would outlive the job's process group and count in its cgroup; the job
+    // uses the user's holder when one runs).
+    if (h.kind == api::HolderCall::Kind::kNotSent && h.no_holder &&
+        Env("CORRAL_JOB_CREDENTIAL").empty()) {
+      StartConnectionHolder(url_, direct_options_.ca_file, holder_dir_);
+    }
+    holder_.reset();
   }
+  CORRAL_RETURN_IF_ERROR(EnsureDirect());
+  CORRAL_ASSIGN_OR_RETURN(std::string authorization, Authorization());
   auto r = http_->Send(method, path, body, {{"authorization", authorization}}, idempotent, timeout);
   if (!r) return Annotate(r.error(), "controller " + url_);
   return api::CheckResponse(std::move(r));

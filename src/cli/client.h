@@ -13,6 +13,13 @@
 // cluster's (the system's CAs without one). Plain http:// is refused, except to a loopback
 // address with CORRAL_ALLOW_PLAIN_HTTP=1. The TLS session is shared by the user's commands
 // through a private file (`TlsSessionCacheDir()`), so that most calls skip the full handshake.
+// Over https:// calls go through the user's connection holder when one runs for this
+// controller and CA (cli/connection_holder.h; the first call starts it): the process then
+// sets up no TLS at all. Without a holder, or when it fails before the request left it, a
+// call connects itself; a non-idempotent request whose answer the holder lost is not repeated
+// but answered with an error (kUnavailable) that says it may have been carried out.
+// Every call goes through the holder, long polls (`wait`) included; `corral run`'s output
+// stream is a separate connection of its own.
 //
 // Thread-safety: not thread-safe.
 #pragma once
@@ -22,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "api/connection_holder.h"
 #include "api/http.h"
 #include "api/messages.h"
 #include "api/report_messages.h"
@@ -138,6 +146,17 @@ class Client {
   std::string session_key_;
   int64_t cached_expiry_ = 0;  // of the session offered from the cache (0: none)
   std::unique_ptr<api::HttpClient> http_;
+
+  // The connection holder (https:// only, when on): set by `Connect` when the CA can be read,
+  // dropped at the first call it cannot carry.
+  void OpenHolder(const std::string& ca_file);
+  // Creates the direct client (`http_`) unless made already: the only place that sets up TLS.
+  Status EnsureDirect();
+  // The Authorization header of one request (a fresh MUNGE credential each time).
+  Result<std::string> Authorization() const;
+  api::HttpClientOptions direct_options_;
+  std::unique_ptr<api::HolderChannel> holder_;
+  std::string holder_dir_;
 };
 
 // Parses a job id ("42"); kInvalidArgument naming the text otherwise.

@@ -19,6 +19,7 @@
 
 #include "agent/main.h"
 #include "cli/commands.h"
+#include "cli/connection_holder.h"
 #include "cli/slurm_front.h"
 #include "controller/main.h"
 #include "sim/sim_command.h"
@@ -79,6 +80,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     if (command == "dev") return corral::cli::RunDevCommand(argc - 1, argv + 1);
+    // Hidden: the per-user connection holder that client calls start (cli/connection_holder.h).
+    if (command == "__connection-holder") {
+      return corral::cli::RunConnectionHolderCommand(argc - 1, argv + 1);
+    }
     if (command == "sim") return corral::sim::RunSimCommand(argc - 1, argv + 1);
     return corral::cli::RunClientCommand(argc - 1, argv + 1);
   } catch (const std::exception& e) {

@@ -115,6 +115,8 @@ constexpr Rule kRules[] = {
   {Action::kNodeEvent,         "node-event",         false, false, false, false, false, false, false, false, false, false},
   {Action::kAgentCall,         "agent-call",         false, false, false, false, false, false, false, false, false, false},
   {Action::kReadAudit,         "read-audit",         false, false, true,  true,  true,  false, false, false, false, false},
+  {Action::kSuspendJob,        "suspend-job",        false, false, true,  true,  true,  false, false, false, false, false},
+  {Action::kTopJob,            "top-job",            false, false, true,  true,  true,  false, false, false, false, false},
 };
 // clang-format on
 

@@ -27,6 +27,7 @@
 //   kNodeRegister .. kNodeEvent     -     -         -      -         its node  -           -
 //   kAgentCall                      -     -         -      -         -         its node    -
 //   kReadAudit                      -     yes       yes    -         -         -           -
+//   kSuspendJob, kTopJob            -     yes       yes    -         -         -           -
 //
 // (1) The controller's call for a node also reads that node's metrics at its agent.
 // The metrics principal (a scraper: the scrape token, or a token of role "metrics") reads
@@ -113,6 +114,8 @@ enum class Action {
   kNodeEvent,  // an agent's job and task events
   kAgentCall,  // the controller's launch/cancel/signal/... to an agent
   kReadAudit,  // the audit log and its verification (docs/governance.md)
+  kSuspendJob,  // stop and continue a running job's processes (`scontrol suspend|resume`)
+  kTopJob,      // move a pending job ahead of its user's like jobs (`scontrol top`)
 };
 std::string_view ActionName(Action a);  // "read-cluster", "cancel-job", ...
 

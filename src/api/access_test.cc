@@ -147,6 +147,11 @@ const std::vector<Row> kTable = {
     {Action::kNodeHeartbeat, "g", ""},
     {Action::kNodeEvent, "g", ""},
     {Action::kAgentCall, "c", ""},
+    {Action::kReadAudit, "oa", "oa"},
+    // Slurm: suspending and resuming are for operators and administrators, not a job's owner.
+    {Action::kSuspendJob, "oa", "oa"},
+    // Slurm without SchedulerParameters=enable_user_top: `scontrol top` is for operators.
+    {Action::kTopJob, "oa", "oa"},
 };
 
 TEST(AuthorizeTest, EveryPrincipalEveryActionMatchesTheTable) {
@@ -173,7 +178,7 @@ TEST(AuthorizeTest, EveryPrincipalEveryActionMatchesTheTable) {
   }
   // Every action has a row and a distinct name.
   EXPECT_EQ(names.size(), kTable.size());
-  EXPECT_EQ(static_cast<size_t>(Action::kAgentCall) + 1, kTable.size());
+  EXPECT_EQ(static_cast<size_t>(Action::kTopJob) + 1, kTable.size());
 }
 
 TEST(AuthorizeTest, AJobCredentialActsOnItsOwnRunOnly) {

@@ -228,10 +228,10 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(JobSpec), 1024u) << "JobSpec changed: update json_codec.cc and FullJobSpec";
   EXPECT_EQ(sizeof(NodeAllocation), 64u)
       << "NodeAllocation changed: update json_codec.cc and FullNodeAllocation";
-  EXPECT_EQ(sizeof(Allocation), 32u)
+  EXPECT_EQ(sizeof(Allocation), 64u)
       << "Allocation changed: update json_codec.cc and FullAllocation";
   EXPECT_EQ(sizeof(JobUsage), 56u) << "JobUsage changed: update json_codec.cc and FullJobUsage";
-  EXPECT_EQ(sizeof(Job), 1272u) << "Job changed: update json_codec.cc and FullJob";
+  EXPECT_EQ(sizeof(Job), 1304u) << "Job changed: update json_codec.cc and FullJob";
   EXPECT_EQ(sizeof(GpuInfo), 112u) << "GpuInfo changed: update json_codec.cc and FullGpuInfo";
   EXPECT_EQ(sizeof(NodeInventory), 264u)
       << "NodeInventory changed: update json_codec.cc and FullNodeInventory";

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "api/diag.h"
 #include "api/http.h"
 #include "api/messages.h"
 #include "api/tls_session_cache.h"
@@ -106,6 +107,12 @@ class Client {
   // The audit log (admins and operators): `query` is the URL query ("user=alice&limit=10").
   Result<std::vector<AuditRecord>> Audit(const std::string& query);
   Result<AuditVerdict> VerifyAudit();
+  // `scontrol suspend|resume` (operators and admins).
+  Status Suspend(JobId id, bool suspend);
+  // `scontrol top` (operators and admins).
+  Status Top(JobId id);
+  // `sdiag`'s figures (operators and admins).
+  Result<api::DiagInfo> Diag();
 
   const std::string& url() const { return url_; }
 

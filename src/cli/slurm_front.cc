@@ -30,7 +30,7 @@ constexpr SlurmCommand kCommands[] = {
     {"sinfo", internal::RunSinfo},       {"sacct", internal::RunSacct},
     {"scontrol", internal::RunScontrol}, {"scancel", internal::RunScancel},
     {"seff", internal::RunSeff},
-    {"sdiag", RunUnsupported},           {"sstat", RunUnsupported},
+    {"sdiag", internal::RunSdiag},           {"sstat", RunUnsupported},
     {"sbcast", RunUnsupported},
 };
 

@@ -52,6 +52,7 @@ size_t Controller::job_count() const { return s_->jobs.size(); }
 Status Controller::Recover(store::StoredState state) {
   internal::ControllerState& s = *s_;
   MonoTime now = s.clock.MonotonicNow();
+  s.metrics.since = s.clock.Now();
   for (const Node& node : state.nodes) s.nodes.Restore(node, now);
   for (Job& job : state.jobs) {
     internal::JobEntry& e = s.jobs.Restore(std::move(job), now);

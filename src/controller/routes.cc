@@ -46,6 +46,11 @@ constexpr RouteSpec kRoutes[] = {
   {"GET",    "/api/v1/audit",                          Action::kReadAudit,      kCluster,   "the audit log (admins and operators)"},
   {"GET",    "/api/v1/audit/verify",                   Action::kReadAudit,      kCluster,   "verify the audit log's hash chain"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
+  // `scontrol suspend|resume` (operators and admins, as Slurm) and `sdiag`.
+  {"POST",   "/api/v1/jobs/{id}/suspend",              Action::kSuspendJob,     kJob,       "suspend a running job (stop its processes)"},
+  {"POST",   "/api/v1/jobs/{id}/resume",               Action::kSuspendJob,     kJob,       "resume a suspended job"},
+  {"POST",   "/api/v1/jobs/{id}/top",                  Action::kTopJob,         kJob,       "move a pending job ahead of its user's like jobs"},
+  {"GET",    "/api/v1/diag",                           Action::kReadMetrics,    kCluster,   "scheduler and request statistics (sdiag)"},
 };
 // clang-format on
 

@@ -74,6 +74,12 @@ const std::map<std::string, std::string> kMatrix = {
     {"POST /api/v1/agents/heartbeat", "------y---"},
     {"POST /api/v1/agents/events", "------y---"},
     {"GET /ui/{file*}", "yyyyyyyyyy"},  // static files only; the page's data is the API's
+    // `scontrol suspend|resume`: operators and admins only, as in Slurm.
+    {"POST /api/v1/jobs/{id}/suspend", "---yy-----"},
+    {"POST /api/v1/jobs/{id}/resume", "---yy-----"},
+    {"POST /api/v1/jobs/{id}/top", "---yy-----"},  // Slurm's default (no enable_user_top)
+    // `sdiag`: as /metrics (Slurm's PrivateData=usage: operators and admins; by-user counts).
+    {"GET /api/v1/diag", "---yy----y"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {

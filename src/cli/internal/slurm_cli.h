@@ -64,6 +64,7 @@ int RunSinfo(int argc, char** argv);
 int RunSacct(int argc, char** argv);
 int RunScontrol(int argc, char** argv);
 int RunScancel(int argc, char** argv);
+int RunSdiag(int argc, char** argv);
 // `seff JOB` (cli/jobstats.cc).
 int RunSeff(int argc, char** argv);
 

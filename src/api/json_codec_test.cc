@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/diag.h"
 #include "api/messages.h"
 #include "api/testing/full_messages.h"
 #include "core/duration.h"
@@ -44,6 +45,34 @@ TEST(JsonCodecTest, JobSpecRoundTrips) {
   JobSpec unlimited = FullJobSpec();
   unlimited.time_limit = kUnlimited;
   ExpectRoundTrip(unlimited, EncodeJobSpec, DecodeJobSpec);
+}
+
+TEST(JsonCodecTest, DiagInfoRoundTrips) {
+  DiagInfo d{.now = At(40),
+             .since = At(1),
+             .server_threads = 3,
+             .jobs_submitted = 2,
+             .jobs_started = 4,
+             .jobs_completed = 5,
+             .jobs_canceled = 6,
+             .jobs_failed = 7,
+             .jobs_pending = 8,
+             .jobs_running = 9,
+             .cycles = 10,
+             .last_cycle_seconds = 0.5,
+             .max_cycle_seconds = 1.25,
+             .total_cycle_seconds = 7.75,
+             .examined_total = 11,
+             .last_queue_length = 12,
+             .last_examined = 13,
+             .backfilled_total = 14,
+             .last_backfilled = 15,
+             .last_reservations = 16,
+             .last_pass_time = At(39),
+             .routes = {{"POST", "/api/v1/jobs/{id}/suspend", 15, 0.010136}},
+             .users = {{"root", 0, 49, 0.046756}, {"agent:node01", 4294967295u, 3, 0.5}}};
+  ExpectRoundTrip(d, EncodeDiagInfo, DecodeDiagInfo);
+  ExpectRoundTrip(DiagInfo{}, EncodeDiagInfo, DecodeDiagInfo);
 }
 
 TEST(JsonCodecTest, SubmitResponseRoundTrips) {

@@ -151,10 +151,10 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
     end = Time(j.start_time + limit + j.allocation.suspended_for, o);
   }
   L.push_back("StartTime=" + start + " EndTime=" + end + " Deadline=N/A");
-  const Allocation& a = j.allocation;
-  const bool ever_suspended = started && a.suspend_time != Timestamp{};
-  const int64_t pre_suspend = ever_suspended ? internal::Seconds(a.pre_suspend) : 0;
-  L.push_back("SuspendTime=" + (ever_suspended ? Time(a.suspend_time, o) : std::string("None")) +
+  const Allocation& run = j.allocation;
+  const bool ever_suspended = started && run.suspend_time != Timestamp{};
+  const int64_t pre_suspend = ever_suspended ? internal::Seconds(run.pre_suspend) : 0;
+  L.push_back("SuspendTime=" + (ever_suspended ? Time(run.suspend_time, o) : std::string("None")) +
               " SecsPreSuspend=" + std::to_string(pre_suspend) + " LastSchedEval=" +
               Time(started ? j.start_time : j.submit_time, o) + " Scheduler=Main");
   L.push_back("Partition=" + internal::PartitionOf(j) + " AllocNode:Sid=" +

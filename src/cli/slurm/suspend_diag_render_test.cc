@@ -131,7 +131,7 @@ TEST(SdiagRenderTest, LayoutAsSlurm) {
             std::string::npos);
   // Most requests first, in sdiag's columns (the route for the message type).
   EXPECT_NE(text.find("Remote Procedure Call statistics by message type\n"
-                      "\tPOST /api/v1/jobs/{id}/suspend                 count:15     "
+                      "\tPOST /api/v1/jobs/{id}/suspend                  count:15     "
                       "ave_time:675    total_time:10136\n"
                       "\tGET /api/v1/jobs                                count:7      "
                       "ave_time:583    total_time:4083\n\n"),

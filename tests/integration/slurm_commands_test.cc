@@ -75,8 +75,11 @@ TEST_F(SlurmCommandsTest, SuspendStopsTheJobsProcessesAndResumeContinuesThem) {
   ASSERT_EQ(suspend.status, 0) << suspend.err;
   EXPECT_TRUE(WaitFor([&] { return ProcState(pid) == "T"; }, std::chrono::seconds(30)))
       << ProcState(pid);
-  auto queue = cluster_->CliAs("squeue", {"-h", "-j", id, "-o", "%t %T %b"});
-  EXPECT_EQ(queue.out, "S SUSPENDED gres:gpu:1\n") << queue.err;
+  auto queue = cluster_->CliAs("squeue", {"-h", "-j", id, "-o", "%t %T"});
+  EXPECT_EQ(queue.out, "S SUSPENDED\n") << queue.err;
+  auto held = cluster_->GetJob(JobId(std::stoull(id)));
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->job.allocation.nodes.at(0).gpus.size(), 1u);  // its GPU stays allocated
   EXPECT_EQ(cluster_->CliAs("squeue", {"-h", "-t", "S", "-o", "%i"}).out, id + "\n");
   EXPECT_EQ(cluster_->CliAs("squeue", {"-h", "-t", "R", "-n", "susp", "-o", "%i"}).out, "");
   auto show = cluster_->CliAs("scontrol", {"show", "job", id});

@@ -72,9 +72,9 @@ Result<std::vector<JobState>> ParseStates(const std::vector<std::string>& names,
   return out;
 }
 
-void JobFilter::SetRunningStates(const std::vector<std::string>& names) {
+void JobFilter::SetRunningStates(const std::vector<std::string>& state_names) {
   bool running = false, suspended = false;
-  for (const auto& n : names) {
+  for (const auto& n : state_names) {
     const std::string upper = Upper(n);
     if (upper == "ALL") return;
     running = running || upper == "R" || upper == "RUNNING";

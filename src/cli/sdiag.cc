@@ -22,13 +22,14 @@ Status SetSort(A& a, const std::string&) {
   return {};
 }
 
+// Refused by name, as the other tables refuse (the figures count from the controller's start;
+// one cluster).
 Status RefuseReset(A&, const std::string&) {
-  return InvalidArgument(
-      "-r/--reset is not supported by Corral: the figures count from the controller's start");
+  return MakeError(ErrorCode::kUnimplemented, "option -r is not supported by Corral");
 }
 
 Status RefuseCluster(A&, const std::string&) {
-  return InvalidArgument("-M/--cluster is not supported by Corral: one cluster");
+  return MakeError(ErrorCode::kUnimplemented, "option -M is not supported by Corral");
 }
 
 constexpr ArgKind kNone = ArgKind::kNone, kReq = ArgKind::kRequired;

@@ -220,7 +220,7 @@ Result<StartedProcess> Launcher::StartTask(const api::StepLaunchRequest& launch,
   spec.time_limit = kUnlimited;
   spec.limit_start = job.start_time;  // also for a limit set later on an unlimited job
   if (job.time_limit != kUnlimited && job.time_limit > Duration(0)) {
-    spec.time_limit = job.time_limit;
+    spec.time_limit = RunDeadlineLimit(job);  // plus the time the run was suspended
   }
   spec.kill_grace = config_.kill_grace;
   if (!job.spec.signal.batch_only && job.spec.signal.signal != 0) spec.warn = job.spec.signal;

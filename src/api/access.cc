@@ -116,6 +116,8 @@ constexpr Rule kRules[] = {
   {Action::kAgentCall,         "agent-call",         false, false, false, false, false, false, false, false, false, false},
   {Action::kReadAudit,         "read-audit",         false, false, true,  true,  true,  false, false, false, false, false},
   {Action::kManageAccounts,    "manage-accounts",    false, false, false, false, true,  false, false, false, false, false},
+  {Action::kSuspendJob,        "suspend-job",        false, false, true,  true,  true,  false, false, false, false, false},
+  {Action::kTopJob,            "top-job",            false, false, true,  true,  true,  false, false, false, false, false},
 };
 // clang-format on
 

@@ -28,6 +28,7 @@
 //   kAgentCall                      -     -         -      -         -         its node    -
 //   kReadAudit                      -     yes       yes    -         -         -           -
 //   kManageAccounts                 -     -         yes    -         -         -           -
+//   kSuspendJob, kTopJob            -     yes       yes    -         -         -           -
 //
 // (1) The controller's call for a node also reads that node's metrics at its agent.
 // The metrics principal (a scraper: the scrape token, or a token of role "metrics") reads
@@ -118,6 +119,8 @@ enum class Action {
   // now; account coordinators (issue 16 item 2) will be allowed on their own accounts, decided
   // against the account on the state thread.
   kManageAccounts,
+  kSuspendJob,  // stop and continue a running job's processes (`scontrol suspend|resume`)
+  kTopJob,      // move a pending job ahead of its user's like jobs (`scontrol top`)
 };
 std::string_view ActionName(Action a);  // "read-cluster", "cancel-job", ...
 

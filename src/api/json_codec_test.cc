@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "api/diag.h"
 #include "api/messages.h"
 #include "api/testing/full_messages.h"
 #include "core/duration.h"
@@ -44,6 +45,34 @@ TEST(JsonCodecTest, JobSpecRoundTrips) {
   JobSpec unlimited = FullJobSpec();
   unlimited.time_limit = kUnlimited;
   ExpectRoundTrip(unlimited, EncodeJobSpec, DecodeJobSpec);
+}
+
+TEST(JsonCodecTest, DiagInfoRoundTrips) {
+  DiagInfo d{.now = At(40),
+             .since = At(1),
+             .server_threads = 3,
+             .jobs_submitted = 2,
+             .jobs_started = 4,
+             .jobs_completed = 5,
+             .jobs_canceled = 6,
+             .jobs_failed = 7,
+             .jobs_pending = 8,
+             .jobs_running = 9,
+             .cycles = 10,
+             .last_cycle_seconds = 0.5,
+             .max_cycle_seconds = 1.25,
+             .total_cycle_seconds = 7.75,
+             .examined_total = 11,
+             .last_queue_length = 12,
+             .last_examined = 13,
+             .backfilled_total = 14,
+             .last_backfilled = 15,
+             .last_reservations = 16,
+             .last_pass_time = At(39),
+             .routes = {{"POST", "/api/v1/jobs/{id}/suspend", 15, 0.010136}},
+             .users = {{"root", 0, 49, 0.046756}, {"agent:node01", 4294967295u, 3, 0.5}}};
+  ExpectRoundTrip(d, EncodeDiagInfo, DecodeDiagInfo);
+  ExpectRoundTrip(DiagInfo{}, EncodeDiagInfo, DecodeDiagInfo);
 }
 
 TEST(JsonCodecTest, SubmitResponseRoundTrips) {
@@ -228,10 +257,10 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(JobSpec), 1024u) << "JobSpec changed: update json_codec.cc and FullJobSpec";
   EXPECT_EQ(sizeof(NodeAllocation), 64u)
       << "NodeAllocation changed: update json_codec.cc and FullNodeAllocation";
-  EXPECT_EQ(sizeof(Allocation), 32u)
+  EXPECT_EQ(sizeof(Allocation), 64u)
       << "Allocation changed: update json_codec.cc and FullAllocation";
   EXPECT_EQ(sizeof(JobUsage), 56u) << "JobUsage changed: update json_codec.cc and FullJobUsage";
-  EXPECT_EQ(sizeof(Job), 1272u) << "Job changed: update json_codec.cc and FullJob";
+  EXPECT_EQ(sizeof(Job), 1304u) << "Job changed: update json_codec.cc and FullJob";
   EXPECT_EQ(sizeof(GpuInfo), 112u) << "GpuInfo changed: update json_codec.cc and FullGpuInfo";
   EXPECT_EQ(sizeof(NodeInventory), 264u)
       << "NodeInventory changed: update json_codec.cc and FullNodeInventory";
@@ -239,7 +268,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(Partition), 128u) << "Partition changed: update json_codec.cc and FullPartition";
   EXPECT_EQ(sizeof(SubmitResponse), 32u)
       << "SubmitResponse changed: update json_codec.cc and FullSubmitResponse";
-  EXPECT_EQ(sizeof(JobInfo), 1352u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
+  EXPECT_EQ(sizeof(JobInfo), 1384u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
   EXPECT_EQ(sizeof(NodeInfo), 464u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
   EXPECT_EQ(sizeof(PartitionInfo), 144u)
       << "PartitionInfo changed: update json_codec.cc and FullPartitionInfo";
@@ -258,7 +287,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(JobEvent), 184u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
   EXPECT_EQ(sizeof(JobEventsRequest), 56u)
       << "JobEventsRequest changed: update json_codec.cc and FullJobEventsRequest";
-  EXPECT_EQ(sizeof(LaunchRequest), 1336u)
+  EXPECT_EQ(sizeof(LaunchRequest), 1368u)
       << "LaunchRequest changed: update json_codec.cc and FullLaunchRequest";
   EXPECT_EQ(sizeof(SignalRequest), 24u)
       << "SignalRequest changed: update json_codec.cc and FullSignalRequest";
@@ -271,7 +300,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
   EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
   EXPECT_EQ(sizeof(StepInfo), 384u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepLaunchRequest), 1984u)
+  EXPECT_EQ(sizeof(StepLaunchRequest), 2016u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
   EXPECT_EQ(sizeof(StepSignalRequest), 24u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";

@@ -467,4 +467,21 @@ Status Client::GovernanceDelete(const std::string& kind, const std::string& name
   return {};
 }
 
+Result<api::DiagInfo> Client::Diag() {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/diag", "", true));
+  return api::DecodeDiagInfo(r.body);
+}
+
+Status Client::Top(JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/top", "", true));
+  return {};
+}
+
+Status Client::Suspend(JobId id, bool suspend) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto r,
+      Call("POST", "/api/v1/jobs/" + id.ToString() + (suspend ? "/suspend" : "/resume"), "", true));
+  return {};
+}
+
 }  // namespace corral::cli

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "api/connection_holder.h"
+#include "api/diag.h"
 #include "api/http.h"
 #include "api/messages.h"
 #include "api/report_messages.h"
@@ -128,6 +129,12 @@ class Client {
   Result<std::string> GovernancePut(const std::string& kind, const std::string& name,
                                     const std::string& body, bool create);
   Status GovernanceDelete(const std::string& kind, const std::string& name);
+  // `scontrol suspend|resume` (operators and admins).
+  Status Suspend(JobId id, bool suspend);
+  // `scontrol top` (operators and admins).
+  Status Top(JobId id);
+  // `sdiag`'s figures (operators and admins).
+  Result<api::DiagInfo> Diag();
 
   const std::string& url() const { return url_; }
 

@@ -129,6 +129,10 @@ TEST(CommandOptionsTest, EveryTableScansAppliesAndRefusesByName) {
     SCOPED_TRACE("scancel");
     CheckTable(ScancelOptionTable());
   }
+  {
+    SCOPED_TRACE("sdiag");
+    CheckTable(SdiagOptionTable());
+  }
 }
 
 TEST(CommandOptionsTest, Squeue) {

@@ -27,6 +27,7 @@ constexpr const char* kUsage =
     "  show hostnames [LIST] | show hostlist LIST | show hostlistsorted LIST\n"
     "  requeue ID... | hold ID... | release ID... | update JobId=ID TimeLimit=TIME\n"
     "  update NodeName=LIST State=DRAIN|RESUME|UNDRAIN [Reason=TEXT]\n"
+    "  suspend ID... | resume ID... | top ID...   (operators and admins)\n"
     "Corral's scontrol: docs/slurm.md\n";
 
 constexpr ArgKind kNone = ArgKind::kNone;
@@ -79,6 +80,65 @@ int ForEachNamedJob(Client& client, const std::vector<std::string>& args, const 
   for (const auto& info : *jobs) {
     if (Status s = action(info.job.id); !s) {
       std::fprintf(stderr, "%s error: %s\n", verb.c_str(), s.error().message.c_str());
+      status = 1;
+    }
+  }
+  return status;
+}
+
+// Slurm's words for why a suspend, resume or top of one job failed ("... for job 12").
+std::string JobVerbErrorText(const Error& e) {
+  switch (e.code) {
+    case ErrorCode::kPermissionDenied:
+    case ErrorCode::kUnauthenticated:
+      return "Access/permission denied";
+    case ErrorCode::kNotFound:
+      return "Invalid job id specified";
+    case ErrorCode::kFailedPrecondition:
+      if (e.message.ends_with(": pending")) return "Job is pending execution";
+      if (e.message.ends_with(": not suspended")) return "Job is not suspended";
+      if (e.message.ends_with(": not pending")) return "Job is no longer pending execution";
+      return "Job/step already completing or completed";
+    default:
+      return e.message;
+  }
+}
+
+// `scontrol suspend|resume|top ID[,ID...] [ID...]`: `action` on each job in turn (for top,
+// the last first, so that the first named ends on top, as in Slurm); an error names the job
+// and does not stop the rest. Returns the exit status.
+int ScontrolJobVerb(Client& client, const std::vector<std::string>& args, const std::string& verb,
+                    const std::function<Status(JobId)>& action) {
+  if (args.empty()) {
+    std::fprintf(stderr, "too few arguments for keyword:%s\n", verb.c_str());
+    return 1;
+  }
+  int status = 0;
+  std::vector<JobId> ids;
+  for (const auto& a : args) {
+    auto parsed = slurm::ParseJobIdList(a);
+    if (!parsed) {
+      std::fprintf(stderr, "Invalid job id specified for job %s\n", a.c_str());
+      status = 1;
+      continue;
+    }
+    std::vector<std::string> missing;
+    auto jobs = ResolveJobIds(client, *parsed, &missing);
+    if (!jobs) {
+      PrintError("scontrol", jobs.error().message);
+      return 1;
+    }
+    for (const auto& m : missing) {
+      std::fprintf(stderr, "Invalid job id specified for job %s\n", m.c_str());
+      status = 1;
+    }
+    for (const auto& info : *jobs) ids.push_back(info.job.id);
+  }
+  if (verb == "top") std::reverse(ids.begin(), ids.end());
+  for (JobId id : ids) {
+    if (Status s = action(id); !s) {
+      std::fprintf(stderr, "%s for job %s\n", JobVerbErrorText(s.error()).c_str(),
+                   id.ToString().c_str());
       status = 1;
     }
   }
@@ -341,6 +401,14 @@ int RunScontrol(int argc, char** argv) {
                            [&](JobId id) { return client->Hold(id, false); });
   }
   if (verb == "update") return ScontrolUpdate(*client, rest);
+  if (verb == "suspend" || verb == "resume") {
+    const bool suspend = verb == "suspend";
+    return ScontrolJobVerb(*client, rest, verb,
+                           [&](JobId id) { return client->Suspend(id, suspend); });
+  }
+  if (verb == "top") {
+    return ScontrolJobVerb(*client, rest, verb, [&](JobId id) { return client->Top(id); });
+  }
   std::fprintf(stderr, "scontrol: error: %s is not supported by Corral\n", words[0].c_str());
   return 1;
 }

@@ -32,7 +32,7 @@ constexpr SlurmCommand kCommands[] = {
     {"seff", internal::RunSeff},
     {"sreport", internal::RunSreport},   {"sshare", internal::RunSshare},
     {"sprio", internal::RunSprio},
-    {"sdiag", RunUnsupported},           {"sstat", RunUnsupported},
+    {"sdiag", internal::RunSdiag},     {"sstat", RunUnsupported},
     {"sbcast", RunUnsupported},
     {"sacctmgr", internal::RunSacctmgr},
 };

@@ -137,6 +137,7 @@ int RunSqueue(int argc, char** argv) {
                    .nodes = a.nodes,
                    .states = *states,
                    .running_on_nodes = true};
+  filter.SetRunningStates(a.state_names);
   while (true) {
     Result<std::vector<api::JobInfo>> jobs = std::vector<api::JobInfo>{};
     if (!ids->empty()) {

@@ -69,6 +69,7 @@ Status Controller::Recover(store::StoredState state) {
                         "sacctmgr (docs/governance.md)";
   }
   if (!gov.seeded && gov.config != s.sched_config) s.Reconfigure(std::move(gov.config));
+  s.metrics.since = s.clock.Now();
   for (const Node& node : state.nodes) s.nodes.Restore(node, now);
   for (Job& job : state.jobs) {
     internal::JobEntry& e = s.jobs.Restore(std::move(job), now);

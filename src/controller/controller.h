@@ -25,6 +25,7 @@
 
 #include "api/auth.h"
 #include "api/governance_codec.h"
+#include "api/diag.h"
 #include "api/messages.h"
 #include "controller/agent_transport.h"
 #include "controller/config.h"
@@ -108,6 +109,25 @@ class Controller {
   // Sends `signal` to a running job's processes. Returns kNotFound, kPermissionDenied,
   // kFailedPrecondition when it is not running, kInvalidArgument for a bad signal number.
   Status SignalJob(const api::Identity& who, JobId id, int signal);
+
+  // Suspends (`suspend` true) or resumes a running job (`scontrol suspend|resume`): every
+  // process of its run on every node gets SIGSTOP (SIGCONT), and its time limit's clock stops
+  // while it is suspended: on suspend its agents drop the run's deadline, on resume they get
+  // the limit plus the time spent suspended. It keeps its resources (GPUs included) and stays
+  // kRunning; Slurm's commands show it SUSPENDED (core/job.h). Suspending a suspended job does
+  // nothing (as Slurm). Operators and admins only. Returns kNotFound, kPermissionDenied,
+  // kFailedPrecondition ("pending", "not running", "not suspended", "being cancelled"),
+  // kUnavailable when its batch node is unknown. Nothing changes on error.
+  Status Suspend(const api::Identity& who, JobId id, bool suspend);
+
+  // Moves pending job `id` ahead of the other pending jobs of the same user, partitions,
+  // account and QOS (`scontrol top`), as Slurm does: by nice values. The set's priorities from
+  // the last pass are handed out again, highest first, to `id` and then to the others in their
+  // order; each job's nice moves by its change of priority, so their sum stays the same (one
+  // more for the job when it would tie with an earlier-submitted one, which goes first).
+  // Operators and admins only (Slurm's default). Returns kNotFound, kPermissionDenied,
+  // kFailedPrecondition ("not pending"). Nothing changes on error.
+  Status Top(const api::Identity& who, JobId id);
 
   // Requeues a running or finished job: it becomes PENDING again with the same id and
   // restart_count + 1 (a running one is killed first). Returns kNotFound, kPermissionDenied,
@@ -307,6 +327,9 @@ class Controller {
   // and user; pending reasons; nodes and their GPUs; fair-share usage; the scheduler's
   // figures. Counts only, so that the state thread is held briefly.
   metrics::ClusterMetrics CollectMetrics();
+  // `sdiag`'s figures of the state: jobs since the start, the scheduling passes' (the
+  // request figures and server threads are the service's: metrics/routes.h `ServeDiag`).
+  api::DiagInfo CollectDiag();
 
  private:
   std::unique_ptr<internal::ControllerState> s_;

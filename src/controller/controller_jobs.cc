@@ -69,6 +69,83 @@ Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
   return {};
 }
 
+Status Controller::Suspend(const api::Identity& who, JobId id, bool suspend) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kSuspendJob, e->job));
+  const std::string what = "job " + id.ToString();
+  if (e->job.state == JobState::kPending) return FailedPrecondition(what + ": pending");
+  CORRAL_RETURN_IF_ERROR(internal::CheckRunning(e->job));
+  if (e->cancel_requested) return FailedPrecondition(what + ": being cancelled");
+  Allocation& a = e->job.allocation;
+  if (!suspend && !a.suspended) return FailedPrecondition(what + ": not suspended");
+  if (suspend && a.suspended) return {};
+  if (s_->nodes.Find(a.nodes.front().node_name) == nullptr) {
+    return Unavailable(what + ": its node is unknown");
+  }
+  const Timestamp now = s_->clock.Now();
+  if (suspend) {
+    a.pre_suspend = RunTime(e->job, now);
+  } else if (now > a.suspend_time) {
+    a.suspended_for += now - a.suspend_time;
+  }
+  a.suspended = suspend;
+  a.suspend_time = now;
+  s_->jobs.Put(*e);
+  s_->out.MarkDirty();
+  // Per node, commands reach the agent in order: the stop before the dropped deadline, the new
+  // deadline before the continue (a run never runs on past its limit).
+  if (suspend) {
+    s_->lifecycle.SignalEverywhere(*e, SIGSTOP, /*batch_only=*/false);
+    s_->lifecycle.SendTimeLimit(*e);
+  } else {
+    s_->lifecycle.SendTimeLimit(*e);
+    s_->lifecycle.SignalEverywhere(*e, SIGCONT, /*batch_only=*/false);
+  }
+  CORRAL_LOG(Info) << what << (suspend ? " suspended by " : " resumed by ") << who.user;
+  return {};
+}
+
+Status Controller::Top(const api::Identity& who, JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kTopJob, e->job));
+  if (e->job.state != JobState::kPending) {
+    return FailedPrecondition("job " + id.ToString() + ": not pending");
+  }
+  const JobSpec& s = e->job.spec;
+  std::vector<JobEntry*> set;  // by priority, highest first; ties by id
+  for (JobId other : s_->jobs.pending()) {
+    JobEntry* o = s_->jobs.Find(other);
+    if (o == nullptr || o == e) continue;
+    const JobSpec& os = o->job.spec;
+    if (os.user == s.user && os.partitions == s.partitions && os.account == s.account &&
+        os.qos == s.qos) {
+      set.push_back(o);
+    }
+  }
+  set.push_back(e);
+  std::stable_sort(set.begin(), set.end(), [](const JobEntry* a, const JobEntry* b) {
+    return a->priority != b->priority ? a->priority > b->priority : a->job.id < b->job.id;
+  });
+  std::vector<int64_t> priorities;
+  for (const JobEntry* j : set) priorities.push_back(j->priority);
+  std::stable_partition(set.begin(), set.end(), [e](const JobEntry* j) { return j == e; });
+  // Equal priorities go in submit order: one more puts the job ahead of an earlier one.
+  if (set.size() > 1 && priorities[0] == priorities[1] && set[1]->job.id < e->job.id) {
+    ++priorities[0];
+  }
+  for (size_t i = 0; i < set.size(); ++i) {
+    JobEntry* j = set[i];
+    const int64_t change = priorities[i] - j->priority;  // priority = ... - nice
+    if (change == 0) continue;
+    const int64_t nice = std::clamp<int64_t>(j->job.spec.nice - change, -2147483647, 2147483647);
+    j->job.spec.nice = static_cast<int32_t>(nice);
+    j->priority = priorities[i];
+    s_->jobs.Put(*j);
+  }
+  s_->out.MarkDirty();
+  return {};
+}
+
 Status Controller::Requeue(const api::Identity& who, JobId id, bool hold) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
   CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kRequeueJob, e->job));

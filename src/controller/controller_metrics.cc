@@ -79,4 +79,30 @@ metrics::ClusterMetrics Controller::CollectMetrics() {
   return out;
 }
 
+api::DiagInfo Controller::CollectDiag() {
+  ControllerState& s = *s_;
+  const metrics::SchedStats& p = s.metrics.sched;
+  const internal::JobTable::Transitions& t = s.jobs.transitions();
+  return api::DiagInfo{.now = s.clock.Now(),
+                       .since = s.metrics.since,
+                       .jobs_submitted = t.submitted,
+                       .jobs_started = t.started,
+                       .jobs_completed = t.completed,
+                       .jobs_canceled = t.cancelled,
+                       .jobs_failed = t.failed,
+                       .jobs_pending = s.jobs.pending().size(),
+                       .jobs_running = s.jobs.running().size(),
+                       .cycles = p.cycle.count(),
+                       .last_cycle_seconds = p.last_cycle_seconds,
+                       .max_cycle_seconds = p.max_cycle_seconds,
+                       .total_cycle_seconds = p.cycle.sum,
+                       .examined_total = p.examined_total,
+                       .last_queue_length = p.last.queue_length,
+                       .last_examined = p.last.examined,
+                       .backfilled_total = p.backfilled_total,
+                       .last_backfilled = p.last.backfilled,
+                       .last_reservations = p.last.reservations,
+                       .last_pass_time = p.last_pass_time};
+}
+
 }  // namespace corral::controller

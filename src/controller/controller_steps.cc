@@ -14,6 +14,9 @@ Result<api::StepInfo> Controller::CreateStep(const api::Identity& who, JobId id,
   CORRAL_RETURN_IF_ERROR(internal::CheckStepSizes(spec));
   CORRAL_RETURN_IF_ERROR(internal::CheckRunning(e->job));
   if (e->cancel_requested) return FailedPrecondition("job " + id.ToString() + ": being cancelled");
+  if (e->job.allocation.suspended) {
+    return FailedPrecondition("job " + id.ToString() + ": suspended");
+  }
   return s_->steps.Create(*e, std::move(spec));
 }
 

@@ -65,6 +65,11 @@ constexpr RouteSpec kRoutes[] = {
   {"PUT",    "/api/v1/qos/{name}",                     Action::kConfigure,      kCluster,   "replace a QOS"},
   {"DELETE", "/api/v1/qos/{name}",                     Action::kConfigure,      kCluster,   "delete a QOS"},
   {"GET",    "/ui/{file*}",                            Action::kReadCluster,    kAnonymous, "the web dashboard's static files"},
+  // `scontrol suspend|resume` (operators and admins, as Slurm) and `sdiag`.
+  {"POST",   "/api/v1/jobs/{id}/suspend",              Action::kSuspendJob,     kJob,       "suspend a running job (stop its processes)"},
+  {"POST",   "/api/v1/jobs/{id}/resume",               Action::kSuspendJob,     kJob,       "resume a suspended job"},
+  {"POST",   "/api/v1/jobs/{id}/top",                  Action::kTopJob,         kJob,       "move a pending job ahead of its user's like jobs"},
+  {"GET",    "/api/v1/diag",                           Action::kReadMetrics,    kCluster,   "scheduler and request statistics (sdiag)"},
 };
 // clang-format on
 

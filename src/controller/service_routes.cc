@@ -126,16 +126,24 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
       if (spec->scope == RouteScope::kAnonymous) return handler(req, api::Identity{});
       Result<api::Identity> who = Caller(*ctx, *spec, req);
       if (!who) return api::ErrorResponse(who.error());
-      if (audit != nullptr) SetAuditPrincipal(req, BoundAgent(*who), audit);
-      if (spec->scope == RouteScope::kCluster) {
-        api::Resource target;
-        if (auto it = req.params.find("name"); it != req.params.end()) {
-          target.node = it->second;
+      const MonoTime began = ctx->clock->MonotonicNow();
+      api::HttpResponse response = [&] {
+        if (audit != nullptr) SetAuditPrincipal(req, BoundAgent(*who), audit);
+        if (spec->scope == RouteScope::kCluster) {
+          api::Resource target;
+          if (auto it = req.params.find("name"); it != req.params.end()) {
+            target.node = it->second;
+          }
+          Status ok = api::Authorize(*who, spec->action, target);
+          if (!ok) return Refused(spec->action, ok.error());
         }
-        Status ok = api::Authorize(*who, spec->action, target);
-        if (!ok) return Refused(spec->action, ok.error());
+        return handler(req, *who);
+      }();
+      if (ctx->service_metrics != nullptr) {  // `sdiag`'s requests by user
+        ctx->service_metrics->RecordCaller(who->user, who->uid,
+                                           ctx->clock->MonotonicNow() - began);
       }
-      return handler(req, *who);
+      return response;
     };
     if (method == "GET") {
       server.Route(std::string(method), std::string(pattern),
@@ -340,6 +348,20 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
           }
           if (!limit) return InvalidArgument("time_limit: missing");
           return c.UpdateTimeLimit(who, id, *limit);
+        }));
+  // `scontrol suspend|resume` (no body).
+  route("POST", "/api/v1/jobs/{id}/suspend",
+        job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
+          return c.Suspend(who, id, true);
+        }));
+  route("POST", "/api/v1/jobs/{id}/resume",
+        job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
+          return c.Suspend(who, id, false);
+        }));
+  // `scontrol top` (no body).
+  route("POST", "/api/v1/jobs/{id}/top",
+        job_action([](Controller& c, const api::Identity& who, JobId id, const api::HttpRequest&) {
+          return c.Top(who, id);
         }));
 
   // Steps (`corral run`) and checkpoints: docs/api.md, "Steps".
@@ -624,6 +646,10 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
   // Prometheus (metrics/routes.h): the metrics principal, operators and admins.
   route("GET", "/metrics", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {
     return metrics::ServeMetrics(*self, *ctx->service_metrics, server);
+  });
+  // `sdiag` (metrics/routes.h): as /metrics.
+  route("GET", "/api/v1/diag", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {
+    return metrics::ServeDiag(*self, *ctx->service_metrics, server);
   });
   route("GET", "/metrics/targets", [self](const api::HttpRequest&, const api::Identity&) {
     return metrics::ServeTargets(*self);

@@ -39,7 +39,7 @@ struct RouteContext {
   double waste_threshold = 0;  // `[gpu_waste] threshold`, percent
   // /metrics: the scrape token (empty: none) and the service's own figures.
   const api::ScrapeToken* scrape_token = nullptr;
-  const metrics::ServiceMetrics* service_metrics = nullptr;
+  metrics::ServiceMetrics* service_metrics = nullptr;  // also counts requests by principal
 };
 
 // Registers every route of `ControllerRoutes()` on `server`. CHECK-fails when a handler has no

@@ -50,6 +50,35 @@ Result<JobState> ParseJobState(std::string_view text) {
   return InvalidArgument("unknown job state \"" + std::string(text) + "\"");
 }
 
+bool IsSuspended(const Job& job) {
+  return job.state == JobState::kRunning && job.allocation.suspended;
+}
+
+std::string_view ShownStateName(const Job& job) {
+  return IsSuspended(job) ? "SUSPENDED" : JobStateName(job.state);
+}
+
+std::string_view ShownStateShortName(const Job& job) {
+  return IsSuspended(job) ? "S" : JobStateShortName(job.state);
+}
+
+Duration RunTime(const Job& job, Timestamp now) {
+  if (job.start_time == Timestamp{} || job.state == JobState::kPending) return Duration(0);
+  Timestamp until = IsTerminal(job.state) && job.end_time != Timestamp{} ? job.end_time : now;
+  if (until <= job.start_time) return Duration(0);
+  const Allocation& a = job.allocation;
+  Duration suspended = a.suspended_for;
+  if (a.suspended && until > a.suspend_time) suspended += until - a.suspend_time;
+  Duration run = until - job.start_time;
+  return run > suspended ? run - suspended : Duration(0);
+}
+
+Duration RunDeadlineLimit(const Job& job) {
+  if (job.allocation.suspended || job.time_limit == kUnlimited) return kUnlimited;
+  if (job.time_limit > kUnlimited - job.allocation.suspended_for) return kUnlimited;
+  return job.time_limit + job.allocation.suspended_for;
+}
+
 bool IsTerminal(JobState s) { return s != JobState::kPending && s != JobState::kRunning; }
 
 Status CheckTransition(JobState from, JobState to) {

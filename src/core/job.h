@@ -39,6 +39,18 @@ enum class JobState {
 std::string_view JobStateName(JobState s);
 // Slurm's two-letter codes: PD, R, CD, F, CA, TO, NF, OOM, PR.
 std::string_view JobStateShortName(JobState s);
+// The state as Slurm's commands show it: "SUSPENDED" / "S" for a running job whose run is
+// suspended (see `Allocation`), else `JobStateName` / `JobStateShortName`.
+struct Job;
+std::string_view ShownStateName(const Job& job);
+std::string_view ShownStateShortName(const Job& job);
+bool IsSuspended(const Job& job);  // running, and its run suspended
+// Time the job has run by `now` (or by its end): suspended time does not count, as in Slurm.
+// Zero before it starts.
+Duration RunTime(const Job& job, Timestamp now);
+// The time limit from the start of the run that its processes get: the limit plus the time
+// suspended so far; `kUnlimited` while suspended or when the job has no limit.
+Duration RunDeadlineLimit(const Job& job);
 // Parses a full name or a short code, any case. Returns kInvalidArgument naming the text.
 Result<JobState> ParseJobState(std::string_view text);
 bool IsTerminal(JobState s);
@@ -131,9 +143,17 @@ struct NodeAllocation {
 };
 
 // Where a running job runs. The first node runs the batch step.
+// A run can be suspended (`scontrol suspend`): its processes are stopped, it keeps its
+// resources and stays kRunning in the state machine (it can be cancelled, requeued or lost with
+// its node as a running job can); Slurm's commands show it SUSPENDED. The time limit's clock
+// stops while it is suspended, as in Slurm. A requeue's new run starts unsuspended.
 struct Allocation {
   Generation generation;
   std::vector<NodeAllocation> nodes;
+  bool suspended = false;
+  Timestamp suspend_time{};       // the last suspend or resume (Slurm's SuspendTime); 0 = never
+  Duration suspended_for{0};      // time spent suspended before `suspend_time`
+  Duration pre_suspend{0};        // run time at the last suspension (Slurm's SecsPreSuspend)
   bool empty() const { return nodes.empty(); }
   std::vector<std::string> NodeNames() const;
   bool operator==(const Allocation&) const = default;

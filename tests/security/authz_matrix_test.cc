@@ -95,6 +95,12 @@ const std::map<std::string, std::string> kMatrix = {
     {"POST /api/v1/qos", "----y-----"},
     {"PUT /api/v1/qos/{name}", "----y-----"},
     {"DELETE /api/v1/qos/{name}", "----y-----"},
+    // `scontrol suspend|resume`: operators and admins only, as in Slurm.
+    {"POST /api/v1/jobs/{id}/suspend", "---yy-----"},
+    {"POST /api/v1/jobs/{id}/resume", "---yy-----"},
+    {"POST /api/v1/jobs/{id}/top", "---yy-----"},  // Slurm's default (no enable_user_top)
+    // `sdiag`: as /metrics (Slurm's PrivateData=usage: operators and admins; by-user counts).
+    {"GET /api/v1/diag", "---yy----y"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {

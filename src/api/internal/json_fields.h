@@ -8,6 +8,7 @@
 #include "api/internal/json_fields_audit.h"
 #include "api/internal/json_fields_reports.h"
 #include "api/internal/json_fields_governance.h"
+#include "api/internal/json_fields_diag.h"
 #include "api/internal/json_fields_jobs.h"
 #include "api/internal/json_fields_nodes.h"
 #include "api/internal/json_fields_steps.h"

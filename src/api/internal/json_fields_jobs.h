@@ -102,6 +102,10 @@ template <typename V, Is<Allocation> S>
 void Fields(V& v, S& s) {
   v("generation", s.generation);
   v("nodes", s.nodes);
+  v("suspended", s.suspended);
+  v("suspend_time", s.suspend_time);
+  v("suspended_for", s.suspended_for);
+  v("pre_suspend", s.pre_suspend);
 }
 
 template <typename V, Is<JobUsage> S>

@@ -105,7 +105,11 @@ NodeAllocation FullNodeAllocation(uint32_t i) {
 
 Allocation FullAllocation() {
   return Allocation{.generation = Generation(77),
-                    .nodes = {FullNodeAllocation(0), FullNodeAllocation(1)}};
+                    .nodes = {FullNodeAllocation(0), FullNodeAllocation(1)},
+                    .suspended = true,
+                    .suspend_time = At(26),
+                    .suspended_for = Seconds(95),
+                    .pre_suspend = Seconds(33)};
 }
 
 JobUsage FullJobUsage() {

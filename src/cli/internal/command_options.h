@@ -14,6 +14,7 @@
 #include "cli/slurm/option_table.h"
 #include "cli/slurm/sacct.h"
 #include "cli/slurm/scontrol.h"
+#include "cli/slurm/sdiag.h"
 #include "cli/slurm/sinfo.h"
 #include "cli/slurm/squeue.h"
 #include "core/step.h"
@@ -64,6 +65,12 @@ struct ScancelArgs : QueryArgs {
   bool verbose = false;
 };
 std::span<const slurm::CommandOption<ScancelArgs>> ScancelOptionTable();
+
+// `sdiag`.
+struct SdiagArgs : QueryArgs {
+  slurm::SdiagOptions render;
+};
+std::span<const slurm::CommandOption<SdiagArgs>> SdiagOptionTable();
 
 // `corral run`.
 struct RunArgs {

@@ -61,11 +61,29 @@ Result<std::vector<JobState>> ParseStates(const std::vector<std::string>& names,
       *all = true;
       continue;
     }
-    auto st = ParseJobState(n);
+    // SUSPENDED is a running job whose run is suspended (core/job.h); `JobFilter` tells them
+    // apart.
+    const std::string upper = Upper(n);
+    auto st = upper == "S" || upper == "SUSPENDED" ? Result<JobState>(JobState::kRunning)
+                                                   : ParseJobState(n);
     if (!st) return InvalidArgument("Invalid job state specified: " + n);
-    out.push_back(*st);
+    if (std::find(out.begin(), out.end(), *st) == out.end()) out.push_back(*st);
   }
   return out;
+}
+
+void JobFilter::SetRunningStates(const std::vector<std::string>& state_names) {
+  bool running = false, suspended = false;
+  for (const auto& n : state_names) {
+    const std::string upper = Upper(n);
+    if (upper == "ALL") return;
+    running = running || upper == "R" || upper == "RUNNING";
+    suspended = suspended || upper == "S" || upper == "SUSPENDED";
+  }
+  if (running || suspended) {
+    show_running = running;
+    show_suspended = suspended;
+  }
 }
 
 std::vector<std::string> StateNames(const std::vector<JobState>& states) {
@@ -92,6 +110,9 @@ bool JobFilter::Matches(const Job& j) const {
   if (!names.empty() && !Contains(names, j.spec.name)) return false;
   if (!qos.empty() && !Contains(qos, j.spec.qos)) return false;
   if (!states.empty() && std::find(states.begin(), states.end(), j.state) == states.end()) {
+    return false;
+  }
+  if (j.state == JobState::kRunning && !(IsSuspended(j) ? show_suspended : show_running)) {
     return false;
   }
   if (!nodes.empty()) {

@@ -51,6 +51,10 @@ struct JobFilter {
   std::vector<std::string> users, accounts, partitions, names, qos, nodes;
   std::vector<JobState> states;
   bool running_on_nodes = false;  // squeue -w: running jobs only
+  // Of running jobs, those suspended or not (`-t S` / `-t R`; both unless only one is named).
+  bool show_running = true;
+  bool show_suspended = true;
+  void SetRunningStates(const std::vector<std::string>& state_names);
   bool Matches(const Job& job) const;
 };
 

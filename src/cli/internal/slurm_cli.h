@@ -65,6 +65,7 @@ int RunSacct(int argc, char** argv);
 int RunSacctmgr(int argc, char** argv);  // cli/sacctmgr.h
 int RunScontrol(int argc, char** argv);
 int RunScancel(int argc, char** argv);
+int RunSdiag(int argc, char** argv);
 // `seff JOB` (cli/jobstats.cc).
 int RunSeff(int argc, char** argv);
 // `sreport`, `sshare`, `sprio` (cli/reports.cc; docs/slurm.md).

@@ -104,7 +104,7 @@ std::string State(const Row& r, const Ctx&) {
   if (j.state == JobState::kCancelled && !r.batch_step) {
     return "CANCELLED by " + std::to_string(j.spec.uid);
   }
-  return std::string(JobStateName(j.state));
+  return std::string(ShownStateName(j));
 }
 
 std::string Elapsed(const Row& r, const Ctx& c) {

@@ -126,7 +126,7 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
   std::string reason = j.state == JobState::kRunning || j.state == JobState::kCompleted
                            ? "None"
                            : (j.reason.empty() ? "None" : j.reason);
-  L.push_back("JobState=" + std::string(JobStateName(j.state)) + " Reason=" + reason +
+  L.push_back("JobState=" + std::string(ShownStateName(j)) + " Reason=" + reason +
               " Dependency=" + Dependency(j));
   L.push_back("Requeue=" + std::string(s.requeue ? "1" : "0") +
               " Restarts=" + std::to_string(j.restart_count) + " BatchFlag=1 Reboot=0 ExitCode=" +
@@ -147,10 +147,15 @@ std::string JobBlock(const api::JobInfo& info, const std::string& pending_tasks,
   if (IsTerminal(j.state)) {
     end = Time(j.end_time, o);
   } else if (started && limit != kUnlimited) {
-    end = Time(j.start_time + limit, o);
+    // Each finished suspension moves the end on (Slurm: not the one in progress).
+    end = Time(j.start_time + limit + j.allocation.suspended_for, o);
   }
   L.push_back("StartTime=" + start + " EndTime=" + end + " Deadline=N/A");
-  L.push_back("SuspendTime=None SecsPreSuspend=0 LastSchedEval=" +
+  const Allocation& run = j.allocation;
+  const bool ever_suspended = started && run.suspend_time != Timestamp{};
+  const int64_t pre_suspend = ever_suspended ? internal::Seconds(run.pre_suspend) : 0;
+  L.push_back("SuspendTime=" + (ever_suspended ? Time(run.suspend_time, o) : std::string("None")) +
+              " SecsPreSuspend=" + std::to_string(pre_suspend) + " LastSchedEval=" +
               Time(started ? j.start_time : j.submit_time, o) + " Scheduler=Main");
   L.push_back("Partition=" + internal::PartitionOf(j) + " AllocNode:Sid=" +
               (s.submit_host.empty() ? std::string("(null)") : s.submit_host) + ":0");

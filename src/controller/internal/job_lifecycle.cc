@@ -17,6 +17,14 @@ constexpr Duration kMaxCheckpointGrace = Seconds(600);
 // `kill_grace`) before it is stopped.
 constexpr Duration kTermGrace = Seconds(30);
 
+// A new run is not suspended (`scontrol suspend` acts on one run).
+void ResetSuspension(Allocation& a) {
+  a.suspended = false;
+  a.suspend_time = {};
+  a.suspended_for = Duration(0);
+  a.pre_suspend = Duration(0);
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -31,6 +39,7 @@ void JobLifecycle::Start(JobEntry& e, const sched::Placement& placement) {
   e.job.exit_code = 0;
   e.job.exit_signal = 0;
   e.job.allocation.generation = jobs_.AllocateGeneration();
+  ResetSuspension(e.job.allocation);
   // Nodes in host-list order (as Slurm keeps them): the first is the batch host.
   std::vector<std::string> names;
   for (const auto& na : placement.nodes) names.push_back(na.node_name);
@@ -94,6 +103,7 @@ void JobLifecycle::Requeue(JobEntry& e, const std::string& reason) {
   e.job.start_time = {};
   e.job.end_time = {};
   e.job.allocation.nodes.clear();
+  ResetSuspension(e.job.allocation);
   // A new run number at once, whatever asked for the requeue (a command, a lost node, a
   // preemption, a failed GPU, the waste policy): nothing of the old run (its job credential,
   // a late report, a step) is current while the job waits, and its next start takes another.
@@ -163,12 +173,14 @@ void JobLifecycle::SendTimeLimit(const JobEntry& e) {
   // Every node of the allocation: the batch host runs the script, any node may run step
   // tasks (now or later: a later step's launch carries the new limit, and the per-node order
   // of commands keeps an earlier launch before this update).
+  // The limit counts from the run's start, so the time spent suspended is added (and none is
+  // enforced while it is suspended).
   if (e.job.time_limit.count() <= 0) return;  // none recorded: nothing to enforce
   for (const auto& na : e.job.allocation.nodes) {
     const NodeEntry* n = nodes_.Find(na.node_name);
     if (n == nullptr) continue;
-    out_.Send(n->node,
-              api::TimeLimitRequest{e.job.id, e.job.allocation.generation, e.job.time_limit});
+    out_.Send(n->node, api::TimeLimitRequest{e.job.id, e.job.allocation.generation,
+                                             RunDeadlineLimit(e.job)});
   }
 }
 

@@ -153,6 +153,7 @@ Generation JobTable::AllocateGeneration() {
 }
 
 void JobTable::Add(JobEntry e) {
+  ++transitions_.submitted;
   Put(e);
   JobId id = e.job.id;
   if (e.job.state == JobState::kPending) pending_.insert(id);
@@ -178,6 +179,14 @@ void JobTable::SetState(JobEntry& e, JobState state) {
     if (it != active_by_user_.end() && --it->second == 0) active_by_user_.erase(it);
   }
   if (!IsTerminal(state) && IsTerminal(e.job.state)) ++active_by_user_[e.job.spec.user];
+  if (state != e.job.state) {
+    if (state == JobState::kRunning) ++transitions_.started;
+    if (state == JobState::kCompleted) ++transitions_.completed;
+    if (state == JobState::kCancelled) ++transitions_.cancelled;
+    if (IsTerminal(state) && state != JobState::kCompleted && state != JobState::kCancelled) {
+      ++transitions_.failed;
+    }
+  }
   e.job.state = state;
 }
 

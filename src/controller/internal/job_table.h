@@ -120,6 +120,17 @@ class JobTable {
   // requeued), with the generation it ran under.
   std::vector<std::pair<JobId, Generation>> TakeStoppedRuns();
 
+  // What jobs did since the controller started (`sdiag`): jobs added, runs started, and ends
+  // by kind. Recovered jobs do not count.
+  struct Transitions {
+    uint64_t submitted = 0;
+    uint64_t started = 0;
+    uint64_t completed = 0;
+    uint64_t cancelled = 0;
+    uint64_t failed = 0;  // any other terminal state
+  };
+  const Transitions& transitions() const { return transitions_; }
+
  private:
   Outputs& out_;
   std::map<JobId, JobEntry> jobs_;
@@ -131,6 +142,7 @@ class JobTable {
   ActiveJobCounts counts_;
   uint64_t next_job_id_ = 1;
   uint64_t next_generation_ = 1;
+  Transitions transitions_;
 };
 
 }  // namespace corral::controller::internal

@@ -6,9 +6,13 @@
 namespace corral::controller::internal {
 namespace {
 
+// A suspended job has no expected end until it is resumed; a resumed one ends later by the
+// time it spent suspended.
 Timestamp ExpectedEnd(const Job& j) {
-  if (j.time_limit == kUnlimited || j.time_limit.count() <= 0) return Timestamp::max();
-  return j.start_time + j.time_limit;
+  if (j.time_limit.count() <= 0) return Timestamp::max();
+  Duration limit = RunDeadlineLimit(j);
+  if (limit == kUnlimited) return Timestamp::max();
+  return j.start_time + limit;
 }
 
 // A node's capacity as the scheduler sees it: schedulable, every GPU usable, nothing used.

@@ -1,5 +1,7 @@
 #include "controller/metrics/routes.h"
 
+#include <algorithm>
+
 #include "api/http_status.h"
 #include "api/metrics_text.h"
 #include "controller/controller.h"
@@ -34,6 +36,33 @@ api::HttpResponse ServeMetrics(ControllerService& service, const ServiceMetrics&
   r.content_type = std::string(api::kMetricsContentType);
   r.body = RenderControllerMetrics(*m, service_metrics.Snapshot());
   r.body += TlsHandshakes(server.stats());
+  return r;
+}
+
+api::HttpResponse ServeDiag(ControllerService& service, const ServiceMetrics& service_metrics,
+                            const api::HttpServer& server) {
+  Result<api::DiagInfo> d = service.Call<api::DiagInfo>(
+      [](Controller& c) -> Result<api::DiagInfo> { return c.CollectDiag(); });
+  if (!d) return api::ErrorResponse(d.error());
+  d->server_threads = static_cast<uint32_t>(server.stats().handler_threads);
+  ServiceFigures f = service_metrics.Snapshot();
+  for (const auto& [key, figures] : f.routes) {
+    uint64_t count = 0;
+    for (const auto& [status, n] : figures.by_status) count += n;
+    d->routes.push_back({.method = key.first,
+                         .route = key.second,
+                         .count = count,
+                         .total_seconds = figures.latency.sum});
+  }
+  for (const auto& [user, c] : f.callers) {
+    d->users.push_back({.user = user, .uid = c.uid, .count = c.count, .total_seconds = c.seconds});
+  }
+  // Most requests first, as sdiag sorts them; ties by name.
+  auto by_count = [](const auto& a, const auto& b) { return a.count > b.count; };
+  std::stable_sort(d->routes.begin(), d->routes.end(), by_count);
+  std::stable_sort(d->users.begin(), d->users.end(), by_count);
+  api::HttpResponse r;
+  r.body = api::EncodeDiagInfo(*d);
   return r;
 }
 

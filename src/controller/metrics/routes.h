@@ -18,6 +18,10 @@ namespace corral::controller::metrics {
 // GET /metrics: the state's series, `service_metrics`' figures and `server`'s TLS handshakes.
 api::HttpResponse ServeMetrics(ControllerService& service, const ServiceMetrics& service_metrics,
                                const api::HttpServer& server);
+// GET /api/v1/diag: `sdiag`'s figures (api/diag.h): the state's, `service_metrics`' requests by
+// route and by principal, and `server`'s handler threads.
+api::HttpResponse ServeDiag(ControllerService& service, const ServiceMetrics& service_metrics,
+                            const api::HttpServer& server);
 // GET /metrics/targets: the agents to scrape.
 api::HttpResponse ServeTargets(ControllerService& service);
 

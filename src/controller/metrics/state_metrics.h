@@ -16,6 +16,7 @@ namespace corral::controller::metrics {
 
 struct StateMetrics {
   SchedStats sched;
+  Timestamp since{};  // when the controller recovered its state (`sdiag`'s "Data since")
   WasteActions waste_actions{};
   std::unordered_map<std::string, std::vector<std::string>> node_partitions;
 };

@@ -760,13 +760,20 @@ Status DecodeJobSpec(std::string_view data, JobSpec* spec) {
   return Finish(error);
 }
 
-// Allocation: 1 generation, 2 nodes (repeated NodeAllocation).
+// Allocation: 1 generation, 2 nodes (repeated NodeAllocation), 3 suspended, 4 suspend_time,
+// 5 suspended_for, 6 pre_suspend (3-6 only when the run was ever suspended).
 void EncodeAllocation(const Allocation& a, std::string* out) {
   out->clear();
   out->push_back(static_cast<char>(kEncodingVersion));
   Writer w(out);
   w.U64(1, a.generation.value);
   for (const auto& n : a.nodes) w.Message(2, [&](Writer& m) { WriteNodeAllocation(m, n); });
+  if (a.suspend_time != Timestamp{}) {
+    w.Bool(3, a.suspended);
+    w.I64(4, ToMicros(a.suspend_time));
+    w.I64(5, a.suspended_for.count());
+    w.I64(6, a.pre_suspend.count());
+  }
 }
 
 Status DecodeAllocation(std::string_view data, Allocation* alloc) {
@@ -781,6 +788,18 @@ Status DecodeAllocation(std::string_view data, Allocation* alloc) {
         break;
       case 2:
         ReadNodeAllocation(r.Sub(w), alloc->nodes.emplace_back());
+        break;
+      case 3:
+        alloc->suspended = r.Bool(w);
+        break;
+      case 4:
+        alloc->suspend_time = r.Time(w);
+        break;
+      case 5:
+        alloc->suspended_for = Duration(r.I64(w));
+        break;
+      case 6:
+        alloc->pre_suspend = Duration(r.I64(w));
         break;
       default:
         r.Skip(w);

@@ -91,6 +91,10 @@ Job PopulatedJob(uint64_t id, uint32_t v) {
   j.allocation.nodes = {
       NodeAllocation{NodeId(3), "gpu03", 64, 512'000, GpuSet(0xff)},
       NodeAllocation{NodeId(4 + v), S("gpu0", 4 + v), 32, 256'000, GpuSet(1ULL << 63 | 0x0f)}};
+  j.allocation.suspended = v % 2 == 0;
+  j.allocation.suspend_time = FromMicros(1'700'002'500'000'007 + v);
+  j.allocation.suspended_for = Seconds(61 + v);
+  j.allocation.pre_suspend = Seconds(29 + v);
   j.array_job_id = JobId(id + 1000 + v);
   j.array_task_id = 17 + v;
   j.last_checkpoint = FromMicros(1'700'002'000'000'005 + v);

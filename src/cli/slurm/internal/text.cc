@@ -103,7 +103,11 @@ int64_t TimeUsed(const Job& job, Timestamp now) {
   if (job.state == JobState::kPending || job.start_time == Timestamp{}) return 0;
   Timestamp end =
       job.state == JobState::kRunning || job.end_time == Timestamp{} ? now : job.end_time;
-  return std::max<int64_t>(0, Seconds(end - job.start_time));
+  // Time suspended does not count (`scontrol suspend`), as in Slurm.
+  const Allocation& a = job.allocation;
+  Duration suspended = a.suspended_for;
+  if (a.suspended && end > a.suspend_time) suspended += end - a.suspend_time;
+  return std::max<int64_t>(0, Seconds(end - job.start_time - suspended));
 }
 
 uint32_t CpusOf(const Job& job) {

@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -99,9 +100,15 @@ void StartConnectionHolder(const std::string& url, const std::string& ca_file,
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
-  (void)posix_spawn(&pid, "/proc/self/exe", &files, &attr, argv.data(), envp.data());
+  int spawned = posix_spawn(&pid, "/proc/self/exe", &files, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&files);
+  // The spawned process forks the holder and exits at once (RunConnectionHolderCommand):
+  // reaping it here leaves no zombie in a long-lived caller such as `corral run`.
+  if (spawned == 0) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 int RunConnectionHolderCommand(int argc, char** argv) {
@@ -109,6 +116,12 @@ int RunConnectionHolderCommand(int argc, char** argv) {
     std::fprintf(stderr, "usage: corral __connection-holder URL CA_FILE DIR IDLE_SECONDS\n");
     return 2;
   }
+  // Detach from the caller, which reaps this process at once: the holder is its child, which
+  // init (or the session's subreaper) adopts, and not a session leader, so it can never gain
+  // a controlling terminal.
+  pid_t holder = fork();
+  if (holder < 0) return 1;
+  if (holder > 0) _exit(0);
   signal(SIGPIPE, SIG_IGN);  // a closed TLS socket is an error to handle, not a death
   // Answers of a few hundred KB pass through on every call: keep freed memory for the next
   // one instead of mapping and unmapping it each time (page faults were most of its CPU).

@@ -895,11 +895,10 @@ Result<PostgresStore::Connection*> PostgresStore::Reader() {
   return reader_.get();
 }
 
-Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
-  std::lock_guard<std::mutex> lock(read_mu_);
-  CORRAL_ASSIGN_OR_RETURN(Connection * connection, Reader());
-  Connection& c = *connection;
-  internal::BuiltQuery q = internal::BuildJobQuery(query, Dialect::kPostgres);
+namespace {
+
+// A built query's parameters, for placeholders $1..$N in order.
+PgParams ParamsOf(const internal::BuiltQuery& q) {
   PgParams params;
   for (const internal::SqlParam& p : q.params) {
     if (p.is_text) {
@@ -908,6 +907,17 @@ Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
       params.Int(p.int_value);
     }
   }
+  return params;
+}
+
+}  // namespace
+
+Result<std::vector<Job>> PostgresStore::QueryJobs(const JobQuery& query) {
+  std::lock_guard<std::mutex> lock(read_mu_);
+  CORRAL_ASSIGN_OR_RETURN(Connection * connection, Reader());
+  Connection& c = *connection;
+  internal::BuiltQuery q = internal::BuildJobQuery(query, Dialect::kPostgres);
+  PgParams params = ParamsOf(q);
   Result<PgResultPtr> r = c.ExecParams(q.sql, params, "query jobs");
   if (!r.has_value() && !c.connected()) {
     // The connection was lost since the last call (a server restart): a read is safe to retry.
@@ -980,14 +990,7 @@ Result<std::vector<AuditRecord>> PostgresStore::QueryAudit(const AuditQuery& que
   CORRAL_ASSIGN_OR_RETURN(Connection * connection, Reader());
   Connection& c = *connection;
   internal::BuiltQuery q = internal::BuildAuditQuery(query, Dialect::kPostgres);
-  PgParams params;
-  for (const internal::SqlParam& p : q.params) {
-    if (p.is_text) {
-      params.Text(p.text);
-    } else {
-      params.Int(p.int_value);
-    }
-  }
+  PgParams params = ParamsOf(q);
   CORRAL_ASSIGN_OR_RETURN(PgResultPtr r, c.ExecParams(q.sql, params, "read audit records"));
   std::vector<AuditRecord> records;
   CORRAL_RETURN_IF_ERROR(CollectRows(pq_, r.get(), internal::kAuditColumns, c.prefix(),

@@ -711,6 +711,21 @@ Result<SqliteStore::Connection*> SqliteStore::Reader() {
   return reader_.get();
 }
 
+namespace {
+
+// Binds a built query's parameters to placeholders 1..N in order.
+void BindAll(Binder& binder, const std::vector<internal::SqlParam>& params) {
+  for (const internal::SqlParam& p : params) {
+    if (p.is_text) {
+      binder.Text(p.text);
+    } else {
+      binder.Int(p.int_value);
+    }
+  }
+}
+
+}  // namespace
+
 Result<std::vector<Job>> SqliteStore::QueryJobs(const JobQuery& query) {
   std::unique_lock<std::mutex> lock(in_memory() ? write_mu_ : read_mu_);
   Connection* c = writer_.get();
@@ -721,13 +736,7 @@ Result<std::vector<Job>> SqliteStore::QueryJobs(const JobQuery& query) {
   CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c->Statement(q.sql));
   StatementScope scope(stmt);
   Binder binder(stmt);
-  for (const internal::SqlParam& p : q.params) {
-    if (p.is_text) {
-      binder.Text(p.text);
-    } else {
-      binder.Int(p.int_value);
-    }
-  }
+  BindAll(binder, q.params);
   if (binder.rc() != SQLITE_OK) return c->Fail(binder.rc(), "bind query");
   std::vector<Job> jobs;
   CORRAL_RETURN_IF_ERROR(c->CollectJobs(stmt, &jobs, "query jobs"));
@@ -763,13 +772,7 @@ Result<std::vector<AuditRecord>> SqliteStore::QueryAudit(const AuditQuery& query
   CORRAL_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, c->Statement(q.sql));
   StatementScope scope(stmt);
   Binder binder(stmt);
-  for (const internal::SqlParam& p : q.params) {
-    if (p.is_text) {
-      binder.Text(p.text);
-    } else {
-      binder.Int(p.int_value);
-    }
-  }
+  BindAll(binder, q.params);
   if (binder.rc() != SQLITE_OK) return c->Fail(binder.rc(), "bind audit query");
   std::vector<AuditRecord> records;
   CORRAL_RETURN_IF_ERROR(c->CollectRows(stmt, internal::kAuditColumns, internal::ReadAuditRow,

@@ -75,12 +75,17 @@ struct Device {
   std::string bus_id;              // sysfs form
   std::vector<std::string> files;  // device files
   std::string product;             // the physical GPU's NVML name (dcgm-exporter's modelName)
+  std::optional<unsigned> gpu_instance;  // a MIG device's GPU instance id (GPU_I_ID)
   GpuInfo info;
 };
 
-// GPM (Hopper and later): per whole GPU, two sample buffers: the previous reading's and the
-// one being taken. Each reading's ratios are averages over the time since the previous one.
+// GPM (Hopper and later): per device, two sample buffers: the previous reading's and the one
+// being taken. Each reading's ratios are averages over the time since the previous one. A
+// whole GPU is sampled as itself; a MIG device through its parent and GPU instance
+// (nvmlGpmMigSampleGet), as dcgm-exporter reports DCGM_FI_PROF_* per GPU instance.
 struct GpmState {
+  nvmlDevice_t parent = nullptr;
+  std::optional<unsigned> gpu_instance;  // set for a MIG device
   nvmlGpmSample_t previous = nullptr;
   nvmlGpmSample_t current = nullptr;
   bool have_previous = false;
@@ -187,11 +192,12 @@ class NvmlGpuBackend final : public GpuBackend {
       }
       std::vector<Device> slices = config_.mig ? MigDevices(gpu, minor) : std::vector<Device>{};
       if (slices.empty()) {
-        StartGpm(gpus[i]);
+        StartGpm(gpu);
         gpu.index = static_cast<uint32_t>(devices_.size());
         devices_.push_back(std::move(gpu));
       } else {
         for (Device& s : slices) {
+          StartGpm(s);
           s.index = static_cast<uint32_t>(devices_.size());
           s.slices = static_cast<uint32_t>(slices.size());
           devices_.push_back(std::move(s));
@@ -255,8 +261,8 @@ class NvmlGpuBackend final : public GpuBackend {
   // /metrics readings (gpu_backend.h): what Sample reads, free memory, remapped rows, the
   // PCI bus id in NVML's form, MIG parent and GPU instance, the last XID (kept, not
   // consumed), the product name, SM and memory clocks, memory temperature, PCIe replays, and
-  // GPM's activity ratios for whole GPUs that have GPM (from the second reading on). A
-  // reading an older driver lacks stays unset.
+  // GPM's activity ratios for devices that have GPM, MIG devices per GPU instance (from the
+  // second reading on). A reading an older driver lacks stays unset.
   Result<std::vector<GpuReading>> Read() override {
     std::map<nvmlDevice_t, uint32_t> last_xid;
     {
@@ -299,7 +305,7 @@ class NvmlGpuBackend final : public GpuBackend {
       if (auto it = last_xid.find(d.gpu); it != last_xid.end()) r.last_xid = it->second;
       r.product_name = d.product;
       ReadExtras(d.gpu, &r);
-      if (d.mig == nullptr) ReadGpm(d.gpu, &r);
+      ReadGpm(d, &r);
       if (d.mig != nullptr) {
         r.mig_parent = parents.at(d.gpu);
         r.mig_profile = d.info.model;
@@ -387,8 +393,10 @@ class NvmlGpuBackend final : public GpuBackend {
       d.files = gpu.files;  // the parent GPU's file, and the slice's capability file
       unsigned gi = 0, ci = 0;
       if (nvml_.nvmlDeviceGetGpuInstanceId != nullptr &&
-          nvml_.nvmlDeviceGetComputeInstanceId != nullptr &&
-          nvml_.nvmlDeviceGetGpuInstanceId(mig, &gi) == NVML_SUCCESS &&
+          nvml_.nvmlDeviceGetGpuInstanceId(mig, &gi) == NVML_SUCCESS) {
+        d.gpu_instance = gi;
+      }
+      if (d.gpu_instance.has_value() && nvml_.nvmlDeviceGetComputeInstanceId != nullptr &&
           nvml_.nvmlDeviceGetComputeInstanceId(mig, &ci) == NVML_SUCCESS) {
         // The driver publishes the capability's device minor in this file.
         std::ifstream access("/proc/driver/nvidia/capabilities/gpu" + std::to_string(minor) +
@@ -486,35 +494,42 @@ class NvmlGpuBackend final : public GpuBackend {
     }
   }
 
-  // Sets up GPM for physical GPU `g` when the library and the GPU have it: two sample buffers.
-  void StartGpm(nvmlDevice_t g) {
+  // Sets up GPM for device `d` when the library and its physical GPU have it (a MIG device
+  // also needs nvmlGpmMigSampleGet and its GPU instance id): two sample buffers.
+  void StartGpm(const Device& d) {
     if (nvml_.nvmlGpmQueryDeviceSupport == nullptr || nvml_.nvmlGpmSampleAlloc == nullptr ||
         nvml_.nvmlGpmSampleFree == nullptr || nvml_.nvmlGpmSampleGet == nullptr ||
         nvml_.nvmlGpmMetricsGet == nullptr) {
       return;
     }
+    if (d.mig != nullptr && (nvml_.nvmlGpmMigSampleGet == nullptr || !d.gpu_instance)) return;
     nvmlGpmSupport_t support{};
     support.version = NVML_GPM_SUPPORT_VERSION;
-    if (nvml_.nvmlGpmQueryDeviceSupport(g, &support) != NVML_SUCCESS ||
+    if (nvml_.nvmlGpmQueryDeviceSupport(d.gpu, &support) != NVML_SUCCESS ||
         support.isSupportedDevice == 0) {
       return;
     }
     GpmState state;
+    state.parent = d.gpu;
+    if (d.mig != nullptr) state.gpu_instance = d.gpu_instance;
     if (nvml_.nvmlGpmSampleAlloc(&state.previous) != NVML_SUCCESS) return;
     if (nvml_.nvmlGpmSampleAlloc(&state.current) != NVML_SUCCESS) {
       nvml_.nvmlGpmSampleFree(state.previous);
       return;
     }
-    gpm_.emplace(g, state);
+    gpm_.emplace(d.mig != nullptr ? d.mig : d.gpu, state);
   }
 
-  // GPM's ratios for physical GPU `g` over the time since its previous reading (none at the
-  // first). Requires gpm_mu_.
-  void ReadGpm(nvmlDevice_t g, GpuReading* r) {
-    auto it = gpm_.find(g);
+  // GPM's ratios for device `d` over the time since its previous reading (none at the first).
+  // Requires gpm_mu_.
+  void ReadGpm(const Device& d, GpuReading* r) {
+    auto it = gpm_.find(d.mig != nullptr ? d.mig : d.gpu);
     if (it == gpm_.end()) return;
     GpmState& st = it->second;
-    if (nvml_.nvmlGpmSampleGet(g, st.current) != NVML_SUCCESS) {
+    nvmlReturn_t taken =
+        st.gpu_instance ? nvml_.nvmlGpmMigSampleGet(st.parent, *st.gpu_instance, st.current)
+                        : nvml_.nvmlGpmSampleGet(st.parent, st.current);
+    if (taken != NVML_SUCCESS) {
       st.have_previous = false;
       return;
     }
@@ -592,7 +607,7 @@ class NvmlGpuBackend final : public GpuBackend {
   std::map<nvmlDevice_t, std::vector<uint32_t>> pending_xids_;  // guarded by mu_
   std::map<nvmlDevice_t, uint32_t> last_xid_;                   // for Read; guarded by mu_
   std::mutex gpm_mu_;  // Read's GPM state (scrapes may overlap)
-  std::map<nvmlDevice_t, GpmState> gpm_;  // whole GPUs with GPM; guarded by gpm_mu_ after Init
+  std::map<nvmlDevice_t, GpmState> gpm_;  // devices with GPM, by handle; gpm_mu_ after Init
 };
 
 }  // namespace

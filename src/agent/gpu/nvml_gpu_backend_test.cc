@@ -195,6 +195,45 @@ TEST_F(NvmlBackendTest, MetricsReadingsHaveClocksTemperaturesReplaysAndGpmActivi
   EXPECT_FALSE((*other)[1].gr_engine_active.has_value());  // GPU 1 has no GPM
 }
 
+// MIG devices get GPM's ratios per GPU instance (nvmlGpmMigSampleGet on the parent), as
+// dcgm-exporter labels DCGM_FI_PROF_* with GPU_I_ID; an instance without readings has none.
+TEST_F(NvmlBackendTest, MigDevicesHaveGpmActivityPerGpuInstance) {
+  Write(
+      "gpu NVIDIA H100 80GB HBM3|GPU-p|00000000:1B:00.0|0|81559|-\n"
+      "mig 0|NVIDIA H100 80GB HBM3 MIG 1g.10gb|MIG-aaaa|9856|7|0\n"
+      "mig 0|NVIDIA H100 80GB HBM3 MIG 3g.40gb|MIG-bbbb|40192|2|0\n"
+      "gpm 0 99 99 99 99 99\ngpmmig 0 7 10 20 30 40 50\n");
+  auto b = MakeNvmlGpuBackend(Config());
+  ASSERT_TRUE(b.has_value()) << b.error().message;
+  auto first = (*b)->Read();
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_FALSE((*first)[0].sm_active.has_value());  // one sample: no interval yet
+
+  Append("gpmmig 0 7 60 50 40 30 20\n");
+  auto second = (*b)->Read();
+  ASSERT_TRUE(second.has_value());
+  const GpuReading& slice = (*second)[0];
+  EXPECT_EQ(slice.gpu_instance_id, 7u);
+  ASSERT_TRUE(slice.gr_engine_active.has_value());
+  // The instance's own figures, not the whole GPU's 99%.
+  EXPECT_DOUBLE_EQ(*slice.gr_engine_active, 0.6);
+  EXPECT_DOUBLE_EQ(*slice.sm_active, 0.5);
+  EXPECT_DOUBLE_EQ(*slice.sm_occupancy, 0.4);
+  EXPECT_DOUBLE_EQ(*slice.pipe_tensor_active, 0.3);
+  EXPECT_DOUBLE_EQ(*slice.dram_active, 0.2);
+  EXPECT_EQ((*second)[1].gpu_instance_id, 2u);
+  EXPECT_FALSE((*second)[1].sm_active.has_value());  // instance 2 gave no GPM readings
+
+  // The instance stops answering: no ratio for that reading, and none until two samples again.
+  Write(
+      "gpu NVIDIA H100 80GB HBM3|GPU-p|00000000:1B:00.0|0|81559|-\n"
+      "gpm 0 99 99 99 99 99\n");
+  auto gone = (*b)->Read();
+  ASSERT_TRUE(gone.has_value());
+  EXPECT_FALSE((*gone)[0].sm_active.has_value());
+}
+
 TEST_F(NvmlBackendTest, UnusableLibraryOrNoGpuIsUnavailableWithOneLine) {
   NvmlConfig missing = Config();
   missing.library = dir_ + "/libnvidia-ml.so.1";

@@ -188,7 +188,9 @@ typedef struct nvmlGpmSupport_st {
   X(nvmlGpmSampleAlloc, (nvmlGpmSample_t * sample))                                             \
   X(nvmlGpmSampleFree, (nvmlGpmSample_t sample))                                                \
   X(nvmlGpmSampleGet, (nvmlDevice_t device, nvmlGpmSample_t sample))                            \
-  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metrics))
+  X(nvmlGpmMetricsGet, (nvmlGpmMetricsGet_t * metrics))                                        \
+  X(nvmlGpmMigSampleGet,                                                                        \
+    (nvmlDevice_t device, unsigned int gpu_instance, nvmlGpmSample_t sample))
 
 #define CORRAL_NVML_DECLARE(name, args) nvmlReturn_t name args;
 CORRAL_NVML_FUNCTIONS(CORRAL_NVML_DECLARE)

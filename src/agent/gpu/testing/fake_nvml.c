@@ -18,6 +18,8 @@
 //                                    (without them those calls answer NOT_SUPPORTED)
 //   gpm GPU GR SM OCC TENSOR DRAM    GPM percentages (without one the GPU has no GPM);
 //                                    a metric over two samples is the later sample's value
+//   gpmmig GPU GI GR SM OCC TENSOR DRAM  GPM percentages of GPU's MIG GPU instance GI, read by
+//                                    nvmlGpmMigSampleGet (the GPU also needs its `gpm` line)
 //   xid GPU XID                      delivered once, in file order, by nvmlEventSetWait_v2
 //                                    (after corral_fake_nvml_notify, or at its next call)
 //   fail_init CODE                   nvmlInit_v2 returns CODE
@@ -42,6 +44,8 @@ struct fake_mig {
   unsigned long long memory_mb;
   unsigned gi, ci;
   int used;
+  int gpm;            // GPM percentages given for its GPU instance (a reading)
+  double gpm_pct[5];
 };
 
 struct nvmlDevice_st {
@@ -144,6 +148,7 @@ static int Load(int inventory) {
     g->temp = 30;
     g->sm_clock = g->mem_clock = g->mem_temp = g->has_replays = g->replays = 0;
     g->gpm = 0;
+    for (int k = 0; k < g->nmig; ++k) g->migs[k].gpm = 0;
   }
   int fail = 0;
   char line[MAX_LINE];
@@ -197,6 +202,18 @@ static int Load(int inventory) {
           gi < (unsigned)ngpus) {
         gpus[gi].gpm = 1;
         memcpy(gpus[gi].gpm_pct, v, sizeof v);
+      }
+    } else if (strcmp(line, "gpmmig") == 0) {
+      unsigned instance = 0;
+      double v[5] = {0};
+      if (sscanf(rest, "%u %u %lf %lf %lf %lf %lf", &gi, &instance, &v[0], &v[1], &v[2], &v[3],
+                 &v[4]) == 7 &&
+          gi < (unsigned)ngpus) {
+        for (int k = 0; k < gpus[gi].nmig; ++k) {
+          if (gpus[gi].migs[k].gi != instance) continue;
+          gpus[gi].migs[k].gpm = 1;
+          memcpy(gpus[gi].migs[k].gpm_pct, v, sizeof v);
+        }
       }
     } else if (sscanf(rest, "%u %lf", &gi, &value) >= 1 && gi < (unsigned)ngpus) {
       struct fake_gpu* g = &gpus[gi];
@@ -569,6 +586,25 @@ static nvmlReturn_t GpmSampleLocked(nvmlDevice_t d, nvmlGpmSample_t sample) {
 }
 nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t d, nvmlGpmSample_t sample) {
   LOCKED(GpmSampleLocked(d, sample));
+}
+
+// A MIG GPU instance's sample, asked of its parent GPU, as NVML: the parent must have GPM (and
+// be asked as itself, not through a MIG handle), the instance must exist.
+static nvmlReturn_t GpmMigSampleLocked(nvmlDevice_t d, unsigned instance,
+                                       nvmlGpmSample_t sample) {
+  GPU_OR_FAIL(d, g);
+  if (!g->gpm || d->mig >= 0) return NVML_ERROR_NOT_SUPPORTED;
+  for (int k = 0; k < g->nmig; ++k) {
+    if (g->migs[k].gi != instance) continue;
+    if (!g->migs[k].gpm) return NVML_ERROR_NOT_SUPPORTED;
+    sample->taken = 1;
+    memcpy(sample->pct, g->migs[k].gpm_pct, sizeof sample->pct);
+    return NVML_SUCCESS;
+  }
+  return NVML_ERROR_NOT_FOUND;
+}
+nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int instance, nvmlGpmSample_t sample) {
+  LOCKED(GpmMigSampleLocked(d, instance, sample));
 }
 
 nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* get) {

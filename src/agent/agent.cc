@@ -263,6 +263,7 @@ struct Agent::Impl {
   // --- HTTP handlers ---
 
   api::HttpResponse HandleLaunch(const api::HttpRequest& req) {
+    const Timestamp received = clock.Now();  // the trace's `launch_received`
     auto launch = api::DecodeLaunchRequest(req.body);
     if (!launch) return api::ErrorResponse(launch.error());
     const Job& job = launch->job;
@@ -280,7 +281,7 @@ struct Agent::Impl {
     Effects fx;
     {
       std::lock_guard<std::mutex> lock(mu);
-      fx = core.OnBatchStarted({job.id, job.allocation.generation}, started);
+      fx = core.OnBatchStarted({job.id, job.allocation.generation}, started, received);
     }
     Apply(std::move(fx));
     return Ok();
@@ -514,7 +515,8 @@ Status Agent::Start() {
     impl->heartbeat_cv.notify_all();
   });
   im.node->Start();
-  im.launcher = std::make_unique<Launcher>(im.config, *im.supervisor, im.node.get(), inv.gpus);
+  im.launcher =
+      std::make_unique<Launcher>(im.config, *im.supervisor, im.node.get(), inv.gpus, im.clock);
   im.metrics_gpus = inv.gpus;
   im.gpu_jobs = std::make_unique<GpuJobs>(im.config.job_mapping_dir, JobMappingFileNames(*im.gpus));
   if (Status s = im.gpu_jobs->WriteMappingDir(); !s) {

@@ -33,6 +33,7 @@ api::JobEvent ExitEvent(api::JobEventType type, const ProcessExit& exit) {
   ev.cancelled = exit.cancelled;
   ev.usage.cpu_seconds = exit.cpu_seconds;
   ev.usage.max_rss_mb = exit.max_rss_mb;
+  if (type == api::JobEventType::kExited) ev.trace.exited = exit.end_time;
   return ev;
 }
 
@@ -178,13 +179,16 @@ LaunchDecision AgentCore::OnLaunch(const Job& job) {
   return d;
 }
 
-Effects AgentCore::OnBatchStarted(JobRun run, const Result<BatchStarted>& started) {
+Effects AgentCore::OnBatchStarted(JobRun run, const Result<BatchStarted>& started,
+                                  Timestamp received) {
   Effects fx;
   const bool running = EndStart(run, kBatch, started.has_value());
   api::JobEvent ev;
   ev.job = run.job;
   ev.generation = run.generation;
   ev.time = clock_.Now();
+  if (started) ev.trace = started->trace;
+  ev.trace.launch_received = received;
   if (started) {
     if (running && started->process.pid > 0) {
       Status put = journal_.Put(

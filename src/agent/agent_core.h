@@ -181,12 +181,15 @@ class AgentCore {
   LaunchDecision OnLaunch(const Job& job);
   // The batch step of `run` was started (`started`: its process and MASTER_PORT) or could not
   // be (why): journals it and reports kStarted, or reports kLaunchFailed and removes its
-  // directory.
+  // directory. The report carries the launch's trace marks (`received`: when the launch
+  // reached the agent; core/job_trace.h).
   struct BatchStarted {
     StartedProcess process;
     uint32_t master_port = 0;
+    AgentTrace trace;  // cgroup_ready, spawned, exec
   };
-  Effects OnBatchStarted(JobRun run, const Result<BatchStarted>& started);
+  Effects OnBatchStarted(JobRun run, const Result<BatchStarted>& started,
+                         Timestamp received = {});
 
   // A step's tasks on this node. Refused with kInvalidArgument when none of its tasks is
   // here or it has no program, kPermissionDenied when it would run as root (as OnLaunch) or as

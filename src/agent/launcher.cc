@@ -102,8 +102,8 @@ Result<std::string> WriteRunScript(const std::string& state_dir, JobRun run,
 }
 
 Launcher::Launcher(const AgentConfig& config, ProcessSupervisor& supervisor, NodeMonitor* node,
-                   std::vector<GpuInfo> gpus)
-    : config_(config), supervisor_(supervisor), node_(node), gpus_(std::move(gpus)) {}
+                   std::vector<GpuInfo> gpus, const Clock& clock)
+    : config_(config), clock_(clock), supervisor_(supervisor), node_(node), gpus_(std::move(gpus)) {}
 
 StartedProcess Launcher::Started(JobRun run, uint32_t step, uint32_t task) const {
   for (const auto& p : supervisor_.Running()) {
@@ -161,12 +161,20 @@ Result<AgentCore::BatchStarted> Launcher::StartBatch(const Job& job,
     CORRAL_LOG(Warn) << "job " << job.id.ToString()
                      << ": checkpoint directory: " << made.error().message;
   }
-  if (node_) CORRAL_RETURN_IF_ERROR(node_->PrepareJob(job, &spec));
+  AgentTrace trace;
+  if (node_) {
+    CORRAL_RETURN_IF_ERROR(node_->PrepareJob(job, &spec));
+    trace.cgroup_ready = clock_.Now();
+  }
+  trace.spawned = clock_.Now();
   if (Status launched = supervisor_.Launch(spec); !launched) {
     if (node_) node_->AbandonJob(run);
     return tl::unexpected<Error>(launched.error());
   }
-  return AgentCore::BatchStarted{Started(run, kBatchStepId, 0), master_port};
+  // The supervisor's spawn returns once the child has executed the script (a vfork-style
+  // clone or posix_spawn).
+  trace.exec = clock_.Now();
+  return AgentCore::BatchStarted{Started(run, kBatchStepId, 0), master_port, trace};
 }
 
 JobEnvContext Launcher::StepContext(const api::StepLaunchRequest& launch,

@@ -19,6 +19,7 @@
 #include "agent/exec/step_output.h"
 #include "agent/node_monitor.h"
 #include "api/messages.h"
+#include "core/clock.h"
 #include "core/gpu.h"
 #include "core/job.h"
 #include "core/result.h"
@@ -42,8 +43,9 @@ class Launcher {
  public:
   // `supervisor` must outlive the launcher; `node` too, when given (null: no isolation).
   // `gpus`: the node's inventory.
+  // `clock` reads the batch step's trace marks.
   Launcher(const AgentConfig& config, ProcessSupervisor& supervisor, NodeMonitor* node,
-           std::vector<GpuInfo> gpus);
+           std::vector<GpuInfo> gpus, const Clock& clock = SystemClock::Get());
 
   // Starts the batch step of `job`'s run. Returns its process and MASTER_PORT, or why it
   // could not start: kInternal when its directory or script cannot be made, the node
@@ -73,6 +75,7 @@ class Launcher {
   Status SignalBatchScript(JobRun run, int signal);
 
   const AgentConfig& config_;
+  const Clock& clock_;
   ProcessSupervisor& supervisor_;
   NodeMonitor* const node_;
   const std::vector<GpuInfo> gpus_;

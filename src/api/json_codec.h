@@ -40,6 +40,10 @@ Result<JobInfo> DecodeJobInfo(std::string_view json);
 std::string EncodeJobInfoList(const std::vector<JobInfo>& jobs);
 Result<std::vector<JobInfo>> DecodeJobInfoList(std::string_view json);
 
+// A job's timeline (lenient: an answer).
+std::string EncodeJobTimeline(const JobTimeline& t);
+Result<JobTimeline> DecodeJobTimeline(std::string_view json);
+
 // Per-job GPU statistics and the GPU-waste report (lenient: answers).
 std::string EncodeGpuStatsInfo(const GpuStatsInfo& s);
 Result<GpuStatsInfo> DecodeGpuStatsInfo(std::string_view json);

@@ -45,6 +45,12 @@ Result<std::vector<JobInfo>> DecodeJobInfoList(std::string_view json) {
   return DecodeList<JobInfo>(kJobsList, json);
 }
 
+std::string EncodeJobTimeline(const JobTimeline& t) { return Encode(t, 768); }
+
+Result<JobTimeline> DecodeJobTimeline(std::string_view json) {
+  return Decode<JobTimeline>(json, kLenient);
+}
+
 std::string EncodeGpuStatsInfo(const GpuStatsInfo& s) {
   size_t buckets = 0;
   for (const auto& g : s.gpus) buckets += g.buckets.size();

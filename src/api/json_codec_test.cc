@@ -84,6 +84,20 @@ TEST(JsonCodecTest, JobInfoRoundTrips) {
   ExpectRoundTrip(JobInfo{}, EncodeJobInfo, DecodeJobInfo);
 }
 
+// A timeline's marks keep their microseconds; unset marks are null and read back unset.
+TEST(JsonCodecTest, JobTimelineRoundTrip) {
+  JobTimeline t{.job = JobId(42), .run = Generation(7), .restart_count = 2, .state = "RUNNING"};
+  t.trace.submitted = At(0) + Duration(11);
+  t.trace.committed = At(0) + Duration(1'512);
+  t.trace.launch_sent = At(1) + Duration(3);
+  t.trace.agent.exec = At(2) + Duration(999'999);
+  ExpectRoundTrip(t, EncodeJobTimeline, DecodeJobTimeline);
+  ExpectRoundTrip(JobTimeline{}, EncodeJobTimeline, DecodeJobTimeline);
+  std::string text = EncodeJobTimeline(t);
+  EXPECT_NE(text.find("\"scheduled\":null"), std::string::npos) << text;
+  EXPECT_NE(text.find(".000134Z\""), std::string::npos) << text;  // At(0) is .000123
+}
+
 TEST(JsonCodecTest, GpuStatsAndWasteReportRoundTrip) {
   GpuStatsInfo s{.job = JobId(42),
                  .gpus = {{.node = "gpu01",
@@ -260,7 +274,8 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(Allocation), 64u)
       << "Allocation changed: update json_codec.cc and FullAllocation";
   EXPECT_EQ(sizeof(JobUsage), 56u) << "JobUsage changed: update json_codec.cc and FullJobUsage";
-  EXPECT_EQ(sizeof(Job), 1304u) << "Job changed: update json_codec.cc and FullJob";
+  // `trace` (88 bytes) is not in the job's JSON: GET /api/v1/jobs/{id}/timeline serves it.
+  EXPECT_EQ(sizeof(Job), 1392u) << "Job changed: update json_codec.cc and FullJob";
   EXPECT_EQ(sizeof(GpuInfo), 112u) << "GpuInfo changed: update json_codec.cc and FullGpuInfo";
   EXPECT_EQ(sizeof(NodeInventory), 264u)
       << "NodeInventory changed: update json_codec.cc and FullNodeInventory";
@@ -268,7 +283,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(Partition), 128u) << "Partition changed: update json_codec.cc and FullPartition";
   EXPECT_EQ(sizeof(SubmitResponse), 32u)
       << "SubmitResponse changed: update json_codec.cc and FullSubmitResponse";
-  EXPECT_EQ(sizeof(JobInfo), 1384u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
+  EXPECT_EQ(sizeof(JobInfo), 1472u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
   EXPECT_EQ(sizeof(NodeInfo), 464u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
   EXPECT_EQ(sizeof(PartitionInfo), 144u)
       << "PartitionInfo changed: update json_codec.cc and FullPartitionInfo";
@@ -284,10 +299,10 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
       << "HeartbeatRequest changed: update json_codec.cc and FullHeartbeatRequest";
   EXPECT_EQ(sizeof(HeartbeatResponse), 56u)
       << "HeartbeatResponse changed: update json_codec.cc and FullHeartbeatResponse";
-  EXPECT_EQ(sizeof(JobEvent), 184u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
+  EXPECT_EQ(sizeof(JobEvent), 224u) << "JobEvent changed: update json_codec.cc and FullJobEvent";
   EXPECT_EQ(sizeof(JobEventsRequest), 56u)
       << "JobEventsRequest changed: update json_codec.cc and FullJobEventsRequest";
-  EXPECT_EQ(sizeof(LaunchRequest), 1368u)
+  EXPECT_EQ(sizeof(LaunchRequest), 1456u)
       << "LaunchRequest changed: update json_codec.cc and FullLaunchRequest";
   EXPECT_EQ(sizeof(SignalRequest), 24u)
       << "SignalRequest changed: update json_codec.cc and FullSignalRequest";
@@ -300,7 +315,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(StepLayout), 80u) << "StepLayout changed: update json_codec.cc and FullStepLayout";
   EXPECT_EQ(sizeof(StepTaskInfo), 104u) << "StepTaskInfo changed: update json_codec.cc and FullStepInfo";
   EXPECT_EQ(sizeof(StepInfo), 384u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
-  EXPECT_EQ(sizeof(StepLaunchRequest), 2016u)
+  EXPECT_EQ(sizeof(StepLaunchRequest), 2104u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
   EXPECT_EQ(sizeof(StepSignalRequest), 24u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";

@@ -178,6 +178,9 @@ struct JobEvent {
   // kExited: one of the job's GPUs on the node was failing its health checks when it ended
   // ("gpu 3: XID 79 (...)"); the controller requeues it or ends it NODE_FAIL.
   std::string gpu_failure;
+  // kStarted: the launch's marks (launch_received .. exec); kExited: `exited`. The batch
+  // host's clock (core/job_trace.h).
+  AgentTrace trace;
   bool operator==(const JobEvent&) const = default;
 };
 
@@ -333,6 +336,16 @@ struct GpuStatsInfo {
   Timestamp waste_flagged{};          // epoch = not flagged
   std::string waste_note;
   bool operator==(const GpuStatsInfo&) const = default;
+};
+
+// A job's path (GET /api/v1/jobs/{id}/timeline, `corral show --timeline`; core/job_trace.h).
+struct JobTimeline {
+  JobId job;
+  Generation run;              // the run the marks after `committed` are about
+  uint32_t restart_count = 0;
+  std::string state;           // the job's state now ("RUNNING")
+  JobTrace trace;
+  bool operator==(const JobTimeline&) const = default;
 };
 
 // GPU waste by user or account (GET /api/v1/reports/waste, `corral report waste`).

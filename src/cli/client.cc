@@ -396,6 +396,12 @@ Result<api::GpuStatsInfo> Client::GpuStats(JobId job) {
   return api::DecodeGpuStatsInfo(r.body);
 }
 
+Result<api::JobTimeline> Client::Timeline(JobId job) {
+  CORRAL_ASSIGN_OR_RETURN(auto r,
+                          Call("GET", "/api/v1/jobs/" + job.ToString() + "/timeline", "", true));
+  return api::DecodeJobTimeline(r.body);
+}
+
 Result<api::WasteReport> Client::WasteReport(Timestamp since) {
   std::string path = "/api/v1/reports/waste";
   if (since != Timestamp{}) {

@@ -105,6 +105,8 @@ class Client {
   // Per-job GPU statistics; the GPU-waste report since `since` (the epoch: the server's
   // default period).
   Result<api::GpuStatsInfo> GpuStats(JobId job);
+  // GET /api/v1/jobs/{id}/timeline.
+  Result<api::JobTimeline> Timeline(JobId job);
   Result<api::WasteReport> WasteReport(Timestamp since);
   // Steps (`corral run`) and checkpoints.
   Result<api::StepInfo> CreateStep(JobId id, const StepSpec& spec);

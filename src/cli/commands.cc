@@ -14,6 +14,7 @@
 #include "api/json_codec.h"
 #include "cli/client.h"
 #include "cli/internal/slurm_cli.h"
+#include "cli/internal/timeline_view.h"
 #include "cli/audit.h"
 #include "cli/governance.h"
 #include "cli/jobstats.h"
@@ -225,6 +226,16 @@ int Show(Client& c, const Args& a) {
   for (const auto& arg : a.positional) {
     auto id = ParseJobIdArg(arg);
     if (!id) return UsageError(a.command, id.error().message);
+    if (a.values.contains("timeline")) {
+      auto t = c.Timeline(*id);
+      if (!t) {
+        status = Error(t.error().message);
+      } else {
+        std::fputs((a.json ? api::EncodeJobTimeline(*t) + "\n" : internal::RenderTimeline(*t)).c_str(),
+                   stdout);
+      }
+      continue;
+    }
     auto info = c.GetJob(*id);
     if (!info) {
       status = Error(info.error().message);
@@ -473,7 +484,7 @@ const std::vector<CommandInfo>& Commands() {
        {"user", "state", "partition"},
        {"all"},
        Queue},
-      {"show", "corral show JOB...", {}, {}, Show},
+      {"show", "corral show [--timeline] JOB...", {}, {"timeline"}, Show},
       {"cancel",
        "corral cancel JOB...",
        {},

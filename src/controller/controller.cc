@@ -124,6 +124,15 @@ Result<api::JobInfo> Controller::GetJob(JobId id) const {
   return info;
 }
 
+Result<api::JobTimeline> Controller::Timeline(JobId id) const {
+  CORRAL_ASSIGN_OR_RETURN(const internal::JobEntry* e, s_->jobs.Get(id));
+  return api::JobTimeline{.job = id,
+                          .run = e->job.allocation.generation,
+                          .restart_count = e->job.restart_count,
+                          .state = std::string(JobStateName(e->job.state)),
+                          .trace = e->job.trace};
+}
+
 std::map<JobId, Generation> Controller::RunningRuns() const {
   std::map<JobId, Generation> out;
   for (JobId id : s_->jobs.running()) {
@@ -217,7 +226,29 @@ store::WriteBatch Controller::TakeWrites() {
 std::vector<OutgoingCommand> Controller::TakeOutbox() {
   std::vector<OutgoingCommand> out = std::move(s_->out.outbox);
   s_->out.outbox.clear();
+  Timestamp now{};
+  for (const OutgoingCommand& c : out) {
+    const auto* launch = std::get_if<api::LaunchRequest>(&c.request);
+    if (launch == nullptr) continue;
+    internal::JobEntry* e = s_->jobs.Find(launch->job.id);
+    if (e == nullptr || e->job.allocation.generation != launch->job.allocation.generation) continue;
+    if (now == Timestamp{}) now = s_->clock.Now();
+    e->job.trace.launch_sent = now;
+  }
   return out;
+}
+
+void Controller::OnCommitted() {
+  auto [submitted, ended] = s_->jobs.TakeUncommitted();
+  if (submitted.empty() && ended.empty()) return;
+  const Timestamp now = s_->clock.Now();
+  for (JobId id : submitted) {
+    if (internal::JobEntry* e = s_->jobs.Find(id)) e->job.trace.committed = now;
+  }
+  for (JobId id : ended) {
+    internal::JobEntry* e = s_->jobs.Find(id);
+    if (e != nullptr && IsTerminal(e->job.state)) e->job.trace.end_committed = now;
+  }
 }
 
 std::vector<JobId> Controller::TakeFinished() { return s_->jobs.TakeFinished(); }

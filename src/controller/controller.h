@@ -99,7 +99,9 @@ class Controller {
   // more GPUs than any node of the partition has, unknown partition, time limit over the
   // partition's maximum, ...), kPermissionDenied when a user (not an operator or admin) submits for
   // another user or the policy engine refuses the account or QOS. Nothing is recorded on error.
-  Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec);
+  // `received`: when the request reached the API (the trace's `submitted`; epoch = now).
+  Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec,
+                                     Timestamp received = {});
 
   // Cancels a pending job at once; a running one is signalled and ends CANCELLED when its
   // agent reports the exit (or at once if its node is down). Returns kNotFound, kPermissionDenied
@@ -150,6 +152,8 @@ class Controller {
   Status UpdateTimeLimit(const api::Identity& who, JobId id, Duration limit);
 
   Result<api::JobInfo> GetJob(JobId id) const;
+  // The job's path so far (core/job_trace.h). Returns kNotFound for an unknown job.
+  Result<api::JobTimeline> Timeline(JobId id) const;
   std::vector<api::JobInfo> ListJobs(const JobFilter& filter) const;
   // Every running job and its current run (generation): what job credentials are valid for.
   std::map<JobId, Generation> RunningRuns() const;
@@ -309,9 +313,14 @@ class Controller {
   // --- Outputs for the caller (see the class comment) ---
   bool HasPendingWrites() const;
   store::WriteBatch TakeWrites();
+  // Also marks each launch in it as sent now (the caller sends them at once).
   std::vector<OutgoingCommand> TakeOutbox();
   // Jobs that reached a terminal state since the last call.
   std::vector<JobId> TakeFinished();
+  // After the writes taken last are durable: marks the jobs submitted and ended since the
+  // last call as committed now (their traces; the marks are written with the job's next
+  // record, so an ended job's `end_committed` lives in memory only).
+  void OnCommitted();
   // Runs that stopped since the last call (their job ended or was requeued), with their
   // generation: their job credentials are refused from then on.
   std::vector<std::pair<JobId, Generation>> TakeStoppedRuns();

@@ -12,9 +12,12 @@ namespace corral::controller {
 
 using internal::JobEntry;
 
-Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec spec) {
+Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec spec,
+                                               Timestamp received) {
   internal::ControllerState& s = *s_;
   CORRAL_ASSIGN_OR_RETURN(Job job, s.validator.ValidateSubmission(who, std::move(spec)));
+  job.trace = JobTrace{};
+  job.trace.submitted = received != Timestamp{} ? received : s.clock.Now();
   // An array becomes one job per index, with consecutive ids; the first is the array job id.
   std::vector<std::optional<uint32_t>> tasks = {std::nullopt};
   uint32_t array_max_running = 0;
@@ -247,14 +250,19 @@ Status Controller::HandleEvents(const api::JobEventsRequest& request) {
     }
     switch (ev.type) {
       case api::JobEventType::kStarted:
+        e->job.trace.Merge(ev.trace);  // recorded with the job's next write
         e->launch_accepted = true;
         if (ev.master_port != 0) e->master_port = ev.master_port;
         break;
       case api::JobEventType::kLaunchFailed:
+        e->job.trace.Merge(ev.trace);
+        e->job.trace.reported = s.clock.Now();
         e->job.exit_code = 1;
         s.lifecycle.Finish(*e, JobState::kFailed, "launch failed: " + ev.message);
         break;
       case api::JobEventType::kExited: {
+        e->job.trace.Merge(ev.trace);
+        e->job.trace.reported = s.clock.Now();
         e->job.exit_code = ev.exit_code;
         e->job.exit_signal = ev.signal;
         e->job.usage = ev.usage;

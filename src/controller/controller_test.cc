@@ -591,5 +591,76 @@ TEST_F(ControllerTest, JobInfoCarriesThePendingPriority) {
   EXPECT_EQ(controller_->GetJob(b)->priority, 1000 - static_cast<int64_t>(b.value));
 }
 
+// The trace (core/job_trace.h): the controller's marks from its clock at each step, the
+// agent's from its reports; a requeue's new run starts a new run's marks; the marks are
+// stored with the job's next record.
+TEST_F(ControllerTest, TraceMarksEachStepOfTheJobsPath) {
+  RegisterNode("node01", 1);
+  Flush();
+  const Timestamp t0 = clock_.Now();
+  auto r = controller_->Submit(kAlice, BatchJob(1), t0 - Duration(300));  // read by the API
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  JobId a = r->job_id;
+  EXPECT_EQ(controller_->Timeline(a)->trace.submitted, t0 - Duration(300));
+  clock_.Advance(Duration(100));
+  controller_->Tick();  // placed before the submission's commit, as in one service iteration
+  clock_.Advance(Duration(200));
+  auto out = Flush();
+  ASSERT_EQ(out.size(), 1u);
+  api::JobTimeline t = *controller_->Timeline(a);
+  EXPECT_EQ(t.run, Get(a).allocation.generation);
+  EXPECT_EQ(t.state, "RUNNING");
+  EXPECT_EQ(t.trace.scheduled, t0 + Duration(100));
+  EXPECT_EQ(t.trace.committed, t0 + Duration(300));
+  EXPECT_EQ(t.trace.launch_sent, t0 + Duration(300));
+  EXPECT_EQ(t.trace.reported, Timestamp{});
+
+  // The agent's marks arrive with its reports.
+  api::JobEventsRequest started{.node = "node01"};
+  started.events.push_back({.type = api::JobEventType::kStarted,
+                            .job = a,
+                            .generation = t.run,
+                            .trace = {.launch_received = t0 + Duration(400),
+                                      .cgroup_ready = t0 + Duration(450),
+                                      .spawned = t0 + Duration(460),
+                                      .exec = t0 + Duration(900)}});
+  ASSERT_TRUE(controller_->HandleEvents(started).has_value());
+  clock_.Advance(Duration(10'000));
+  api::JobEventsRequest exit = testing::JobExit("node01", Get(a), 0);
+  exit.events[0].trace.exited = t0 + Duration(10'100);
+  ASSERT_TRUE(controller_->HandleEvents(exit).has_value());
+  EXPECT_EQ(controller_->Timeline(a)->trace.reported, t0 + Duration(10'300));
+  clock_.Advance(Duration(50));
+  Flush();
+  t = *controller_->Timeline(a);
+  EXPECT_EQ(t.state, "COMPLETED");
+  EXPECT_EQ(t.trace.agent.launch_received, t0 + Duration(400));
+  EXPECT_EQ(t.trace.agent.exec, t0 + Duration(900));
+  EXPECT_EQ(t.trace.agent.exited, t0 + Duration(10'100));
+  EXPECT_EQ(t.trace.end_committed, t0 + Duration(10'350));
+  // Stored with the end's record: all but end_committed, which came after it.
+  auto stored = store_.Load();
+  ASSERT_TRUE(stored.has_value());
+  JobTrace expected = t.trace;
+  expected.end_committed = {};
+  EXPECT_EQ(stored->jobs[0].trace, expected);
+
+  // A requeued job's new run keeps the submission's marks and starts its own.
+  JobId b = Submit(BatchJob(1));
+  controller_->Tick();
+  Flush();
+  const Timestamp b_submitted = controller_->Timeline(b)->trace.submitted;
+  ASSERT_TRUE(controller_->Requeue(kAlice, b).has_value());
+  clock_.Advance(Duration(5'000));
+  controller_->Tick();
+  Flush();
+  t = *controller_->Timeline(b);
+  EXPECT_EQ(t.restart_count, 1u);
+  EXPECT_EQ(t.trace.submitted, b_submitted);
+  EXPECT_EQ(t.trace.scheduled, clock_.Now());
+  EXPECT_EQ(t.trace.agent, AgentTrace{});
+  EXPECT_FALSE(controller_->Timeline(JobId(999)).has_value());
+}
+
 }  // namespace
 }  // namespace corral::controller

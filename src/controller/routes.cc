@@ -29,6 +29,7 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/jobs/{id}/checkpoint",           Action::kCheckpointDone, kJob,       "acknowledge a checkpoint"},
   {"GET",    "/api/v1/jobs/{id}/why",                  Action::kReadJob,        kJob,       "what holds a job back"},
   {"GET",    "/api/v1/jobs/{id}/gpustats",             Action::kReadJob,        kJob,       "a job's GPU statistics (as privacy allows)"},
+  {"GET",    "/api/v1/jobs/{id}/timeline",             Action::kReadJob,        kJob,       "a job's path: submission, start and end marks"},
   {"GET",    "/api/v1/nodes",                          Action::kReadCluster,    kCluster,   "list nodes"},
   {"GET",    "/api/v1/nodes/{name}",                   Action::kReadCluster,    kCluster,   "one node"},
   {"POST",   "/api/v1/nodes/{name}/drain",             Action::kDrainNode,      kCluster,   "drain a node"},

@@ -201,6 +201,7 @@ struct ControllerService::Impl {
       controller->Tick();
       PruneAudit();
       Commit();
+      controller->OnCommitted();
       // Before the answers: a requeue's caller finds the old run's credential refused. Only
       // that run's: a relaunch's (minted in `Release`) is of a newer generation.
       for (const auto& [id, generation] : controller->TakeStoppedRuns()) {

@@ -186,12 +186,14 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
   route("GET", "/api/v1/health",
         [](const api::HttpRequest&, const api::Identity&) { return Ok(); });
 
-  route("POST", "/api/v1/jobs", [self](const api::HttpRequest& req, const api::Identity& who) {
+  route("POST", "/api/v1/jobs", [self, ctx](const api::HttpRequest& req,
+                                            const api::Identity& who) {
+    const Timestamp received = ctx->clock->Now();  // the trace's `submitted`
     Result<JobSpec> spec = api::DecodeJobSpec(req.body);
     if (!spec) return api::ErrorResponse(spec.error());
-    auto r =
-        self->Call<api::SubmitResponse>([&who, spec = std::move(*spec)](Controller& c) mutable {
-          return c.Submit(who, std::move(spec));
+    auto r = self->Call<api::SubmitResponse>(
+        [&who, received, spec = std::move(*spec)](Controller& c) mutable {
+          return c.Submit(who, std::move(spec), received);
         });
     if (!r) return api::ErrorResponse(r.error());
     return Json(201, api::EncodeSubmitResponse(*r));
@@ -259,6 +261,18 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
           if (!sees) return Denied(sees.error());
           internal::Redact(who, privacy, *r);
           return Json(200, api::EncodeJobInfo(*r));
+        });
+
+  // The job's path (core/job_trace.h), for whoever may see the job.
+  route("GET", "/api/v1/jobs/{id}/timeline",
+        [self, visible_job](const api::HttpRequest& req, const api::Identity& who) {
+          auto id = ParseJobId(req.params.at("id"));
+          if (!id) return api::ErrorResponse(id.error());
+          auto user = visible_job(who, *id);
+          if (!user) return api::ErrorResponse(user.error());
+          auto r = self->Call<api::JobTimeline>([id = *id](Controller& c) { return c.Timeline(id); });
+          if (!r) return api::ErrorResponse(r.error());
+          return Json(200, api::EncodeJobTimeline(*r));
         });
 
   // Long poll: answers when the job has ended, or after `timeout` seconds (default 30, at

@@ -13,6 +13,7 @@
 
 #include "core/gpu.h"
 #include "core/ids.h"
+#include "core/job_trace.h"
 #include "core/resources.h"
 #include "core/result.h"
 #include "core/shared_value.h"
@@ -191,6 +192,9 @@ struct Job {
   std::optional<uint32_t> array_task_id;
   Timestamp last_checkpoint{};          // the job's last "checkpoint written" acknowledgement
   JobUsage usage;
+  // When its submission, start and end happened (core/job_trace.h). Stored with the record;
+  // not in the job's JSON (GET /api/v1/jobs/{id}/timeline serves it).
+  JobTrace trace;
   bool operator==(const Job&) const = default;
 };
 

@@ -100,6 +100,41 @@ TEST_F(CliTest, QueueShowCancelAndJson) {
   EXPECT_EQ(cluster_->GetJob(id)->job.state, JobState::kCancelled);
 }
 
+// `corral show --timeline` on a real cluster: every mark of the path is set, each clock's
+// marks are in order (one machine: both clocks are one), and the text lists them all.
+TEST_F(CliTest, TimelineHasEveryMarkOfTheJobsPath) {
+  auto sub = cluster_->Cli({"submit", "--parsable", "--wrap", "true"});
+  ASSERT_EQ(sub.status, 0) << sub.err;
+  JobId id(std::stoull(sub.out));
+  ASSERT_EQ(cluster_->Cli({"wait", id.ToString()}).status, 0);
+  auto json = cluster_->Cli({"show", "--timeline", "--json", id.ToString()});
+  ASSERT_EQ(json.status, 0) << json.err;
+  auto t = api::DecodeJobTimeline(json.out);
+  ASSERT_TRUE(t.has_value()) << json.out;
+  EXPECT_EQ(t->state, "COMPLETED");
+  for (const TraceMark& m : kTraceMarks) {
+    EXPECT_NE(m.Of(t->trace), Timestamp{}) << m.name << " not set: " << json.out;
+  }
+  const JobTrace& tr = t->trace;
+  const AgentTrace& ag = tr.agent;
+  EXPECT_LE(tr.submitted, tr.committed);
+  EXPECT_LE(tr.submitted, tr.scheduled);
+  EXPECT_LE(tr.committed, tr.launch_sent);  // a launch leaves after its commit
+  EXPECT_LE(tr.launch_sent, ag.launch_received);
+  EXPECT_LE(ag.launch_received, ag.cgroup_ready);
+  EXPECT_LE(ag.cgroup_ready, ag.spawned);
+  EXPECT_LE(ag.spawned, ag.exec);
+  EXPECT_LE(ag.exec, ag.exited);
+  EXPECT_LE(ag.exited, tr.reported);
+  EXPECT_LE(tr.reported, tr.end_committed);
+  auto text = cluster_->Cli({"show", "--timeline", id.ToString()});
+  ASSERT_EQ(text.status, 0) << text.err;
+  for (const TraceMark& m : kTraceMarks) {
+    EXPECT_NE(text.out.find(std::string(m.name) + " "), std::string::npos) << text.out;
+  }
+  EXPECT_EQ(cluster_->Cli({"show", "--timeline", "424242"}).status, 1);
+}
+
 TEST_F(CliTest, NodesDrainAndResume) {
   auto nodes = cluster_->Cli({"nodes"});
   ASSERT_EQ(nodes.status, 0) << nodes.err;

@@ -57,6 +57,7 @@ const std::map<std::string, std::string> kMatrix = {
     {"POST /api/v1/jobs/{id}/checkpoint", "--y-y--y--"},
     {"GET /api/v1/jobs/{id}/why", "-yyyy--yy-"},
     {"GET /api/v1/jobs/{id}/gpustats", "-yyyy--yy-"},
+    {"GET /api/v1/jobs/{id}/timeline", "-yyyy--yy-"},
     {"GET /api/v1/nodes", "-yyyy--yy-"},
     {"GET /api/v1/nodes/{name}", "-yyyy--yy-"},
     {"POST /api/v1/nodes/{name}/drain", "---yy-----"},

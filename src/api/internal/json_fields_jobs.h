@@ -119,6 +119,36 @@ void Fields(V& v, S& s) {
   v("max_rss_mb", s.max_rss_mb);
 }
 
+// Marks (core/job_trace.h): RFC 3339 with microseconds, null when not reached.
+template <typename V, Is<AgentTrace> S>
+void Fields(V& v, S& s) {
+  v("launch_received", s.launch_received);
+  v("cgroup_ready", s.cgroup_ready);
+  v("spawned", s.spawned);
+  v("exec", s.exec);
+  v("exited", s.exited);
+}
+
+template <typename V, Is<JobTrace> S>
+void Fields(V& v, S& s) {
+  v("submitted", s.submitted);
+  v("committed", s.committed);
+  v("scheduled", s.scheduled);
+  v("launch_sent", s.launch_sent);
+  v("agent", s.agent);
+  v("reported", s.reported);
+  v("end_committed", s.end_committed);
+}
+
+template <typename V, Is<JobTimeline> S>
+void Fields(V& v, S& s) {
+  v("job", s.job);
+  v("run", s.run);
+  v("restart_count", s.restart_count);
+  v("state", s.state);
+  v("trace", s.trace);
+}
+
 template <typename V, Is<Job> S>
 void Fields(V& v, S& s) {
   v("id", s.id);

@@ -174,6 +174,7 @@ void Fields(V& v, S& s) {
   v("step", s.step);
   v("task", s.task);
   v("master_port", s.master_port);
+  v("trace", s.trace);
 }
 
 template <typename V, Is<JobEventsRequest> S>

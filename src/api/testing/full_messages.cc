@@ -285,7 +285,12 @@ JobEvent FullJobEvent() {
                   .step = 3,
                   .task = 5,
                   .master_port = 29542,
-                  .gpu_failure = "gpu 3: XID 79 (GPU has fallen off the bus)"};
+                  .gpu_failure = "gpu 3: XID 79 (GPU has fallen off the bus)",
+                  .trace = AgentTrace{.launch_received = At(41),
+                                      .cgroup_ready = At(42),
+                                      .spawned = At(43),
+                                      .exec = At(44),
+                                      .exited = At(45)}};
 }
 
 InjectRequest FullInjectRequest() {

@@ -40,6 +40,8 @@ void JobLifecycle::Start(JobEntry& e, const sched::Placement& placement) {
   e.job.exit_signal = 0;
   e.job.allocation.generation = jobs_.AllocateGeneration();
   ResetSuspension(e.job.allocation);
+  e.job.trace.ClearRun();
+  e.job.trace.scheduled = e.job.start_time;
   // Nodes in host-list order (as Slurm keeps them): the first is the batch host.
   std::vector<std::string> names;
   for (const auto& na : placement.nodes) names.push_back(na.node_name);

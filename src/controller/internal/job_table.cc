@@ -156,6 +156,7 @@ void JobTable::Add(JobEntry e) {
   ++transitions_.submitted;
   Put(e);
   JobId id = e.job.id;
+  added_uncommitted_.push_back(id);
   if (e.job.state == JobState::kPending) pending_.insert(id);
   if (!IsTerminal(e.job.state)) ++active_by_user_[e.job.spec.user];
   jobs_[id] = std::move(e);
@@ -175,6 +176,7 @@ void JobTable::SetState(JobEntry& e, JobState state) {
   if (state == JobState::kRunning) running_.insert(id);
   if (IsTerminal(state) && !IsTerminal(e.job.state)) {
     finished_.push_back(id);
+    ended_uncommitted_.push_back(id);
     auto it = active_by_user_.find(e.job.spec.user);
     if (it != active_by_user_.end() && --it->second == 0) active_by_user_.erase(it);
   }
@@ -198,6 +200,14 @@ uint32_t JobTable::ActiveJobsOf(const std::string& user) const {
 std::vector<JobId> JobTable::TakeFinished() {
   std::vector<JobId> out = std::move(finished_);
   finished_.clear();
+  return out;
+}
+
+std::pair<std::vector<JobId>, std::vector<JobId>> JobTable::TakeUncommitted() {
+  std::pair<std::vector<JobId>, std::vector<JobId>> out{std::move(added_uncommitted_),
+                                                        std::move(ended_uncommitted_)};
+  added_uncommitted_.clear();
+  ended_uncommitted_.clear();
   return out;
 }
 

@@ -116,6 +116,9 @@ class JobTable {
   void SetState(JobEntry& e, JobState state);
   // Jobs that reached a terminal state since the last call.
   std::vector<JobId> TakeFinished();
+  // The jobs added, and those that reached a terminal state, since the last call (whose
+  // writes the caller has just made durable: Controller::OnCommitted).
+  std::pair<std::vector<JobId>, std::vector<JobId>> TakeUncommitted();
   // The runs that stopped since the last call: each job that left RUNNING (it ended or was
   // requeued), with the generation it ran under.
   std::vector<std::pair<JobId, Generation>> TakeStoppedRuns();
@@ -137,6 +140,8 @@ class JobTable {
   std::set<JobId> pending_;
   std::set<JobId> running_;
   std::vector<JobId> finished_;
+  std::vector<JobId> added_uncommitted_;
+  std::vector<JobId> ended_uncommitted_;
   std::vector<std::pair<JobId, Generation>> stopped_runs_;
   std::map<std::string, uint32_t> active_by_user_;  // pending or running jobs, by user
   ActiveJobCounts counts_;

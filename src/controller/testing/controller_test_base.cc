@@ -40,6 +40,7 @@ void ControllerTestBase::RecoverFromStore() {
 std::vector<OutgoingCommand> ControllerTestBase::Flush() {
   auto written = store_.Write(controller_->TakeWrites());
   EXPECT_TRUE(written.has_value()) << written.error().message;
+  controller_->OnCommitted();
   return controller_->TakeOutbox();
 }
 

@@ -34,7 +34,8 @@ class ControllerTestBase : public ::testing::Test {
   void StartController(ControllerConfig config, std::vector<Partition> partitions = {},
                        std::unique_ptr<sched::Policy> policy = nullptr);
 
-  // Writes what the controller recorded to the store and returns its outbox.
+  // Writes what the controller recorded to the store, tells it so (`OnCommitted`) and returns
+  // its outbox.
   std::vector<OutgoingCommand> Flush();
 
   // Registers a node (expecting it to be accepted) and returns the reply.

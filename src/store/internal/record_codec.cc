@@ -760,9 +760,32 @@ Status DecodeJobSpec(std::string_view data, JobSpec* spec) {
   return Finish(error);
 }
 
+// JobTrace: its marks in kTraceMarks order, field k+1 for mark k (microseconds); unset marks
+// are left out.
+void WriteJobTrace(Writer& w, const JobTrace& t) {
+  for (size_t k = 0; k < kTraceMarks.size(); ++k) {
+    Timestamp at = kTraceMarks[k].Of(t);
+    if (at != Timestamp{}) w.I64(static_cast<int>(k + 1), ToMicros(at));
+  }
+}
+
+void ReadJobTrace(Reader r, JobTrace& t) {
+  Wire w;
+  while (r.Next(&w)) {
+    size_t k = r.field() - 1;
+    if (r.field() >= 1 && k < kTraceMarks.size()) {
+      const TraceMark& m = kTraceMarks[k];
+      (m.agent_clock ? t.agent.*m.agent_field : t.*m.controller_field) = r.Time(w);
+    } else {
+      r.Skip(w);
+    }
+  }
+}
+
 // Allocation: 1 generation, 2 nodes (repeated NodeAllocation), 3 suspended, 4 suspend_time,
-// 5 suspended_for, 6 pre_suspend (3-6 only when the run was ever suspended).
-void EncodeAllocation(const Allocation& a, std::string* out) {
+// 5 suspended_for, 6 pre_suspend (3-6 only when the run was ever suspended), 7 the job's
+// trace (JobTrace, when given and not empty).
+void EncodeAllocation(const Allocation& a, std::string* out, const JobTrace* trace) {
   out->clear();
   out->push_back(static_cast<char>(kEncodingVersion));
   Writer w(out);
@@ -774,9 +797,12 @@ void EncodeAllocation(const Allocation& a, std::string* out) {
     w.I64(5, a.suspended_for.count());
     w.I64(6, a.pre_suspend.count());
   }
+  if (trace != nullptr && *trace != JobTrace{}) {
+    w.Message(7, [&](Writer& m) { WriteJobTrace(m, *trace); });
+  }
 }
 
-Status DecodeAllocation(std::string_view data, Allocation* alloc) {
+Status DecodeAllocation(std::string_view data, Allocation* alloc, JobTrace* trace) {
   CORRAL_RETURN_IF_ERROR(CheckVersion(data));
   std::string error;
   Reader r(data.substr(1), 1, &error);
@@ -800,6 +826,13 @@ Status DecodeAllocation(std::string_view data, Allocation* alloc) {
         break;
       case 6:
         alloc->pre_suspend = Duration(r.I64(w));
+        break;
+      case 7:
+        if (trace != nullptr) {
+          ReadJobTrace(r.Sub(w), *trace);
+        } else {
+          r.Skip(w);
+        }
         break;
       default:
         r.Skip(w);

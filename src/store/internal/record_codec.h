@@ -39,9 +39,11 @@ void EncodeJobSpec(const JobSpec& spec, std::string* out);
 // kInternal saying what is wrong and at which byte when `data` is not a valid encoding.
 Status DecodeJobSpec(std::string_view data, JobSpec* spec);
 
-void EncodeAllocation(const Allocation& alloc, std::string* out);
-// Returns kInternal as `DecodeJobSpec` does.
-Status DecodeAllocation(std::string_view data, Allocation* alloc);
+// The allocation and, when `trace` is given, the job's trace (core/job_trace.h; its field 7):
+// the `allocation` column holds both.
+void EncodeAllocation(const Allocation& alloc, std::string* out, const JobTrace* trace = nullptr);
+// Returns kInternal as `DecodeJobSpec` does. Reads the trace into `trace` when given.
+Status DecodeAllocation(std::string_view data, Allocation* alloc, JobTrace* trace = nullptr);
 
 // Every field of `node` except `id` and `inventory.name`, which are columns.
 void EncodeNodeBody(const Node& node, std::string* out);

@@ -155,7 +155,7 @@ void WriteJobRow(const Job& j, RowWriter& w, EncodeScratch& scratch, std::string
   w.Real(j.usage.cpu_seconds);
   w.Int(static_cast<int64_t>(j.usage.max_rss_mb));
   w.Blob(spec);
-  EncodeAllocation(j.allocation, &scratch.allocation);
+  EncodeAllocation(j.allocation, &scratch.allocation, &j.trace);
   w.Blob(scratch.allocation);
 }
 
@@ -202,7 +202,8 @@ Status ReadJobRowSharing(RowReader& r, Job* job, bool* shared) {
   } else if (Status s = DecodeJobSpec(spec, &j.spec); !s.has_value()) {
     return Internal(prefix + ": column spec: " + s.error().message);
   }
-  if (Status s = DecodeAllocation(allocation, &j.allocation); !s.has_value()) {
+  if (Status s = DecodeAllocation(allocation, &j.allocation, &j.trace);
+      !s.has_value()) {
     return Internal(prefix + ": column allocation: " + s.error().message);
   }
   return {};

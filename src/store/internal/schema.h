@@ -7,6 +7,7 @@
 //        time_limit, exit_code, exit_signal, restart_count, last_checkpoint,
 //        gpu_seconds, gpu_util_mean, gpu_util_max, gpu_mem_max_mb, energy_joules,
 //        cpu_seconds, max_rss_mb, spec BLOB, allocation BLOB)
+//        (`allocation` also holds the job's trace, core/job_trace.h, as its field 7)
 //   nodes(id PK, node_name, body BLOB)
 //   meta(key PK, value)                 the controller's counters (`StoredState::meta`)
 //   corral_info(key PK, value)          the store's own bookkeeping (schema_version)

@@ -105,6 +105,17 @@ Job PopulatedJob(uint64_t id, uint32_t v) {
                      .energy_joules = 1.5e7 + 0.25,
                      .cpu_seconds = 0.1 + v,
                      .max_rss_mb = 123'456 + v};
+  // Every mark of the trace, on both clocks, one unset (it stays unset).
+  j.trace.submitted = FromMicros(1'700'000'000'000'011 + v);
+  j.trace.committed = FromMicros(1'700'000'000'001'012 + v);
+  j.trace.scheduled = FromMicros(1'700'000'000'001'513 + v);
+  j.trace.launch_sent = FromMicros(1'700'000'000'002'014 + v);
+  j.trace.agent = AgentTrace{.launch_received = FromMicros(1'700'000'000'002'515 + v),
+                             .cgroup_ready = FromMicros(1'700'000'000'003'016 + v),
+                             .spawned = FromMicros(1'700'000'000'003'517 + v),
+                             .exec = FromMicros(1'700'000'000'004'018 + v),
+                             .exited = FromMicros(1'700'000'360'000'019 + v)};
+  j.trace.reported = FromMicros(1'700'000'360'001'020 + v);
   return j;
 }
 

@@ -197,6 +197,9 @@ const std::map<std::string, std::string> kAgentMatrix = {
     {"POST /api/v1/steps/launch", "------y--"},
     {"POST /api/v1/steps/signal", "------y--"},
     {"POST /api/v1/inject", "------y--"},
+    // `sstat` and `sbcast`.
+    {"GET /api/v1/stats", "------y--"},
+    {"POST /api/v1/bcast", "------y--"},
     {"GET /metrics", "------y-y"},
 };
 

@@ -425,7 +425,8 @@ struct Agent::Impl {
       std::optional<uint64_t> v;
       if (it != req.query.end()) v = ParseUint(it->second);
       if (!v || *v >= api::kNoUnixId) {
-        return api::ErrorResponse(InvalidArgument(std::string(key) + ": missing or not an id").error());
+        return api::ErrorResponse(
+            {ErrorCode::kInvalidArgument, std::string(key) + ": missing or not an id"});
       }
       ids[i] = static_cast<uint32_t>(*v);
     }

@@ -23,6 +23,8 @@
 #include <variant>
 
 #include "agent/agent_core.h"
+#include "agent/exec/bcast.h"
+#include "agent/exec/proc_usage.h"
 #include "agent/exec/process_supervisor.h"
 #include "agent/exec/step_output.h"
 #include "agent/gpu_jobs.h"
@@ -40,6 +42,7 @@
 #include "api/transport_policy.h"
 #include "core/check.h"
 #include "core/log.h"
+#include "core/strings.h"
 
 namespace corral::agent {
 namespace {
@@ -369,6 +372,72 @@ struct Agent::Impl {
     return Ok();
   }
 
+  // --- `sstat` and `sbcast` (docs/slurm.md) ---
+
+  // The run named by the query's `job` and `generation`.
+  static Result<JobRun> RunOf(const api::HttpRequest& req) {
+    JobRun run;
+    for (const char* key : {"job", "generation"}) {
+      auto it = req.query.find(key);
+      std::optional<uint64_t> v;
+      if (it != req.query.end()) v = ParseUint(it->second);
+      if (!v || *v == 0) return InvalidArgument(std::string(key) + ": missing or not a number");
+      if (key == std::string_view("job")) {
+        run.job = JobId(*v);
+      } else {
+        run.generation = Generation(*v);
+      }
+    }
+    return run;
+  }
+
+  // GET /api/v1/stats?job=J&generation=G: each process the agent started for the run (summed
+  // over its process group, from /proc), the run's cgroup and its GPUs, read now.
+  api::HttpResponse HandleStats(const api::HttpRequest& req) {
+    auto run = RunOf(req);
+    if (!run) return api::ErrorResponse(run.error());
+    api::NodeRunStats stats{.node = config.name, .job = run->job, .generation = run->generation};
+    std::vector<RunningProcess> mine;
+    for (const RunningProcess& p : supervisor->Running()) {
+      if (p.job == run->job && p.generation == run->generation) mine.push_back(p);
+    }
+    if (!mine.empty()) {
+      const std::vector<ProcReading> procs = ReadProcesses();
+      for (const RunningProcess& p : mine) {
+        stats.tasks.push_back(GroupUsage(procs, p.pid, p.step, p.task));
+      }
+    }
+    if (node) node->FillRunStats(*run, &stats);
+    api::HttpResponse r;
+    r.body = api::EncodeNodeRunStats(stats);
+    return r;
+  }
+
+  // POST /api/v1/bcast?job=J&generation=G&uid=U&gid=G&path=...: the body written as the user.
+  api::HttpResponse HandleBcast(const api::HttpRequest& req) {
+    auto run = RunOf(req);
+    if (!run) return api::ErrorResponse(run.error());
+    auto options = api::DecodeBcastQuery(req.query, {"job", "generation", "uid", "gid"});
+    if (!options) return api::ErrorResponse(options.error());
+    uint32_t ids[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+      const char* key = i == 0 ? "uid" : "gid";
+      auto it = req.query.find(key);
+      std::optional<uint64_t> v;
+      if (it != req.query.end()) v = ParseUint(it->second);
+      if (!v || *v >= api::kNoUnixId) {
+        return api::ErrorResponse(
+            {ErrorCode::kInvalidArgument, std::string(key) + ": missing or not an id"});
+      }
+      ids[i] = static_cast<uint32_t>(*v);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (Status ok = core.OnBcast(*run, ids[0], ids[1]); !ok) return api::ErrorResponse(ok.error());
+    }
+    return Answer(WriteFileAsUser(run->job, ids[0], ids[1], *options, req.body));
+  }
+
   // Cancels and signals: the core checks them, the launcher carries them out.
   template <typename Request>
   api::HttpResponse HandleSignal(const api::HttpRequest& req,
@@ -485,6 +554,8 @@ Status Agent::Start() {
   route("POST", "/api/v1/steps/signal", guarded([impl](Req req) {
           return impl->HandleSignal(req, &api::DecodeStepSignalRequest, &AgentCore::OnStepSignal);
         }));
+  route("GET", "/api/v1/stats", guarded([impl](Req req) { return impl->HandleStats(req); }));
+  route("POST", "/api/v1/bcast", guarded([impl](Req req) { return impl->HandleBcast(req); }));
   route("POST", "/api/v1/inject", guarded([impl](Req req) {
           auto r = api::DecodeInjectRequest(req.body);
           if (!r) return api::ErrorResponse(r.error());

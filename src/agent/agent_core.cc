@@ -293,7 +293,21 @@ Result<SignalOrder> AgentCore::OnSignal(const api::SignalRequest& request) const
   if (request.signal <= 0 || request.signal >= NSIG) return NotASignal(request.signal);
   return SignalOrder{.run = {request.job, request.generation},
                      .signal = request.signal,
-                     .batch_script_only = request.batch_only};
+                     .batch_script_only = request.batch_only,
+                     .suspend = request.suspend && !request.batch_only};
+}
+
+Status AgentCore::OnBcast(JobRun run, uint32_t uid, uint32_t gid) const {
+  const std::string what = "job " + run.job.ToString() + " sbcast";
+  if (Newest(run.job, run.generation) != run.generation) {
+    return MakeError(ErrorCode::kAborted, what + ": a newer run of the job was launched here");
+  }
+  Job job;
+  job.id = run.job;
+  job.allocation.generation = run.generation;
+  job.spec.uid = uid;
+  job.spec.gid = gid;
+  return CheckUser(job, what);
 }
 
 Result<SignalOrder> AgentCore::OnStepSignal(const api::StepSignalRequest& request) const {
@@ -301,7 +315,8 @@ Result<SignalOrder> AgentCore::OnStepSignal(const api::StepSignalRequest& reques
   return SignalOrder{.run = {request.job, request.generation},
                      .step = request.step,
                      .signal = request.signal,
-                     .missing_ok = true};
+                     .missing_ok = true,
+                     .suspend = request.suspend && request.step == kAllSteps};
 }
 
 // --- Exits and reconciliation ---

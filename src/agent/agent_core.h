@@ -123,6 +123,7 @@ struct SignalOrder {
   int signal = 0;                  // 0: cancel (SIGCONT + SIGTERM, SIGKILL after the grace)
   bool batch_script_only = false;  // the batch script's own process (`--signal=B:...`)
   bool missing_ok = false;         // nothing of the run here is no error
+  bool suspend = false;            // SIGSTOP/SIGCONT of a suspend: freeze/thaw the run's cgroup
   bool operator==(const SignalOrder&) const = default;
 };
 
@@ -211,6 +212,10 @@ class AgentCore {
   Result<SignalOrder> OnCancel(const api::CancelRequest& request) const;
   Result<SignalOrder> OnSignal(const api::SignalRequest& request) const;
   Result<SignalOrder> OnStepSignal(const api::StepSignalRequest& request) const;
+  // `sbcast`: may a file of run `run` be written here as uid/gid (the controller's word)?
+  // kPermissionDenied as OnLaunch for root, and for a user other than the one the run runs as
+  // here; kAborted when a newer run of the job was launched here.
+  Status OnBcast(JobRun run, uint32_t uid, uint32_t gid) const;
 
   // --- From the process supervisor ---
 

@@ -277,6 +277,20 @@ Status Launcher::Signal(const SignalOrder& order) {
   const JobId job = order.run.job;
   const Generation gen = order.run.generation;
   Status s;
+  // `scontrol suspend|resume`: the run's cgroup frozen or thawed stops or continues every
+  // process of the run here, those that left their process group too; the signals to the
+  // groups are the fallback without a cgroup freezer. A cancel thaws it first, so that its
+  // SIGTERM is handled in the grace time.
+  if (node_ != nullptr && order.step == kAllSteps && !order.batch_script_only) {
+    if (order.suspend && (order.signal == SIGSTOP || order.signal == SIGCONT)) {
+      Status frozen = node_->FreezeRun(order.run, order.signal == SIGSTOP);
+      if (frozen) return {};
+      CORRAL_LOG(Debug) << "job " << job.ToString() << ": " << frozen.error().message
+                        << "; signalling its process groups";
+    } else if (order.signal == 0) {
+      (void)node_->FreezeRun(order.run, false);
+    }
+  }
   if (order.batch_script_only) {
     s = SignalBatchScript(order.run, order.signal);
   } else if (order.step == kAllSteps) {

@@ -604,6 +604,43 @@ std::vector<JobRun> NodeMonitor::Runs() const {
   return out;
 }
 
+void NodeMonitor::FillRunStats(JobRun run, api::NodeRunStats* out) const {
+  const Impl& im = *impl_;
+  GpuSet gpus;
+  {
+    std::lock_guard<std::mutex> lock(im.mu);
+    auto it = im.runs.find(run);
+    if (it == im.runs.end()) return;
+    gpus = it->second.gpus;
+    if (it->second.cgroup != nullptr) {
+      CgroupUsage u = it->second.cgroup->Usage();
+      out->cgroup = true;
+      out->cgroup_memory_kb = u.memory_kb;
+      out->cgroup_memory_peak_kb = u.memory_peak_kb;
+      out->cgroup_cpu_seconds = u.cpu_seconds;
+      out->cgroup_pids = u.processes;
+    }
+  }
+  if (gpus.empty()) return;
+  auto readings = im.backend.Read();
+  if (!readings) return;
+  for (const GpuReading& r : *readings) {
+    if (!gpus.contains(r.index) || !r.present) continue;
+    out->gpus.push_back(
+        {.index = r.index, .utilization = r.utilization, .memory_used_mb = r.memory_used_mb});
+  }
+}
+
+Status NodeMonitor::FreezeRun(JobRun run, bool frozen) {
+  Impl& im = *impl_;
+  std::lock_guard<std::mutex> lock(im.mu);
+  auto it = im.runs.find(run);
+  if (it == im.runs.end() || it->second.cgroup == nullptr) {
+    return NotFound("job " + run.job.ToString() + ": no cgroup on this node");
+  }
+  return it->second.cgroup->Freeze(frozen);
+}
+
 void NodeMonitor::FillHeartbeat(api::HeartbeatRequest* req) const {
   const Impl& im = *impl_;
   std::lock_guard<std::mutex> lock(im.mu);

@@ -21,6 +21,7 @@
 #include "agent/exec/process_supervisor.h"
 #include "agent/gpu/gpu_backend.h"
 #include "agent/health.h"
+#include "api/job_stats.h"
 #include "api/messages.h"
 #include "core/clock.h"
 #include "core/job.h"
@@ -98,6 +99,14 @@ class NodeMonitor {
   void ClearGpus(const std::vector<uint32_t>& gpus);
   // `corral node inject`: applies a fault to the backend, then re-checks health at once.
   Status Inject(const api::InjectRequest& request);
+
+  // `sstat`: the totals of `run`'s cgroup here (`out->cgroup` false without one) and the use
+  // of its GPUs here, read now. A run that holds nothing here leaves `out` as it is.
+  void FillRunStats(JobRun run, api::NodeRunStats* out) const;
+  // `scontrol suspend|resume`: freezes or thaws every process of `run`'s cgroup here. Returns
+  // kNotFound when the run has no cgroup here, the cgroup's errors (kUnimplemented: no
+  // freezer).
+  Status FreezeRun(JobRun run, bool frozen);
 
   // "cgroup v1 (memory, cpuset, devices) + cgroup v2 (kill)", or why there are none.
   std::string IsolationSummary() const;

@@ -15,6 +15,9 @@ constexpr AgentRouteSpec kRoutes[] = {
   {"POST", "/api/v1/steps/launch", Action::kAgentCall, false, "launch a step's tasks"},
   {"POST", "/api/v1/steps/signal", Action::kAgentCall, false, "signal a step's tasks"},
   {"POST", "/api/v1/inject",       Action::kAgentCall, false, "inject a simulated GPU fault"},
+  // `sstat` and `sbcast` (docs/slurm.md).
+  {"GET",  "/api/v1/stats",        Action::kAgentCall, false, "live usage of a job's run on this node (sstat)"},
+  {"POST", "/api/v1/bcast",        Action::kAgentCall, false, "write a file of a job as its user (sbcast)"},
   {"GET",  "/metrics",             Action::kReadMetrics, false, "the node's GPU series (dcgm-exporter names)"},
 };
 // clang-format on

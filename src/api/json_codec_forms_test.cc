@@ -32,7 +32,7 @@ using namespace fixtures;  // NOLINT: the Full* values of every message
 
 TEST(JsonCodecTest, WritesFieldsInDeclarationOrderCompactly) {
   EXPECT_EQ(EncodeSignalRequest(FullSignalRequest()),
-            R"({"job":4242,"generation":77,"signal":10,"batch_only":true})");
+            R"({"job":4242,"generation":77,"signal":10,"batch_only":true,"suspend":true})");
   EXPECT_EQ(EncodeCancelRequest(CancelRequest{}), R"({"job":0,"generation":0})");
   EXPECT_EQ(EncodeRegisterResponse(FullRegisterResponse()),
             R"({"node_id":3,"heartbeat_interval":15,"kill":[{"job":4247,"generation":82}],"cluster_name":"selene"})");

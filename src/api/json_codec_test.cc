@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/diag.h"
+#include "api/job_stats.h"
 #include "api/messages.h"
 #include "api/testing/full_messages.h"
 #include "core/duration.h"
@@ -73,6 +74,40 @@ TEST(JsonCodecTest, DiagInfoRoundTrips) {
              .users = {{"root", 0, 49, 0.046756}, {"agent:node01", 4294967295u, 3, 0.5}}};
   ExpectRoundTrip(d, EncodeDiagInfo, DecodeDiagInfo);
   ExpectRoundTrip(DiagInfo{}, EncodeDiagInfo, DecodeDiagInfo);
+}
+
+TEST(JsonCodecTest, JobStatsRoundTripAndBcastQueriesAreChecked) {
+  NodeRunStats n{.node = "node01", .job = JobId(12), .generation = Generation(3),
+                 .tasks = {{.step = 0, .task = 1, .pids = {4242, 4243}, .cpu_seconds = 1.5,
+                            .rss_kb = 64600, .max_rss_kb = 64608, .vmsize_kb = 67772,
+                            .max_vmsize_kb = 70000, .pages = 2, .read_bytes = 1685837,
+                            .write_bytes = 1696}},
+                 .cgroup = true, .cgroup_memory_kb = 70000, .cgroup_memory_peak_kb = 80000,
+                 .cgroup_cpu_seconds = 2.25, .cgroup_pids = 3,
+                 .gpus = {{.index = 1, .utilization = 87.5, .memory_used_mb = 40960}},
+                 .error = "late"};
+  ExpectRoundTrip(n, EncodeNodeRunStats, DecodeNodeRunStats);
+  JobStatsInfo info{.job = JobId(12), .generation = Generation(3), .nodes = {n, n}};
+  ExpectRoundTrip(info, EncodeJobStatsInfo, DecodeJobStatsInfo);
+  BcastOptions o{.path = "/tmp/a b&c", .mode = 0750, .force = true, .atime = 10, .mtime = 20};
+  std::map<std::string, std::string> query;
+  for (const std::string& kv : {std::string("path=/tmp/a b&c"), std::string("mode=488"),
+                                std::string("force=1"), std::string("atime=10"),
+                                std::string("mtime=20")}) {
+    query[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  }
+  auto back = DecodeBcastQuery(query);
+  ASSERT_TRUE(back.has_value()) << back.error().message;
+  EXPECT_EQ(*back, o);
+  EXPECT_NE(EncodeBcastQuery(o).find("path=%2Ftmp%2Fa%20b%26c"), std::string::npos)
+      << EncodeBcastQuery(o);
+  query["mode"] = "4095";  // setuid bits: refused
+  EXPECT_FALSE(DecodeBcastQuery(query).has_value());
+  query["mode"] = "488";
+  query["uid"] = "0";  // not the caller's to say
+  EXPECT_FALSE(DecodeBcastQuery(query).has_value());
+  EXPECT_TRUE(DecodeBcastQuery(query, {"uid"}).has_value());
+  EXPECT_FALSE(DecodeBcastQuery({{"mode", "488"}}).has_value());  // no path
 }
 
 TEST(JsonCodecTest, SubmitResponseRoundTrips) {
@@ -317,7 +352,7 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(StepInfo), 384u) << "StepInfo changed: update json_codec.cc and FullStepInfo";
   EXPECT_EQ(sizeof(StepLaunchRequest), 2104u)
       << "StepLaunchRequest changed: update json_codec.cc and FullStepLaunchRequest";
-  EXPECT_EQ(sizeof(StepSignalRequest), 24u)
+  EXPECT_EQ(sizeof(StepSignalRequest), 32u)
       << "StepSignalRequest changed: update json_codec.cc and FullStepSignalRequest";
 }
 #endif

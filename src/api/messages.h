@@ -206,6 +206,10 @@ struct SignalRequest {
   Generation generation;
   int32_t signal = 0;
   bool batch_only = false;             // only the batch script's own process (--signal=B:...)
+  // SIGSTOP/SIGCONT of `scontrol suspend|resume`: the agent freezes (thaws) the run's cgroup
+  // where it has one, so that a process that left its process group stops too, and signals
+  // the process groups where it has none.
+  bool suspend = false;
   bool operator==(const SignalRequest&) const = default;
 };
 
@@ -281,6 +285,7 @@ struct StepSignalRequest {
   Generation generation;
   uint32_t step = 0;
   int32_t signal = 0;
+  bool suspend = false;  // as `SignalRequest::suspend` (with `step` kAllSteps)
   bool operator==(const StepSignalRequest&) const = default;
 };
 

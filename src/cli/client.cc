@@ -19,6 +19,7 @@
 #include "api/openssl_process.h"
 #include "api/private_file.h"
 #include "api/transport_policy.h"
+#include "core/strings.h"
 #include "cli/connection_holder.h"
 #include "core/clock.h"
 
@@ -476,6 +477,27 @@ Status Client::GovernanceDelete(const std::string& kind, const std::string& name
 Result<api::DiagInfo> Client::Diag() {
   CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/diag", "", true));
   return api::DecodeDiagInfo(r.body);
+}
+
+Result<api::JobStatsInfo> Client::JobStats(JobId id) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("GET", "/api/v1/jobs/" + id.ToString() + "/stats", "", true));
+  return api::DecodeJobStatsInfo(r.body);
+}
+
+Result<uint32_t> Client::Bcast(JobId id, const api::BcastOptions& options,
+                               const std::string& data) {
+  // Not retried: a second try after a lost answer would find the file (409) without -f.
+  CORRAL_ASSIGN_OR_RETURN(
+      auto r, Call("POST", "/api/v1/jobs/" + id.ToString() + "/bcast?" +
+                               api::EncodeBcastQuery(options),
+                   data, options.force, std::chrono::milliseconds(60000)));
+  auto kv = api::DecodeStringMap(r.body);
+  if (!kv) return tl::unexpected<Error>(kv.error());
+  std::optional<uint64_t> n;
+  for (const auto& [k, v] : *kv) {
+    if (k == "nodes") n = ParseUint(v);
+  }
+  return static_cast<uint32_t>(n.value_or(0));
 }
 
 Status Client::Top(JobId id) {

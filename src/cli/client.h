@@ -31,6 +31,7 @@
 
 #include "api/connection_holder.h"
 #include "api/diag.h"
+#include "api/job_stats.h"
 #include "api/http.h"
 #include "api/messages.h"
 #include "api/report_messages.h"
@@ -137,6 +138,11 @@ class Client {
   Status Top(JobId id);
   // `sdiag`'s figures (operators and admins).
   Result<api::DiagInfo> Diag();
+  // `sstat`: the live usage of running job `id` on each of its nodes (its user, operators,
+  // admins). `sbcast`: `data` written at `options.path` on each node of running job `id`, as
+  // the job's user; returns how many nodes wrote it.
+  Result<api::JobStatsInfo> JobStats(JobId id);
+  Result<uint32_t> Bcast(JobId id, const api::BcastOptions& options, const std::string& data);
 
   const std::string& url() const { return url_; }
 

@@ -8,17 +8,6 @@
 namespace corral::cli {
 namespace {
 
-// Slurm commands Corral does not provide yet: refused by name, rather than half working.
-int RunUnsupported(int argc, char** argv) {
-  std::string name = argc > 0 ? argv[0] : "?";
-  if (auto slash = name.rfind('/'); slash != std::string::npos) name = name.substr(slash + 1);
-  std::fprintf(stderr,
-               "%s: error: %s is not supported by Corral (docs/slurm.md lists the Slurm commands "
-               "it provides)\n",
-               name.c_str(), name.c_str());
-  return 1;
-}
-
 struct SlurmCommand {
   std::string_view name;
   int (*run)(int, char**);
@@ -32,8 +21,8 @@ constexpr SlurmCommand kCommands[] = {
     {"seff", internal::RunSeff},
     {"sreport", internal::RunSreport},   {"sshare", internal::RunSshare},
     {"sprio", internal::RunSprio},
-    {"sdiag", internal::RunSdiag},     {"sstat", RunUnsupported},
-    {"sbcast", RunUnsupported},
+    {"sdiag", internal::RunSdiag},     {"sstat", internal::RunSstat},
+    {"sbcast", internal::RunSbcast},
     {"sacctmgr", internal::RunSacctmgr},
 };
 

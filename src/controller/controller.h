@@ -179,6 +179,19 @@ class Controller {
   // kNotFound, kUnavailable when the node does not respond.
   Result<AgentAddress> InjectTarget(const api::Identity& who, const std::string& node) const;
 
+  // --- `sstat` and `sbcast`: the agents of a running job's nodes ---
+  struct RunNodes {
+    Generation generation;
+    uint32_t uid = 0;  // the job's user, as the controller resolved it at submission
+    uint32_t gid = 0;
+    std::vector<AgentAddress> agents;      // the allocation's nodes that respond, in order
+    std::vector<std::string> unreachable;  // the others
+  };
+  // The nodes of running job `id` for `action` (kReadJobPrivate: sstat; kCreateStep: sbcast),
+  // authorized against the job. Returns kNotFound, kPermissionDenied, kFailedPrecondition
+  // when the job is not running.
+  Result<RunNodes> JobRunNodes(const api::Identity& who, JobId id, api::Action action) const;
+
   // --- Requests from agents ---
 
   // Registers (or re-registers) a node and reconciles its running jobs: jobs it runs that the

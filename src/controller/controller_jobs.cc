@@ -98,11 +98,11 @@ Status Controller::Suspend(const api::Identity& who, JobId id, bool suspend) {
   // Per node, commands reach the agent in order: the stop before the dropped deadline, the new
   // deadline before the continue (a run never runs on past its limit).
   if (suspend) {
-    s_->lifecycle.SignalEverywhere(*e, SIGSTOP, /*batch_only=*/false);
+    s_->lifecycle.SignalEverywhere(*e, SIGSTOP, /*batch_only=*/false, /*suspend=*/true);
     s_->lifecycle.SendTimeLimit(*e);
   } else {
     s_->lifecycle.SendTimeLimit(*e);
-    s_->lifecycle.SignalEverywhere(*e, SIGCONT, /*batch_only=*/false);
+    s_->lifecycle.SignalEverywhere(*e, SIGCONT, /*batch_only=*/false, /*suspend=*/true);
   }
   CORRAL_LOG(Info) << what << (suspend ? " suspended by " : " resumed by ") << who.user;
   return {};

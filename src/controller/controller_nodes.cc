@@ -188,4 +188,23 @@ Result<AgentAddress> Controller::InjectTarget(const api::Identity& who,
   return internal::AddressOf(n->node);
 }
 
+Result<Controller::RunNodes> Controller::JobRunNodes(const api::Identity& who, JobId id,
+                                                    api::Action action) const {
+  CORRAL_ASSIGN_OR_RETURN(const JobEntry* e, s_->jobs.Get(id));
+  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, action, e->job));
+  CORRAL_RETURN_IF_ERROR(internal::CheckRunning(e->job));
+  RunNodes out{.generation = e->job.allocation.generation,
+               .uid = e->job.spec.uid,
+               .gid = e->job.spec.gid};
+  for (const NodeAllocation& a : e->job.allocation.nodes) {
+    const NodeEntry* n = s_->nodes.Find(a.node_name);
+    if (n == nullptr || !n->node.responding) {
+      out.unreachable.push_back(a.node_name);
+      continue;
+    }
+    out.agents.push_back(internal::AddressOf(n->node));
+  }
+  return out;
+}
+
 }  // namespace corral::controller

@@ -71,6 +71,9 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/jobs/{id}/resume",               Action::kSuspendJob,     kJob,       "resume a suspended job"},
   {"POST",   "/api/v1/jobs/{id}/top",                  Action::kTopJob,         kJob,       "move a pending job ahead of its user's like jobs"},
   {"GET",    "/api/v1/diag",                           Action::kReadMetrics,    kCluster,   "scheduler and request statistics (sdiag)"},
+  // `sstat` and `sbcast`: the job's agents asked on the caller's behalf (job_node_routes.h).
+  {"GET",    "/api/v1/jobs/{id}/stats",                Action::kReadJobPrivate, kJob,       "live usage of a running job's steps (sstat)"},
+  {"POST",   "/api/v1/jobs/{id}/bcast",                Action::kCreateStep,     kJob,       "copy a file to each node of a running job (sbcast)"},
 };
 // clang-format on
 

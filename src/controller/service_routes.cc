@@ -11,6 +11,7 @@
 #include "controller/audit_routes.h"
 #include "controller/gpu_stats_routes.h"
 #include "controller/governance_routes.h"
+#include "controller/job_node_routes.h"
 #include "controller/internal/access.h"
 #include "controller/metrics/routes.h"
 #include "controller/report_routes.h"
@@ -665,6 +666,19 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
   route("GET", "/api/v1/diag", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {
     return metrics::ServeDiag(*self, *ctx->service_metrics, server);
   });
+  // `sstat` and `sbcast` (job_node_routes.h).
+  route("GET", "/api/v1/jobs/{id}/stats",
+        [self, ctx](const api::HttpRequest& req, const api::Identity& who) {
+          auto id = ParseJobId(req.params.at("id"));
+          if (!id) return api::ErrorResponse(id.error());
+          return ServeJobStats(*self, *ctx, *id, who);
+        });
+  route("POST", "/api/v1/jobs/{id}/bcast",
+        [self, ctx](const api::HttpRequest& req, const api::Identity& who) {
+          auto id = ParseJobId(req.params.at("id"));
+          if (!id) return api::ErrorResponse(id.error());
+          return ServeBcast(*self, *ctx, *id, req, who);
+        });
   route("GET", "/metrics/targets", [self](const api::HttpRequest&, const api::Identity&) {
     return metrics::ServeTargets(*self);
   });

@@ -102,6 +102,9 @@ const std::map<std::string, std::string> kMatrix = {
     {"POST /api/v1/jobs/{id}/top", "---yy-----"},  // Slurm's default (no enable_user_top)
     // `sdiag`: as /metrics (Slurm's PrivateData=usage: operators and admins; by-user counts).
     {"GET /api/v1/diag", "---yy----y"},
+    // `sstat`: the owner, operators and admins (kReadJobPrivate); `sbcast`: the owner and admins.
+    {"GET /api/v1/jobs/{id}/stats", "--yyy--yy-"},
+    {"POST /api/v1/jobs/{id}/bcast", "--y-y--y--"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
@@ -198,6 +201,9 @@ const std::map<std::string, std::string> kAgentMatrix = {
     {"POST /api/v1/steps/launch", "------y--"},
     {"POST /api/v1/steps/signal", "------y--"},
     {"POST /api/v1/inject", "------y--"},
+    // `sstat` and `sbcast`.
+    {"GET /api/v1/stats", "------y--"},
+    {"POST /api/v1/bcast", "------y--"},
     {"GET /metrics", "------y-y"},
 };
 

@@ -163,6 +163,44 @@ class JobCgroupImpl final : public JobCgroup {
     }
   }
 
+  CgroupUsage Usage() const override {
+    CgroupUsage u;
+    auto number = [](const std::string& text) -> uint64_t {
+      try {
+        return text.empty() ? 0 : std::stoull(text);
+      } catch (const std::exception&) {
+        return 0;
+      }
+    };
+    if (!memory_dir.empty()) {
+      u.memory_kb =
+          number(ReadAll(memory_dir + (memory_v2 ? "/memory.current" : "/memory.usage_in_bytes"))) >>
+          10;
+      u.memory_peak_kb =
+          number(ReadAll(memory_dir + (memory_v2 ? "/memory.peak" : "/memory.max_usage_in_bytes"))) >>
+          10;
+    }
+    if (!kill_v2.empty()) {
+      u.cpu_seconds = static_cast<double>(KeyValue(kill_v2 + "/cpu.stat", "usage_usec")) / 1e6;
+    }
+    std::set<int> pids;
+    for (const auto& d : dirs) {
+      for (int pid : Pids(d)) pids.insert(pid);
+    }
+    u.processes = pids.size();
+    return u;
+  }
+
+  Status Freeze(bool frozen) override {
+    if (!kill_v2.empty() && Exists(kill_v2 + "/cgroup.freeze")) {
+      return WriteFile(kill_v2 + "/cgroup.freeze", frozen ? "1" : "0");
+    }
+    if (!freezer_v1.empty()) {
+      return WriteFile(freezer_v1 + "/freezer.state", frozen ? "FROZEN" : "THAWED");
+    }
+    return MakeError(ErrorCode::kUnimplemented, "cgroup: no freezer");
+  }
+
   bool Empty() const {
     for (const auto& d : dirs) {
       if (!Pids(d).empty()) return false;

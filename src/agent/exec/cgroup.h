@@ -84,6 +84,14 @@ struct NodeShare {
 // neither share is known); 0 (none) when the node's memory is unknown too.
 uint64_t JobMemoryLimitMb(const CgroupConfig& config, const NodeShare& share);
 
+// What a run's cgroup holds now (`sstat`).
+struct CgroupUsage {
+  uint64_t memory_kb = 0;       // memory.current (v1 memory.usage_in_bytes); 0 without memory
+  uint64_t memory_peak_kb = 0;  // memory.peak (v1 memory.max_usage_in_bytes); 0 when unknown
+  double cpu_seconds = 0;       // cpu.stat usage_usec (v2); 0 on v1
+  uint64_t processes = 0;       // the processes in the cgroup (cgroup.procs)
+};
+
 class JobCgroup {
  public:
   virtual ~JobCgroup() = default;
@@ -94,6 +102,13 @@ class JobCgroup {
   virtual bool OutOfMemory() const = 0;
   // The peak memory use, MB (0 when unknown).
   virtual uint64_t PeakMemoryMb() const = 0;
+  // What the cgroup holds now.
+  virtual CgroupUsage Usage() const = 0;
+  // Freezes (`frozen`) or thaws every process in the cgroup: v2 cgroup.freeze, v1
+  // freezer.state (`scontrol suspend|resume`; a process that left its process group stops
+  // too). Returns kUnimplemented when the cgroup has no freezer, kInternal naming the file
+  // that could not be written.
+  virtual Status Freeze(bool frozen) = 0;
   // Kills every process in the cgroup, waits until it is empty (at most `timeout`) and
   // removes the directories. Returns kDeadlineExceeded if processes remain (they are left
   // for the next attempt, such as the agent's next start).

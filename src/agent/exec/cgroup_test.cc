@@ -10,6 +10,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -164,6 +165,54 @@ TEST_F(CgroupTest, DestroyKillsProcessesThatLeftTheProcessGroup) {
   ASSERT_EQ(kill(pid, 0), 0) << "the escaped process runs";
   ASSERT_TRUE((*cg)->Destroy(Seconds(5), SystemClock::Get()).has_value());
   // Gone (a zombie of init at worst, for a moment).
+  EXPECT_TRUE(testing::WaitGone(pid));
+}
+
+// `sstat` and `scontrol suspend`: the cgroup counts an escaped process, and freezing stops it.
+TEST_F(CgroupTest, UsageCountsAndFreezeStopsProcessesThatLeftTheProcessGroup) {
+  auto cg = manager_->Create({.job = JobId(5)});
+  ASSERT_TRUE(cg.has_value()) << cg.error().message;
+  std::string pidfile = dir_ + "/frozen.pid";
+  Run(**cg, "pid=$(setsid -f sh -c 'echo $$; exec sleep 300 >/dev/null'); echo $pid > " + pidfile,
+      JobId(5));
+  int pid = 0;
+  std::ifstream(pidfile) >> pid;
+  ASSERT_GT(pid, 1);
+  EXPECT_EQ((*cg)->Usage().processes, 1u);
+  Status frozen = (*cg)->Freeze(true);
+  if (!frozen && frozen.error().code == ErrorCode::kUnimplemented) {
+    GTEST_SKIP() << "no freezer: " << manager_->Describe();
+  }
+  ASSERT_TRUE(frozen.has_value()) << frozen.error().message;
+  // Frozen: cgroup v2 reports it in cgroup.events, v1 in freezer.state.
+  auto is_frozen = [&] {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+    for (std::string line; std::getline(in, line);) {
+      std::string path = line.substr(line.find(':', line.find(':') + 1) + 1);
+      for (const char* root : {"/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/freezer"}) {
+        std::ifstream events(std::string(root) + path + "/cgroup.events");
+        std::string text((std::istreambuf_iterator<char>(events)), {});
+        if (text.find("frozen 1") != std::string::npos) return true;
+        std::ifstream state(std::string(root) + path + "/freezer.state");
+        std::string st;
+        if (state >> st && st == "FROZEN") return true;
+      }
+    }
+    return false;
+  };
+  // The kernel freezes and thaws asynchronously: wait for it, with a deadline.
+  auto wait_until = [](auto condition) {
+    const MonoTime deadline = SystemClock::Get().MonotonicNow() + Seconds(10);
+    while (!condition()) {
+      if (SystemClock::Get().MonotonicNow() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  };
+  EXPECT_TRUE(wait_until(is_frozen));
+  ASSERT_TRUE((*cg)->Freeze(false).has_value());
+  EXPECT_TRUE(wait_until([&] { return !is_frozen(); }));
+  ASSERT_TRUE((*cg)->Destroy(Seconds(5), SystemClock::Get()).has_value());
   EXPECT_TRUE(testing::WaitGone(pid));
 }
 

@@ -9,6 +9,7 @@
 #include "api/internal/json_fields_reports.h"
 #include "api/internal/json_fields_governance.h"
 #include "api/internal/json_fields_diag.h"
+#include "api/internal/json_fields_stats.h"
 #include "api/internal/json_fields_jobs.h"
 #include "api/internal/json_fields_nodes.h"
 #include "api/internal/json_fields_steps.h"

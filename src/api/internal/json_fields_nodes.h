@@ -196,6 +196,7 @@ void Fields(V& v, S& s) {
   v("generation", s.generation);
   v("signal", s.signal);
   v("batch_only", s.batch_only);
+  v("suspend", s.suspend);
 }
 
 template <typename V, Is<CancelRequest> S>

@@ -98,6 +98,7 @@ void Fields(V& v, S& s) {
   v("generation", s.generation);
   v("step", s.step);
   v("signal", s.signal);
+  v("suspend", s.suspend);
 }
 
 }  // namespace corral::api::internal

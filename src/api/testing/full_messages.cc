@@ -319,7 +319,8 @@ LaunchRequest FullLaunchRequest() {
 
 SignalRequest FullSignalRequest() {
   return SignalRequest{
-      .job = JobId(4242), .generation = Generation(77), .signal = 10, .batch_only = true};
+      .job = JobId(4242), .generation = Generation(77), .signal = 10, .batch_only = true,
+      .suspend = true};
 }
 
 StepSpec FullStepSpec() {
@@ -396,7 +397,7 @@ StepLaunchRequest FullStepLaunchRequest() {
 
 StepSignalRequest FullStepSignalRequest() {
   return StepSignalRequest{
-      .job = JobId(4242), .generation = Generation(77), .step = 3, .signal = 10};
+      .job = JobId(4242), .generation = Generation(77), .step = 3, .signal = 10, .suspend = true};
 }
 
 CancelRequest FullCancelRequest() {

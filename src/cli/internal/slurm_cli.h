@@ -66,6 +66,9 @@ int RunSacctmgr(int argc, char** argv);  // cli/sacctmgr.h
 int RunScontrol(int argc, char** argv);
 int RunScancel(int argc, char** argv);
 int RunSdiag(int argc, char** argv);
+// `sstat` and `sbcast` (sstat.cc, sbcast.cc).
+int RunSstat(int argc, char** argv);
+int RunSbcast(int argc, char** argv);
 // `seff JOB` (cli/jobstats.cc).
 int RunSeff(int argc, char** argv);
 // `sreport`, `sshare`, `sprio` (cli/reports.cc; docs/slurm.md).

@@ -186,13 +186,14 @@ void JobLifecycle::SendTimeLimit(const JobEntry& e) {
   }
 }
 
-void JobLifecycle::SignalEverywhere(const JobEntry& e, int signal, bool batch_only) {
+void JobLifecycle::SignalEverywhere(const JobEntry& e, int signal, bool batch_only,
+                                    bool suspend) {
   const std::string& batch_host = e.job.allocation.nodes.front().node_name;
   const Generation gen = e.job.allocation.generation;
   if (const NodeEntry* batch = nodes_.Find(batch_host)) {
     // The batch host's agent signals the batch script and, unless `batch_only`, the job's
     // step tasks it runs.
-    out_.Send(batch->node, api::SignalRequest{e.job.id, gen, signal, batch_only});
+    out_.Send(batch->node, api::SignalRequest{e.job.id, gen, signal, batch_only, suspend});
   }
   if (batch_only) return;
   std::set<std::string> nodes = steps_.LiveNodes(e.job.id, gen);
@@ -200,7 +201,7 @@ void JobLifecycle::SignalEverywhere(const JobEntry& e, int signal, bool batch_on
   for (const auto& name : nodes) {
     const NodeEntry* n = nodes_.Find(name);
     if (n == nullptr || !n->node.responding) continue;
-    out_.Send(n->node, api::StepSignalRequest{e.job.id, gen, kAllSteps, signal});
+    out_.Send(n->node, api::StepSignalRequest{e.job.id, gen, kAllSteps, signal, suspend});
   }
 }
 

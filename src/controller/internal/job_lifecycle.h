@@ -87,8 +87,9 @@ class JobLifecycle {
   bool HandleGpuFailedExit(JobEntry& e, const api::JobEvent& ev, const std::string& node);
 
   // Sends `signal` to every process of running job `e` (the batch script only when
-  // `batch_only`).
-  void SignalEverywhere(const JobEntry& e, int signal, bool batch_only);
+  // `batch_only`). `suspend`: SIGSTOP/SIGCONT of a suspend or resume (the agents freeze or
+  // thaw the run's cgroup where they can: api::SignalRequest::suspend).
+  void SignalEverywhere(const JobEntry& e, int signal, bool batch_only, bool suspend = false);
   // Asks the batch host to stop the run (its exit report will then be stale when the run is
   // no longer current).
   void SendCancel(const JobEntry& e);

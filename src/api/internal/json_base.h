@@ -81,6 +81,7 @@ std::string_view JobEventTypeName(JobEventType t);
 Result<JobEventType> ParseJobEventType(std::string_view text);
 Result<DependencyType> ParseDependencyType(std::string_view text);
 Result<PreemptMode> ParsePreemptModeText(std::string_view text);
+Result<BudgetPeriod> ParseBudgetPeriodText(std::string_view text);
 
 // ---------------------------------------------------------------------------------------------
 // Field wrappers: fields whose JSON form is not implied by their C++ type.

@@ -22,6 +22,17 @@ void Fields(V& v, S& s) {
   v("max_wall", SlurmTime(s.max_wall));
 }
 
+// --- Budgets (core/budget.h) ---
+template <typename V, Is<Budget> S>
+void Fields(V& v, S& s) {
+  v("gpu_hours", s.gpu_hours);
+  v("energy_kwh", s.energy_kwh);
+  v("period", s.period);
+  v("start", s.start);
+  v("end", s.end);
+  v("warn_percent", s.warn_percent);
+}
+
 template <typename V, Is<AccountConfig> S>
 void Fields(V& v, S& s) {
   v("name", s.name);
@@ -32,6 +43,7 @@ void Fields(V& v, S& s) {
   v("users", s.users);
   v("default_qos", s.default_qos);
   v("allowed_qos", s.allowed_qos);
+  v("budget", s.budget);  // issue 16 item 5
 }
 
 template <typename V, Is<UserConfig> S>

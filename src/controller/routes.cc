@@ -70,6 +70,8 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/jobs/{id}/resume",               Action::kSuspendJob,     kJob,       "resume a suspended job"},
   {"POST",   "/api/v1/jobs/{id}/top",                  Action::kTopJob,         kJob,       "move a pending job ahead of its user's like jobs"},
   {"GET",    "/api/v1/diag",                           Action::kReadMetrics,    kCluster,   "scheduler and request statistics (sdiag)"},
+  // Budgets' spend (budget_routes.h; issue 16 item 5); budgets are set on their accounts.
+  {"GET",    "/api/v1/budgets",                        Action::kReadCluster,    kCluster,   "every account budget with its spend this period"},
 };
 // clang-format on
 

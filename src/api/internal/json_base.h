@@ -157,6 +157,7 @@ constexpr std::string_view kPrioritiesList = "priorities";
 constexpr std::string_view kAccountsList = "accounts";
 constexpr std::string_view kUsersList = "users";
 constexpr std::string_view kQosList = "qos";
+constexpr std::string_view kBudgetsList = "budgets";
 
 // Typical encoded sizes, to reserve the output once.
 constexpr size_t kJobBytes = 2048;

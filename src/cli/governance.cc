@@ -8,6 +8,7 @@
 #include <set>
 
 #include "api/governance_codec.h"
+#include "cli/budget.h"
 #include "cli/table.h"
 #include "core/duration.h"
 #include "core/resources.h"
@@ -382,11 +383,15 @@ std::vector<std::string> GovernanceFlags() {
   for (const auto& [k, v] : AccountSetters()) flags.insert(k);
   for (const auto& [k, v] : UserSetters()) flags.insert(k);
   for (const auto& [k, v] : QosSetters()) flags.insert(k);
+  for (const std::string& k : BudgetFlags()) flags.insert(k);  // `corral account budget`
   return {flags.begin(), flags.end()};
 }
 
 int Governance(Client& client, const std::string& kind, const std::vector<std::string>& positional,
                const std::map<std::string, std::string>& values, bool json) {
+  if (kind == "account" && !positional.empty() && positional[0] == "budget") {  // budget.h
+    return AccountBudget(client, {positional.begin() + 1, positional.end()}, values, json);
+  }
   if (kind == "account") {
     static const Kind<AccountConfig> k{"accounts",
                                        api::EncodeAccount,
@@ -397,7 +402,13 @@ int Governance(Client& client, const std::string& kind, const std::vector<std::s
                                        AccountSetters,
                                        &AccountConfig::limits,
                                        PrintAccounts};
-    return Run(client, kind, k, positional, values, json);
+    int rc = Run(client, kind, k, positional, values, json);
+    // `show`: the budgets' spend and what is left (budget.h).
+    if (rc == 0 && !json && positional.size() > 1 && positional[0] == "show") {
+      std::string error = PrintBudgetsOf(client, {positional.begin() + 1, positional.end()});
+      if (!error.empty()) return Fail(error);
+    }
+    return rc;
   }
   if (kind == "user") {
     // Limits of a user are `user.limits`: applied through a setter table of their own.

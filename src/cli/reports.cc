@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "api/governance_codec.h"
 #include "api/report_codec.h"
 #include "api/json_codec.h"
 #include "cli/internal/gpu_report.h"
@@ -149,12 +150,16 @@ int RunSreport(int argc, char** argv) {
         users = UserNames(v);
       } else if (key == "accounts" || key == "account") {
         accounts = SplitNonEmpty(v, ',');
-      } else if (key == "clusters" || key == "cluster" || key == "tree" || key == "format") {
+      } else if (key == "tree") {
+        o.tree = true;
+      } else if (key == "clusters" || key == "cluster" || key == "format") {
         // accepted: one cluster; Corral's fixed columns
       } else {
         PrintError(prog, "unknown option " + a + " (docs/slurm.md lists sreport's)");
         return 1;
       }
+    } else if (EqualsIgnoreCase(a, "tree")) {
+      o.tree = true;  // account names indented by depth
     } else {
       words.push_back(a);
     }
@@ -188,6 +193,15 @@ int RunSreport(int argc, char** argv) {
   if (client == nullptr) return 1;
   auto r = client->UsageReport(start, end, o.report == slurm::SreportReport::kJobSizesByAccount);
   if (Failed(prog, r)) return 1;
+  if (o.report == slurm::SreportReport::kAccountUtilizationByUser) {
+    // The account tree, so that sub-accounts roll up into their parents as in Slurm; without
+    // it (no accounts, or none readable) the accounts are listed flat.
+    if (auto body = client->GovernanceGet("accounts", "")) {
+      if (auto list = api::DecodeAccountList(*body)) {
+        for (const AccountConfig& a : *list) o.parents[a.name] = a.parent;
+      }
+    }
+  }
   if (!users.empty() || !accounts.empty()) {
     auto keep = [&](const api::UsageRow& row) {
       return (users.empty() || Contains(users, row.user)) &&

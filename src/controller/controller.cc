@@ -100,6 +100,7 @@ Status Controller::Recover(store::StoredState state) {
   s.jobs.RestoreCounters(state.meta);
   s.nodes.RestoreCounter(state.meta);
   s.usage.Recover(state.meta);
+  s.budgets.Recover(state.meta);
   s.steps.Recover(state.meta);
   s.gpu_stats.Recover(state.gpu_series);
   // Jobs still running on GPUs taken out of service (after the usage ledger is back: a job

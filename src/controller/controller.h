@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "api/auth.h"
+#include "api/budget_codec.h"
 #include "api/governance_codec.h"
 #include "api/diag.h"
 #include "api/messages.h"
@@ -298,6 +299,16 @@ class Controller {
   Result<QosConfig> GetQos(const std::string& name) const;
   Result<QosConfig> PutQos(const api::Identity& who, QosConfig q, bool create);
   Status DeleteQos(const api::Identity& who, const std::string& name);
+
+  // --- Budgets (controller_budgets.cc; docs/governance.md, "Budgets") ---
+
+  // Every account budget with its spend in the current period, by account.
+  std::vector<api::BudgetStatus> Budgets();
+  // The audit records of the budget warnings raised since the last call (a budget's spend
+  // crossed its `warn_percent`, once per period): principal "controller", method "EVENT",
+  // route "budget.warning", target "account:NAME". The caller appends them to the audit log
+  // in the batch that holds their markers (`TakeWrites`).
+  std::vector<AuditRecord> TakeBudgetEvents();
 
   // --- Per-job GPU statistics and GPU waste (controller_gpu.cc; docs/metrics-jobs.md) ---
 

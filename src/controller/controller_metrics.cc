@@ -75,6 +75,9 @@ metrics::ClusterMetrics Controller::CollectMetrics() {
                          .action = s.config.gpu_waste.For(j.partition, j.spec.qos).action});
   }
   out.waste_actions = s.metrics.waste_actions;
+  s.budgets.Refresh(out.now);
+  out.budgets = s.budgets.Status(out.now);
+  out.budget_warnings = s.metrics.budget_warnings;
   out.sched = s.metrics.sched;
   return out;
 }

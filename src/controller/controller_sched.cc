@@ -50,6 +50,7 @@ void Controller::Schedule() {
   } record_cost{s};
   Timestamp now = s.clock.Now();
   s.usage.Advance(now, s.snapshots.RunningViews());
+  internal::TickBudgets(s, now);
   if (s.jobs.pending().empty()) return;
   metrics::PassFigures figures{.queue_length = s.jobs.pending().size()};
   sched::Plan plan = s.policy->Decide(s.snapshots.BuildForPass(), now);

@@ -74,6 +74,8 @@ constexpr RouteSpec kRoutes[] = {
   // `sstat` and `sbcast`: the job's agents asked on the caller's behalf (job_node_routes.h).
   {"GET",    "/api/v1/jobs/{id}/stats",                Action::kReadJobPrivate, kJob,       "live usage of a running job's steps (sstat)"},
   {"POST",   "/api/v1/jobs/{id}/bcast",                Action::kCreateStep,     kJob,       "copy a file to each node of a running job (sbcast)"},
+  // Budgets' spend (budget_routes.h; issue 16 item 5); budgets are set on their accounts.
+  {"GET",    "/api/v1/budgets",                        Action::kReadCluster,    kCluster,   "every account budget with its spend this period"},
 };
 // clang-format on
 

@@ -199,6 +199,11 @@ struct ControllerService::Impl {
       }
       for (auto& p : work) p.run(*controller);
       controller->Tick();
+      // Budget warnings (docs/governance.md, "Budgets"): audit events, in the batch that
+      // holds their markers.
+      for (AuditRecord& event : controller->TakeBudgetEvents()) {
+        audit.Append(std::move(event), clock.Now(), writes);
+      }
       PruneAudit();
       Commit();
       controller->OnCommitted();

@@ -12,6 +12,7 @@
 #include "controller/gpu_stats_routes.h"
 #include "controller/governance_routes.h"
 #include "controller/job_node_routes.h"
+#include "controller/budget_routes.h"
 #include "controller/internal/access.h"
 #include "controller/metrics/routes.h"
 #include "controller/report_routes.h"
@@ -657,6 +658,10 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
             });
     }
   }
+
+  // Budgets' spend (budget_routes.h; issue 16 item 5).
+  route("GET", "/api/v1/budgets",
+        [self](const api::HttpRequest&, const api::Identity&) { return ServeBudgets(*self); });
 
   // Prometheus (metrics/routes.h): the metrics principal, operators and admins.
   route("GET", "/metrics", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {

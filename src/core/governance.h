@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/budget.h"
 #include "core/time.h"
 
 namespace corral {
@@ -44,6 +45,9 @@ struct AccountConfig {
   std::vector<std::string> users;        // users that may submit with this account
   std::string default_qos;               // "" = `SchedulerConfig::default_qos`
   std::vector<std::string> allowed_qos;  // empty = every QOS
+  // --- Budget (issue 16 item 5; core/budget.h): GPU-hours and energy per period, over the
+  // account and its whole subtree. Unset = none.
+  std::optional<Budget> budget;
   bool operator==(const AccountConfig&) const = default;
 };
 

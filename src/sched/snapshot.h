@@ -120,6 +120,19 @@ struct AssociationUsage {
   bool operator==(const AssociationUsage&) const = default;
 };
 
+// The spend of one account's budget (core/budget.h) in its current period: what the account
+// with its whole subtree has spent, running jobs counted up to now. Filled by the controller
+// from its job records (controller/internal/budget_book.h) for every account whose budget is
+// in force; the budget itself is the account's `AccountConfig::budget`. An account without an
+// entry is not held back by its budget (the simulator fills none).
+struct BudgetUse {
+  std::string account;
+  double gpu_seconds = 0;    // allocated GPU-seconds in the period so far
+  double energy_joules = 0;  // measured energy in the period so far
+  Timestamp period_end{};    // when the period ends (a job's use after it is not counted)
+  bool operator==(const BudgetUse&) const = default;
+};
+
 // A window of nodes held for maintenance or for some users/accounts (Slurm's reservations).
 // Static ones come from the configuration (`SchedulerConfig::reservations`); ones created at run
 // time are put in `ClusterSnapshot::reservations` by the controller. Jobs that do not name the
@@ -145,6 +158,7 @@ struct ClusterSnapshot {
   std::vector<FinishedJobView> finished;  // dependency targets; see `FinishedJobView`
   std::vector<AssociationUsage> usage;    // fair-share usage; see `AssociationUsage`
   std::vector<Reservation> reservations;  // run-time reservations (config ones are added)
+  std::vector<BudgetUse> budgets;         // budgets in force; see `BudgetUse`
   // Optional, for speed. Nonzero: the caller promises that the nodes' static fields (id, name,
   // cpus, gpus, usable_gpus, schedulable) and `partitions` are those of the last snapshot it gave
   // the same `Scheduler` with this value, so the scheduler reuses what it derived from them

@@ -1,9 +1,9 @@
 #include "store/audit_chain.h"
 
-#include <openssl/sha.h>
-
 #include <charconv>
 #include <map>
+
+#include <openssl/sha.h>
 
 #include "core/hex.h"
 
@@ -62,79 +62,98 @@ Result<AuditHead> DecodeAuditHead(std::string_view text) {
   return Internal("audit head \"" + std::string(text) + "\": expected \"SEQ SHA256\"");
 }
 
-namespace {
-
-AuditVerdict Bad(AuditVerdict v, uint64_t seq, std::string problem, std::string detail) {
-  v.ok = false;
-  v.first_bad_seq = seq;
-  v.problem = std::move(problem);
-  v.detail = std::move(detail);
-  return v;
+AuditChainVerifier::AuditChainVerifier(AuditHead head, FindSeq find_seq)
+    : head_(std::move(head)), find_seq_(std::move(find_seq)), prev_(AuditGenesisHash()) {
+  v_.head_seq = head_.seq;
 }
 
-}  // namespace
+bool AuditChainVerifier::Fail(uint64_t seq, std::string problem, std::string detail) {
+  v_.ok = false;
+  v_.first_bad_seq = seq;
+  v_.problem = std::move(problem);
+  v_.detail = std::move(detail);
+  done_ = true;
+  return false;
+}
 
-AuditVerdict VerifyAuditChain(const std::vector<AuditRecord>& records, const AuditHead& head) {
-  AuditVerdict v;
-  v.head_seq = head.seq;
-  // Where each stored hash sits: a record whose link names record P belongs at P + 1.
-  std::map<std::string, uint64_t> seq_of_hash;
-  for (const AuditRecord& r : records) seq_of_hash.emplace(r.hash, r.seq);
-  std::string prev = AuditGenesisHash();
-  uint64_t expected = 1;
-  seq_of_hash.emplace(prev, 0);
-  for (size_t i = 0; i < records.size(); ++i) {
-    const AuditRecord& r = records[i];
-    if (r.seq > head.seq) break;
+Result<bool> AuditChainVerifier::Add(const std::vector<AuditRecord>& page) {
+  for (const AuditRecord& r : page) {
+    if (done_) return false;
+    if (r.seq > head_.seq) {  // written since the head was read
+      done_ = true;
+      return false;
+    }
+    const bool first = seen_++ == 0;
     if (r.method == kAuditAnchorMethod) {
-      if (i != 0) {
-        return Bad(v, r.seq, "changed",
-                   "record " + std::to_string(r.seq) + " is an anchor row after other records");
+      if (!first) {
+        return Fail(r.seq, "changed",
+                    "record " + std::to_string(r.seq) + " is an anchor row after other records");
       }
-      prev = r.hash;
-      expected = r.seq + 1;
+      prev_ = r.hash;
+      expected_ = r.seq + 1;
       continue;
     }
-    if (r.seq != expected) {
-      return Bad(v, expected, "missing",
-                 r.seq > expected ? "records " + std::to_string(expected) + " to " +
-                                        std::to_string(r.seq - 1) + " are missing"
-                                  : "record " + std::to_string(r.seq) + " appears twice");
+    if (r.seq != expected_) {
+      return Fail(expected_, "missing",
+                  r.seq > expected_ ? "records " + std::to_string(expected_) + " to " +
+                                          std::to_string(r.seq - 1) + " are missing"
+                                    : "record " + std::to_string(r.seq) + " appears twice");
     }
     if (AuditRecordHash(r) != r.hash) {
-      auto at = seq_of_hash.find(r.prev_hash);
-      if (at != seq_of_hash.end() && at->second + 1 != r.seq) {
+      // Where its link says it belongs: after the record whose hash it names.
+      std::optional<uint64_t> at;
+      if (r.prev_hash == AuditGenesisHash()) {
+        at = 0;
+      } else {
+        CORRAL_ASSIGN_OR_RETURN(at, find_seq_(r.prev_hash));
+      }
+      if (at && *at + 1 != r.seq) {
         AuditRecord moved = r;
-        moved.seq = at->second + 1;
+        moved.seq = *at + 1;
         if (AuditRecordHash(moved) == r.hash) {
-          return Bad(v, r.seq, "reordered",
-                     "the record stored at seq " + std::to_string(r.seq) +
-                         " is record " + std::to_string(moved.seq) + " moved there");
+          return Fail(r.seq, "reordered",
+                      "the record stored at seq " + std::to_string(r.seq) + " is record " +
+                          std::to_string(moved.seq) + " moved there");
         }
       }
-      return Bad(v, r.seq, "changed",
-                 "record " + std::to_string(r.seq) + " does not match its hash");
+      return Fail(r.seq, "changed", "record " + std::to_string(r.seq) + " does not match its hash");
     }
-    if (r.prev_hash != prev) {
-      return Bad(v, r.seq, "changed",
-                 "record " + std::to_string(r.seq) + " does not link to record " +
-                     std::to_string(r.seq - 1) + " (one of them was rewritten)");
+    if (r.prev_hash != prev_) {
+      return Fail(r.seq, "changed",
+                  "record " + std::to_string(r.seq) + " does not link to record " +
+                      std::to_string(r.seq - 1) + " (one of them was rewritten)");
     }
-    prev = r.hash;
-    ++expected;
-    ++v.records;
+    prev_ = r.hash;
+    ++expected_;
+    ++v_.records;
   }
-  if (head.seq >= expected) {
-    return Bad(v, expected, "missing",
-               "records " + std::to_string(expected) + " to " + std::to_string(head.seq) +
-                   " are missing (the log ends before the controller's last record)");
+  return !done_;
+}
+
+AuditVerdict AuditChainVerifier::Finish() {
+  if (!v_.ok) return v_;
+  if (head_.seq >= expected_) {
+    Fail(expected_, "missing",
+         "records " + std::to_string(expected_) + " to " + std::to_string(head_.seq) +
+             " are missing (the log ends before the controller's last record)");
+  } else if (head_.seq > 0 && prev_ != head_.hash) {
+    Fail(head_.seq, "changed",
+         "record " + std::to_string(head_.seq) + " is not the record the controller wrote last");
   }
-  if (head.seq > 0 && prev != head.hash) {
-    return Bad(v, head.seq, "changed",
-               "record " + std::to_string(head.seq) +
-                   " is not the record the controller wrote last");
-  }
-  return v;
+  return v_;
+}
+
+AuditVerdict VerifyAuditChain(const std::vector<AuditRecord>& records, const AuditHead& head) {
+  std::map<std::string, uint64_t> seq_of_hash;
+  for (const AuditRecord& r : records) seq_of_hash.emplace(r.hash, r.seq);
+  AuditChainVerifier verifier(head,
+                              [&](const std::string& hash) -> Result<std::optional<uint64_t>> {
+                                auto it = seq_of_hash.find(hash);
+                                if (it == seq_of_hash.end()) return std::optional<uint64_t>();
+                                return std::optional<uint64_t>(it->second);
+                              });
+  (void)verifier.Add(records);  // the lookup never fails
+  return verifier.Finish();
 }
 
 }  // namespace corral::store

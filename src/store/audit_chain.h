@@ -19,6 +19,9 @@
 // Thread-safe: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -55,5 +58,37 @@ Result<AuditHead> DecodeAuditHead(std::string_view text);
 // against `head`; records after `head.seq` (written since the head was read) are ignored.
 // The verdict names the first bad seq and whether a record is missing, changed or reordered.
 AuditVerdict VerifyAuditChain(const std::vector<AuditRecord>& records, const AuditHead& head);
+
+// The same check a page at a time, in bounded memory: it keeps the last record's hash and
+// position, never the log, so that a caller can stream the store's records through it.
+// TODO(#16): `corral audit verify` still reads the whole log (`Store::QueryAudit` has no
+// forward paging yet: `AuditQuery` needs a "first N after seq" bound).
+// Not thread-safe; one verification's.
+class AuditChainVerifier {
+ public:
+  // The seq of the stored record whose `hash` is the given one, nullopt when there is none.
+  // Asked only about a record that does not match its own hash, to tell a record moved from
+  // another place (reordered) from a changed one; the caller may read the log again for it.
+  using FindSeq = std::function<Result<std::optional<uint64_t>>(const std::string& hash)>;
+
+  AuditChainVerifier(AuditHead head, FindSeq find_seq);
+
+  // Checks the next records (by seq, following those given before). Returns false once the
+  // verdict is known (the rest need not be read), or `find_seq`'s error.
+  Result<bool> Add(const std::vector<AuditRecord>& page);
+  // The verdict, once every record was given or `Add` returned false.
+  AuditVerdict Finish();
+
+ private:
+  bool Fail(uint64_t seq, std::string problem, std::string detail);
+
+  AuditHead head_;
+  FindSeq find_seq_;
+  AuditVerdict v_;
+  std::string prev_;
+  uint64_t expected_ = 1;
+  uint64_t seen_ = 0;  // records given, anchor included
+  bool done_ = false;
+};
 
 }  // namespace corral::store

@@ -1,6 +1,8 @@
 #include "store/audit_chain.h"
 
+#include <algorithm>
 #include <functional>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -11,8 +13,12 @@ std::vector<AuditRecord> Chain(int n) {
   std::vector<AuditRecord> out;
   std::string prev = AuditGenesisHash();
   for (int i = 1; i <= n; ++i) {
-    AuditRecord r{.seq = static_cast<uint64_t>(i), .principal = "u" + std::to_string(i),
-                  .method = "POST", .route = "/api/v1/jobs", .status = 201, .prev_hash = prev};
+    AuditRecord r{.seq = static_cast<uint64_t>(i),
+                  .principal = "u" + std::to_string(i),
+                  .method = "POST",
+                  .route = "/api/v1/jobs",
+                  .status = 201,
+                  .prev_hash = prev};
     r.hash = AuditRecordHash(r);
     prev = r.hash;
     out.push_back(r);
@@ -26,8 +32,9 @@ TEST(AuditChainTest, EveryFieldButTheHashIsCovered) {
   for (auto change : std::vector<std::function<void(AuditRecord&)>>{
            [](AuditRecord& x) { x.seq = 2; }, [](AuditRecord& x) { x.time += Seconds(1); },
            [](AuditRecord& x) { x.principal += "x"; }, [](AuditRecord& x) { x.auth = "jwt"; },
-           [](AuditRecord& x) { x.peer = "1.2.3.4:5"; }, [](AuditRecord& x) { x.method = "DELETE"; },
-           [](AuditRecord& x) { x.route += "/"; }, [](AuditRecord& x) { x.target = "job:1"; },
+           [](AuditRecord& x) { x.peer = "1.2.3.4:5"; },
+           [](AuditRecord& x) { x.method = "DELETE"; }, [](AuditRecord& x) { x.route += "/"; },
+           [](AuditRecord& x) { x.target = "job:1"; },
            [](AuditRecord& x) { x.params_sha256 = "ab"; }, [](AuditRecord& x) { x.status = 200; },
            [](AuditRecord& x) { x.error_code = "NOT_FOUND"; },
            [](AuditRecord& x) { x.prev_hash[0] = '1'; }}) {
@@ -100,6 +107,53 @@ TEST(AuditChainTest, AnAnchorStartsTheChain) {
   v = VerifyAuditChain(pruned, {5, c[4].hash});
   EXPECT_EQ(v.problem, "changed");
   EXPECT_EQ(v.first_bad_seq, 4u);
+}
+
+// The verifier fed a page at a time reaches the verdict of the whole log, for any page size,
+// a missing, changed or moved record included; it keeps no records, and asks where a record
+// belongs only for one that fails its hash.
+TEST(AuditChainTest, VerifyingPageByPageGivesTheWholeLogsVerdict) {
+  std::vector<AuditRecord> c = Chain(12);
+  const AuditHead head{12, c[11].hash};
+  std::vector<std::vector<AuditRecord>> logs = {c};
+  logs.push_back(c);
+  logs.back().erase(logs.back().begin() + 6);  // seq 7 missing
+  logs.push_back(c);
+  logs.back()[8].principal = "mallory";  // seq 9 changed
+  logs.push_back(c);
+  std::swap(logs.back()[3], logs.back()[9]);  // 4 and 10 swapped, keeping the seq column
+  std::swap(logs.back()[3].seq, logs.back()[9].seq);
+  logs.push_back(c);
+  logs.back().pop_back();  // the log ends before the head
+  for (const std::vector<AuditRecord>& log : logs) {
+    const AuditVerdict whole = VerifyAuditChain(log, head);
+    for (size_t size : {1, 2, 5, 12}) {
+      int lookups = 0;
+      AuditChainVerifier verifier(head, [&](const std::string& hash) {
+        ++lookups;
+        std::optional<uint64_t> seq;
+        for (const AuditRecord& r : log) {
+          if (r.hash == hash) seq = r.seq;
+        }
+        return Result<std::optional<uint64_t>>(seq);
+      });
+      for (size_t at = 0; at < log.size(); at += size) {
+        std::vector<AuditRecord> page(log.begin() + at,
+                                      log.begin() + std::min(log.size(), at + size));
+        auto more = verifier.Add(page);
+        ASSERT_TRUE(more.has_value());
+        if (!*more) break;
+      }
+      AuditVerdict paged = verifier.Finish();
+      EXPECT_EQ(paged.ok, whole.ok) << "page " << size;
+      EXPECT_EQ(paged.problem, whole.problem) << "page " << size;
+      EXPECT_EQ(paged.first_bad_seq, whole.first_bad_seq) << "page " << size;
+      EXPECT_EQ(paged.detail, whole.detail) << "page " << size;
+      EXPECT_EQ(paged.records, whole.records) << "page " << size;
+      EXPECT_LE(lookups, 1);
+    }
+  }
+  EXPECT_EQ(VerifyAuditChain(logs[3], head).problem, "reordered");
 }
 
 TEST(AuditChainTest, HeadRoundTripsAndBadTextIsNamed) {

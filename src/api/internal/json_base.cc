@@ -137,6 +137,12 @@ Result<PreemptMode> ParsePreemptModeText(std::string_view text) {
                          "\" (expected off, requeue or cancel)");
 }
 
+Result<BudgetPeriod> ParseBudgetPeriodText(std::string_view text) {
+  if (std::optional<BudgetPeriod> p = ParseBudgetPeriod(text)) return *p;
+  return InvalidArgument("unknown budget period \"" + Excerpt(text) +
+                         "\" (expected day, week, month or window)");
+}
+
 Result<DependencyType> ParseDependencyType(std::string_view text) {
   for (DependencyType t :
        {DependencyType::kAfter, DependencyType::kAfterAny, DependencyType::kAfterOk,

@@ -81,6 +81,7 @@ std::string_view JobEventTypeName(JobEventType t);
 Result<JobEventType> ParseJobEventType(std::string_view text);
 Result<DependencyType> ParseDependencyType(std::string_view text);
 Result<PreemptMode> ParsePreemptModeText(std::string_view text);
+Result<BudgetPeriod> ParseBudgetPeriodText(std::string_view text);
 
 // ---------------------------------------------------------------------------------------------
 // Field wrappers: fields whose JSON form is not implied by their C++ type.
@@ -156,6 +157,7 @@ constexpr std::string_view kPrioritiesList = "priorities";
 constexpr std::string_view kAccountsList = "accounts";
 constexpr std::string_view kUsersList = "users";
 constexpr std::string_view kQosList = "qos";
+constexpr std::string_view kBudgetsList = "budgets";
 
 // Typical encoded sizes, to reserve the output once.
 constexpr size_t kJobBytes = 2048;

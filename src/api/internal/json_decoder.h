@@ -130,6 +130,8 @@ class Decoder {
       return ReadEnum(v, &out, ParseJobEventType);
     } else if constexpr (std::is_same_v<T, PreemptMode>) {
       return ReadEnum(v, &out, ParsePreemptModeText);
+    } else if constexpr (std::is_same_v<T, BudgetPeriod>) {
+      return ReadEnum(v, &out, ParseBudgetPeriodText);
     } else if constexpr (IsStrongId<T>::value) {
       return Read(v, out.value);
     } else if constexpr (IsShared<T>::value) {

@@ -70,6 +70,8 @@ class Encoder {
       Quoted(JobEventTypeName(x));
     } else if constexpr (std::is_same_v<T, PreemptMode>) {
       Quoted(PreemptModeName(x));
+    } else if constexpr (std::is_same_v<T, BudgetPeriod>) {
+      Quoted(BudgetPeriodName(x));
     } else if constexpr (IsStrongId<T>::value) {
       Write(x.value);
     } else if constexpr (IsSlurmTime<T>::value || IsGpuIndex<T>::value) {

@@ -4,6 +4,7 @@
 // Part of the JSON codecs (api/json_codec.h): included through json_fields.h only.
 #pragma once
 
+#include "api/budget_codec.h"
 #include "api/governance_codec.h"
 #include "api/internal/json_base.h"
 #include "core/governance.h"
@@ -22,6 +23,31 @@ void Fields(V& v, S& s) {
   v("max_wall", SlurmTime(s.max_wall));
 }
 
+// --- Budgets (core/budget.h) ---
+template <typename V, Is<Budget> S>
+void Fields(V& v, S& s) {
+  v("gpu_hours", s.gpu_hours);
+  v("energy_kwh", s.energy_kwh);
+  v("period", s.period);
+  v("start", s.start);
+  v("end", s.end);
+  v("warn_percent", s.warn_percent);
+}
+
+template <typename V, Is<BudgetStatus> S>
+void Fields(V& v, S& s) {
+  v("account", s.account);
+  v("budget", s.budget);
+  v("in_force", s.in_force);
+  v("period_start", s.period_start);
+  v("period_end", s.period_end);
+  v("spent_gpu_hours", s.spent_gpu_hours);
+  v("left_gpu_hours", s.left_gpu_hours);
+  v("spent_energy_kwh", s.spent_energy_kwh);
+  v("left_energy_kwh", s.left_energy_kwh);
+  v("warned", s.warned);
+}
+
 template <typename V, Is<AccountConfig> S>
 void Fields(V& v, S& s) {
   v("name", s.name);
@@ -32,6 +58,7 @@ void Fields(V& v, S& s) {
   v("users", s.users);
   v("default_qos", s.default_qos);
   v("allowed_qos", s.allowed_qos);
+  v("budget", s.budget);  // issue 16 item 5
 }
 
 template <typename V, Is<UserConfig> S>

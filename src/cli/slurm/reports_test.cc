@@ -124,6 +124,33 @@ TEST(SreportTest, JobSizesByAccountBinsJobsBySize) {
       << text;
 }
 
+// With the account tree, sub-accounts roll up into their parents and come in tree order, as
+// Slurm's sreport prints them; `tree` indents them by depth.
+TEST(SreportTest, AccountUtilizationRollsSubAccountsUpIntoTheirParents) {
+  SreportOptions o;
+  o.cluster = "anchor";
+  o.report = SreportReport::kAccountUtilizationByUser;
+  o.parsable2 = true;
+  o.no_header = true;
+  o.parents = {{"science", ""}, {"chem", "science"}, {"physics", "science"}, {"idle", ""}};
+  EXPECT_EQ(RenderSreport(Report(), o),
+            "anchor|root|||180|9000\n"
+            "anchor|science|||180|9000\n"
+            "anchor|chem|||60|1000\n"
+            "anchor|chem|bob||60|1000\n"
+            "anchor|physics|||120|8000\n"
+            "anchor|physics|alice||120|8000\n");
+  o.tree = true;
+  o.parents["physics"] = "chem";
+  EXPECT_EQ(RenderSreport(Report(), o),
+            "anchor|root|||180|9000\n"
+            "anchor| science|||180|9000\n"
+            "anchor|  chem|||180|9000\n"
+            "anchor|chem|bob||60|1000\n"
+            "anchor|   physics|||120|8000\n"
+            "anchor|physics|alice||120|8000\n");
+}
+
 TEST(SreportTest, ParsesReportNamesUnitsAndTres) {
   EXPECT_EQ(*ParseSreportReport("cluster", "utilization"), SreportReport::kClusterUtilization);
   EXPECT_EQ(*ParseSreportReport("Cluster", "AccountUtilizationByUser"),

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <tuple>
 
@@ -92,7 +93,8 @@ std::string UsageLine(const SreportOptions& o) {
 
 class Table {
  public:
-  Table(const SreportOptions& o, std::vector<Column> columns) : o_(o), columns_(std::move(columns)) {}
+  Table(const SreportOptions& o, std::vector<Column> columns)
+      : o_(o), columns_(std::move(columns)) {}
 
   void Header(std::string* out) const {
     if (o_.no_header) return;
@@ -123,8 +125,8 @@ class Table {
   std::vector<Column> columns_;
 };
 
-void Title(const api::UsageReport& r, const SreportOptions& o, const std::string& what,
-           bool secs, std::string* out) {
+void Title(const api::UsageReport& r, const SreportOptions& o, const std::string& what, bool secs,
+           std::string* out) {
   if (o.no_header) return;
   *out += kDivider;
   *out += what + " " + internal::LocalTime(r.start, o.utc_offset_seconds) + " - " +
@@ -187,6 +189,47 @@ std::string ProperName(const SreportOptions& o, const std::string& user) {
   return o.proper_name && !user.empty() ? o.proper_name(user) : "";
 }
 
+// An account's line of AccountUtilizationByUser with a tree: its usage and its
+// sub-accounts', at its depth (1 = under the root).
+struct AccountLine {
+  api::UsageRow row;
+  size_t depth = 1;
+};
+
+// The accounts of `r` and their ancestors, in tree order (depth first, siblings by name),
+// each with its subtree's usage summed. An account `parents` does not know is under the root.
+std::vector<AccountLine> RollUp(const api::UsageReport& r,
+                                const std::map<std::string, std::string>& parents) {
+  auto parent_of = [&](const std::string& a) {
+    auto it = parents.find(a);
+    return it == parents.end() ? std::string() : it->second;
+  };
+  std::map<std::string, api::UsageRow> sums;  // every account with usage in its subtree
+  for (const api::UsageRow& a : r.accounts) {
+    std::string at = a.account;
+    for (size_t depth = 0; !at.empty() && depth <= parents.size(); ++depth) {
+      api::UsageRow& s = sums[at];
+      s.account = at;
+      s.jobs += a.jobs;
+      s.cpu_seconds += a.cpu_seconds;
+      s.gpu_seconds += a.gpu_seconds;
+      s.energy_joules += a.energy_joules;
+      at = parent_of(at);
+    }
+  }
+  std::map<std::string, std::vector<std::string>> children;  // sorted by the map
+  for (const auto& [name, row] : sums) children[parent_of(name)].push_back(name);
+  std::vector<AccountLine> out;
+  std::function<void(const std::string&, size_t)> walk = [&](const std::string& at, size_t depth) {
+    for (const std::string& c : children[at]) {
+      out.push_back({sums[c], depth});
+      if (depth <= parents.size()) walk(c, depth + 1);
+    }
+  };
+  walk("", 1);
+  return out;
+}
+
 // AccountUtilizationByUser, UserUtilizationByAccount and TopUsage.
 std::string UserReports(const api::UsageReport& r, const SreportOptions& o) {
   std::string out;
@@ -236,10 +279,21 @@ std::string UserReports(const api::UsageReport& r, const SreportOptions& o) {
     api::UsageRow root = r.total;
     root.account = "root";
     line(root, true);
-    for (const api::UsageRow& a : r.accounts) {
-      line(a, true);
+    if (o.parents.empty()) {
+      for (const api::UsageRow& a : r.accounts) {
+        line(a, true);
+        for (const api::UsageRow& u : r.users) {
+          if (u.account == a.account) line(u, false);
+        }
+      }
+      return out;
+    }
+    for (const AccountLine& a : RollUp(r, o.parents)) {
+      api::UsageRow row = a.row;
+      if (o.tree) row.account = std::string(a.depth, ' ') + row.account;
+      line(row, true);
       for (const api::UsageRow& u : r.users) {
-        if (u.account == a.account) line(u, false);
+        if (u.account == a.row.account) line(u, false);
       }
     }
     return out;

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +51,11 @@ struct SreportOptions {
   std::string cluster = "corral";
   int64_t utc_offset_seconds = 0;
   std::function<std::string(const std::string& user)> proper_name;  // "" when unknown
+  // The account tree (account -> parent, "" = under the root), for AccountUtilizationByUser:
+  // each account's row then holds its sub-accounts' usage too, and the accounts come in tree
+  // order (an account, its users, then its sub-accounts), as Slurm's. Empty = flat.
+  std::map<std::string, std::string> parents;
+  bool tree = false;  // `tree`: account names indented by their depth
 };
 
 // Parses -t's value as sreport does (any case, a prefix of the name). Returns kInvalidArgument

@@ -10,6 +10,7 @@
 //   stops        checkpoint-and-stop grace timers, preemptors
 //   health       GPU and node health reports
 //   usage        the fair-share usage ledger; its record
+//   budgets      the accounts' budgets: their spend this period, their warnings' markers
 //   gpu_stats    per-job GPU series and GPU-waste flags; their records
 //   snapshots    what the scheduler sees (reads the above)
 //   validator    submission and time-limit checks (reads the above)
@@ -23,6 +24,7 @@
 
 #include "controller/config.h"
 #include "controller/internal/access.h"  // IWYU pragma: export
+#include "controller/internal/budget_book.h"
 #include "controller/internal/gpu_health_tracker.h"
 #include "controller/internal/gpu_stats_book.h"
 #include "controller/internal/governance.h"
@@ -76,12 +78,16 @@ struct ControllerState {
   StopTimers stops;
   GpuHealthTracker health;
   UsageBook usage{sched_config, out};
-  SnapshotBuilder snapshots{jobs, nodes, partitions, stops, usage, sched_config, clock};
+  BudgetBook budgets{jobs, sched_config, out};  // issue 16 item 5
+  SnapshotBuilder snapshots{jobs, nodes, partitions, stops, usage, budgets, sched_config, clock};
   JobValidator validator{config, partitions, jobs, nodes, snapshots, *engine, sched_config, clock};
-  JobLifecycle lifecycle{jobs, nodes, steps, stops, usage, snapshots, clock, out};
+  JobLifecycle lifecycle{jobs, nodes, steps, stops, usage, budgets, snapshots, clock, out};
   GpuStatsBook gpu_stats{jobs, out};
   Governance governance{out};
   MonoTime last_waste_check{};
+
+  // Budget warnings not yet taken by the service (controller_budgets.cc).
+  std::vector<AuditRecord> budget_events;
 
   // Scheduling passes (controller_sched.cc).
   MonoTime last_pass{};
@@ -93,6 +99,10 @@ struct ControllerState {
   // (controller_metrics.cc).
   metrics::StateMetrics metrics;
 };
+
+// Budgets, from each scheduling pass (controller_budgets.cc): brings the spend to `now` and
+// turns the warnings into log lines and audit events (`budget_events`).
+void TickBudgets(ControllerState& s, Timestamp now);
 
 // Per-job GPU series and the GPU-waste policy, from Tick (controller_gpu.cc): decides at most
 // every few seconds, applies the verdicts, persists what changed.

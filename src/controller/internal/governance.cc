@@ -260,6 +260,7 @@ Result<sched::SchedulerConfig> Governance::PutAccount(const sched::SchedulerConf
   CORRAL_RETURN_IF_ERROR(CheckShares(where, a.shares));
   CORRAL_RETURN_IF_ERROR(CheckMax(where, "guaranteed_gpus", a.guaranteed_gpus, kMaxGpus));
   CORRAL_RETURN_IF_ERROR(CheckLimits(where, a.limits));
+  if (a.budget) CORRAL_RETURN_IF_ERROR(ValidateBudget(where, *a.budget));  // issue 16 item 5
   if (a.parent == a.name) return InvalidArgument(where + ": parent: an account cannot be its own");
   if (!a.parent.empty() && !accounts_.count(a.parent)) {
     return InvalidArgument(where + ": parent: no such account " + Quote(a.parent));

@@ -95,6 +95,7 @@ void JobLifecycle::Finish(JobEntry& e, JobState state, const std::string& reason
   e.job.end_time = clock_.Now();
   e.cancel_requested = false;
   jobs_.Put(e);
+  budgets_.Ended(e.job, e.job.end_time);
 }
 
 void JobLifecycle::Requeue(JobEntry& e, const std::string& reason) {

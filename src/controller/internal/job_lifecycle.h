@@ -14,6 +14,7 @@
 
 #include "api/messages.h"
 #include "controller/controller.h"
+#include "controller/internal/budget_book.h"
 #include "controller/internal/gpu_health_tracker.h"
 #include "controller/internal/job_table.h"
 #include "controller/internal/node_table.h"
@@ -31,12 +32,14 @@ namespace corral::controller::internal {
 class JobLifecycle {
  public:
   JobLifecycle(JobTable& jobs, NodeTable& nodes, StepTracker& steps, StopTimers& stops,
-               UsageBook& usage, const SnapshotBuilder& snapshots, const Clock& clock, Outputs& out)
+               UsageBook& usage, BudgetBook& budgets, const SnapshotBuilder& snapshots,
+               const Clock& clock, Outputs& out)
       : jobs_(jobs),
         nodes_(nodes),
         steps_(steps),
         stops_(stops),
         usage_(usage),
+        budgets_(budgets),
         snapshots_(snapshots),
         clock_(clock),
         out_(out) {}
@@ -107,6 +110,7 @@ class JobLifecycle {
   StepTracker& steps_;
   StopTimers& stops_;
   UsageBook& usage_;
+  BudgetBook& budgets_;
   const SnapshotBuilder& snapshots_;
   const Clock& clock_;
   Outputs& out_;

@@ -163,6 +163,7 @@ void SnapshotBuilder::BuildInto(sched::ClusterSnapshot* out) const {
                           .end_time = j.end_time});
   }
   s.usage = usage_.ledger().Entries();
+  s.budgets = budgets_.Uses(clock_.Now());
 }
 
 sched::ClusterSnapshot SnapshotBuilder::ForSubmission(bool with_queue) const {

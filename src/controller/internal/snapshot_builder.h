@@ -11,6 +11,7 @@
 
 #include <vector>
 
+#include "controller/internal/budget_book.h"
 #include "controller/internal/job_table.h"
 #include "controller/internal/node_table.h"
 #include "controller/internal/partitions.h"
@@ -25,13 +26,14 @@ namespace corral::controller::internal {
 class SnapshotBuilder {
  public:
   SnapshotBuilder(const JobTable& jobs, const NodeTable& nodes, const Partitions& partitions,
-                  const StopTimers& stops, const UsageBook& usage,
+                  const StopTimers& stops, const UsageBook& usage, const BudgetBook& budgets,
                   const sched::SchedulerConfig& config, const Clock& clock)
       : jobs_(jobs),
         nodes_(nodes),
         partitions_(partitions),
         stops_(stops),
         usage_(usage),
+        budgets_(budgets),
         config_(config),
         clock_(clock) {}
   SnapshotBuilder(const SnapshotBuilder&) = delete;
@@ -69,6 +71,7 @@ class SnapshotBuilder {
   const Partitions& partitions_;
   const StopTimers& stops_;
   const UsageBook& usage_;
+  const BudgetBook& budgets_;
   const sched::SchedulerConfig& config_;
   const Clock& clock_;
   sched::ClusterSnapshot pass_;

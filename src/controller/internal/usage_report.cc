@@ -26,6 +26,30 @@ std::vector<api::UsageRow> Values(std::map<Key, api::UsageRow>& rows) {
 
 }  // namespace
 
+std::optional<JobCharge> ChargeOf(const Job& job, UsageWindow window, Timestamp now) {
+  // Rule 1: runs only.
+  if (job.state == JobState::kPending || job.start_time == Timestamp{}) return std::nullopt;
+  Timestamp run_end = job.state == JobState::kRunning || job.end_time == Timestamp{}
+                          ? std::max(now, job.start_time)
+                          : job.end_time;
+  // Rule 2: the overlap with the window.
+  Timestamp from = std::max(job.start_time, window.start);
+  Timestamp to = std::min(run_end, window.end);
+  if (to <= from) return std::nullopt;
+  JobCharge c;
+  c.overlap_seconds = Seconds(to - from);
+  const double run = Seconds(run_end - job.start_time);
+  // Rules 3 and 4.
+  for (const NodeAllocation& na : job.allocation.nodes) {
+    c.cpus += na.cpus;
+    c.gpus += na.gpus.size();
+  }
+  c.cpu_seconds = c.cpus * c.overlap_seconds;
+  c.gpu_seconds = c.gpus * c.overlap_seconds;
+  c.energy_joules = run > 0 ? job.usage.energy_joules * (c.overlap_seconds / run) : 0;
+  return c;
+}
+
 api::UsageReport BuildUsageReport(std::span<const Job> jobs,
                                   std::span<const NodeInventory> nodes, UsageWindow window,
                                   Timestamp now, bool with_jobs) {
@@ -46,26 +70,12 @@ api::UsageReport BuildUsageReport(std::span<const Job> jobs,
   std::map<std::pair<std::string, std::string>, api::UsageRow> users;
   std::map<uint64_t, api::UsageRow> per_job;
   for (const Job& job : jobs) {
-    // Rule 1: runs only.
-    if (job.state == JobState::kPending || job.start_time == Timestamp{}) continue;
-    Timestamp run_end = job.state == JobState::kRunning || job.end_time == Timestamp{}
-                            ? std::max(now, job.start_time)
-                            : job.end_time;
-    // Rule 2: the overlap with the window.
-    Timestamp from = std::max(job.start_time, window.start);
-    Timestamp to = std::min(run_end, window.end);
-    if (to <= from) continue;
-    const double overlap = Seconds(to - from);
-    const double run = Seconds(run_end - job.start_time);
-    // Rules 3 and 4.
-    uint32_t cpus = 0, gpus = 0;
-    for (const NodeAllocation& na : job.allocation.nodes) {
-      cpus += na.cpus;
-      gpus += na.gpus.size();
-    }
-    const double cpu_s = cpus * overlap;
-    const double gpu_s = gpus * overlap;
-    const double energy = run > 0 ? job.usage.energy_joules * (overlap / run) : 0;
+    std::optional<JobCharge> charge = ChargeOf(job, window, now);
+    if (!charge) continue;
+    const uint32_t cpus = charge->cpus, gpus = charge->gpus;
+    const double overlap = charge->overlap_seconds;
+    const double cpu_s = charge->cpu_seconds, gpu_s = charge->gpu_seconds;
+    const double energy = charge->energy_joules;
 
     api::UsageRow& a = accounts[job.spec.account];
     a.account = job.spec.account;

@@ -19,6 +19,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -33,6 +34,19 @@ struct UsageWindow {
   Timestamp start{};
   Timestamp end{};  // exclusive; after `start`
 };
+
+// What one job held within a window, by rules 1-4 (also what a budget charges an account:
+// controller/internal/budget_book.h).
+struct JobCharge {
+  uint32_t cpus = 0;
+  uint32_t gpus = 0;
+  double overlap_seconds = 0;
+  double cpu_seconds = 0;
+  double gpu_seconds = 0;
+  double energy_joules = 0;
+};
+// `job`'s charge within `window`, nullopt when it did not run in it (rules 1 and 2).
+std::optional<JobCharge> ChargeOf(const Job& job, UsageWindow window, Timestamp now);
 
 // The report over `window` of `jobs` (any order; others than those that ran are ignored),
 // with `nodes`' capacity for the cluster's "reported" figures and GPU models. `now` ends the

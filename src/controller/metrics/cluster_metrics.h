@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "api/budget_codec.h"
 #include "controller/config.h"
 #include "controller/metrics/sched_stats.h"
 #include "core/gpu.h"
@@ -92,6 +93,9 @@ struct ClusterMetrics {
   std::vector<std::pair<std::string, AccountUsage>> usage;
   std::vector<WasteRow> waste;  // by job id
   WasteActions waste_actions{};
+  // Account budgets (docs/governance.md, "Budgets"), by account, and the warnings raised.
+  std::vector<api::BudgetStatus> budgets;
+  uint64_t budget_warnings = 0;
   SchedStats sched;
 };
 

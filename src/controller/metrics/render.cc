@@ -196,6 +196,45 @@ void WriteWaste(const ClusterMetrics& m, MetricsWriter& w) {
   }
 }
 
+// Account budgets (docs/governance.md, "Budgets"): each budget's amount and spend this period.
+void WriteBudgets(const ClusterMetrics& m, MetricsWriter& w) {
+  w.Family("corral_account_budget_gpu_hours", MetricType::kGauge,
+           "GPU-hours an account (with its sub-accounts) may spend per budget period");
+  for (const api::BudgetStatus& b : m.budgets) {
+    if (b.budget.gpu_hours) {
+      w.Sample({{"account", b.account}, {"period", std::string(BudgetPeriodName(b.budget.period))}},
+               *b.budget.gpu_hours);
+    }
+  }
+  w.Family("corral_account_budget_spent_gpu_hours", MetricType::kGauge,
+           "GPU-hours an account with a GPU budget has spent in its current budget period, "
+           "running jobs up to now");
+  for (const api::BudgetStatus& b : m.budgets) {
+    if (b.budget.gpu_hours) w.Sample({{"account", b.account}}, b.spent_gpu_hours);
+  }
+  w.Family("corral_account_budget_energy_kwh", MetricType::kGauge,
+           "Energy (kWh) an account may spend per budget period");
+  for (const api::BudgetStatus& b : m.budgets) {
+    if (b.budget.energy_kwh) {
+      w.Sample({{"account", b.account}, {"period", std::string(BudgetPeriodName(b.budget.period))}},
+               *b.budget.energy_kwh);
+    }
+  }
+  w.Family("corral_account_budget_spent_energy_kwh", MetricType::kGauge,
+           "Energy (kWh) an account with an energy budget has spent in its current period");
+  for (const api::BudgetStatus& b : m.budgets) {
+    if (b.budget.energy_kwh) w.Sample({{"account", b.account}}, b.spent_energy_kwh);
+  }
+  w.Family("corral_account_budget_warning", MetricType::kGauge,
+           "1 when an account's spend crossed its budget's warning threshold in this period");
+  for (const api::BudgetStatus& b : m.budgets) {
+    w.Sample({{"account", b.account}}, b.warned ? 1 : 0);
+  }
+  w.Family("corral_account_budget_warnings_total", MetricType::kCounter,
+           "Budget warnings raised since the controller started");
+  w.Sample({}, static_cast<double>(m.budget_warnings));
+}
+
 }  // namespace
 
 std::string RenderControllerMetrics(const ClusterMetrics& cluster, const ServiceFigures& service) {
@@ -208,6 +247,7 @@ std::string RenderControllerMetrics(const ClusterMetrics& cluster, const Service
   WriteService(service, w);
   WriteAccounts(counts, w);
   WriteWaste(cluster, w);
+  WriteBudgets(cluster, w);
   return w.Take();
 }
 

@@ -18,6 +18,7 @@ struct StateMetrics {
   SchedStats sched;
   Timestamp since{};  // when the controller recovered its state (`sdiag`'s "Data since")
   WasteActions waste_actions{};
+  uint64_t budget_warnings = 0;  // budget warnings raised since the start
   std::unordered_map<std::string, std::vector<std::string>> node_partitions;
 };
 

@@ -1,16 +1,20 @@
 #include "sched/internal/limits.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <string>
 
+#include "core/budget.h"
 #include "core/duration.h"
 #include "core/resources.h"
 
 namespace corral::sched::internal {
 
 UseLimits::UseLimits(const ConfigIndex& index, const JobTable& jobs,
-                     const std::vector<RunJob>& running, const ClusterSnapshot& snapshot)
-    : index_(index), jobs_(jobs), snapshot_(snapshot) {
+                     const std::vector<RunJob>& running, const ClusterSnapshot& snapshot,
+                     Timestamp now)
+    : index_(index), jobs_(jobs), snapshot_(snapshot), now_(now) {
   const size_t na = jobs_.accounts(), nu = jobs_.users();
   acct_cpus_.assign(na, 0);
   acct_mem_.assign(na, 0);
@@ -35,6 +39,83 @@ UseLimits::UseLimits(const ConfigIndex& index, const JobTable& jobs,
     for (int x = jobs_.FindAccount(u.account); x >= 0; x = jobs_.AccountParent(x))
       acct_gpu_seconds_[x] += u.period_gpu_seconds;
     if (int us = jobs_.FindUser(u.user); us >= 0) user_gpu_seconds_[us] += u.period_gpu_seconds;
+  }
+  for (const BudgetUse& b : snapshot.budgets) {
+    const int a = jobs_.FindAccount(b.account);
+    if (!index_.Configured(a) || !index_.accounts[a].config->budget) continue;
+    if (budget_of_.empty()) budget_of_.assign(na, -1);
+    budget_of_[a] = static_cast<int>(budgets_.size());
+    budgets_.push_back({.budget = &*index_.accounts[a].config->budget,
+                        .spent_gpu_seconds = b.gpu_seconds,
+                        .energy_joules = b.energy_joules,
+                        .period_end = b.period_end});
+  }
+  if (!budgets_.empty()) {
+    for (const RunJob& rj : running) Commit(rj.account, rj.gpus, rj.end);
+  }
+}
+
+double UseLimits::BudgetSeconds(const BudgetState& b, uint32_t gpus, Timestamp end) const {
+  if (gpus == 0 || end == kNever || end <= now_) return 0;
+  return gpus * ToSecondsF(std::min(end, b.period_end) - now_);
+}
+
+void UseLimits::Commit(int account, uint32_t gpus, Timestamp end) {
+  for (int a = account; a >= 0; a = jobs_.AccountParent(a)) {
+    if (int b = budget_of_[a]; b >= 0) {
+      budgets_[b].committed_gpu_seconds += std::max(0.0, BudgetSeconds(budgets_[b], gpus, end));
+    }
+  }
+}
+
+void UseLimits::CheckBudgets(const JobInfo& j, std::vector<Blocker>* out) const {
+  auto hours = [](double seconds) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", seconds / 3600.0);
+    return std::string(buf);
+  };
+  const Timestamp end = j.end;
+  for (int a = j.account; a >= 0; a = jobs_.AccountParent(a)) {
+    const int bi = budget_of_[a];
+    if (bi < 0) continue;
+    const BudgetState& b = budgets_[bi];
+    const std::string& name = index_.accounts[a].config->name;
+    const std::string period(BudgetPeriodName(b.budget->period));
+    if (b.budget->gpu_hours && j.gpus > 0) {
+      const double limit = *b.budget->gpu_hours * 3600.0;
+      const double asked = BudgetSeconds(b, j.gpus, end);
+      const double spent = b.spent_gpu_seconds;
+      if (spent >= limit || spent + b.committed_gpu_seconds + asked > limit) {
+        out->push_back({.code = kBudgetGpuReason,
+                        .detail = "account " + name + " has spent " + hours(spent) + " of its " +
+                                  hours(limit) + " GPU-hours budget this " + period + " (" +
+                                  hours(b.committed_gpu_seconds) +
+                                  " more held by running jobs, job may use " + hours(asked) + ")",
+                        .scope = "account",
+                        .entity = name,
+                        .resource = "gpu_seconds",
+                        .used = static_cast<int64_t>(spent + b.committed_gpu_seconds),
+                        .limit = static_cast<int64_t>(limit),
+                        .requested = static_cast<int64_t>(asked)});
+      }
+    }
+    if (b.budget->energy_kwh) {
+      const double limit = *b.budget->energy_kwh * 3.6e6;
+      if (b.energy_joules >= limit) {
+        char kwh[64];
+        std::snprintf(kwh, sizeof kwh, "%.3f of its %.3f kWh", b.energy_joules / 3.6e6,
+                      *b.budget->energy_kwh);
+        out->push_back({.code = kBudgetEnergyReason,
+                        .detail = "account " + name + " has spent " + kwh +
+                                  " energy budget this " + period,
+                        .scope = "account",
+                        .entity = name,
+                        .resource = "energy_joules",
+                        .used = static_cast<int64_t>(b.energy_joules),
+                        .limit = static_cast<int64_t>(limit),
+                        .requested = 0});
+      }
+    }
   }
 }
 
@@ -178,6 +259,7 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
     check(index_.accounts[a].config->limits, "account", index_.accounts[a].config->name, "", a,
           acct_gpus_[a], acct_jobs_[a], acct_gpu_seconds_[a], acct_cpus_[a], acct_mem_[a], kAssoc);
   }
+  if (!budgets_.empty()) CheckBudgets(j, out);
   if (const UserConfig* u = jobs_.UserConfigOf(j.user)) {
     check(u->limits, "user", v.user, "", j.user, user_gpus_[j.user], user_jobs_[j.user],
           user_gpu_seconds_[j.user], user_cpus_[j.user], user_mem_[j.user], kAssoc);
@@ -207,6 +289,7 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
 
 void UseLimits::Add(const JobInfo& j, const std::vector<NodeAllocation>& nodes) {
   Count(j.account, j.user, j.qos, HeldOn(j.gpus, nodes), j.view->array_job_id);
+  if (!budgets_.empty()) Commit(j.account, j.gpus, j.end);
 }
 
 UseLimits::Held UseLimits::HeldOn(uint32_t gpus, const std::vector<NodeAllocation>& nodes) {

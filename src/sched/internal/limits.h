@@ -17,6 +17,15 @@
 // or whose GPUs times its time limit (rounded up to minutes) would pass it; an unlimited job
 // only the former.
 //
+// Budgets (core/budget.h; the snapshot's `budgets` give the spend so far): each account of the
+// job's chain with a budget in force. A GPU budget blocks a job that asks for GPUs
+// (kBudgetGpuReason) when the spend has reached it, or when the spend, plus what the running
+// jobs of the account's subtree may still use of the period (their GPUs times the rest of
+// their time limits, up to the period's end; jobs started in the pass too), plus what the job
+// may use (its GPUs times its time limit, up to the period's end) would pass it; an unlimited
+// job counts nothing of its own. An energy budget blocks every job of the account once the
+// spend has reached it (kBudgetEnergyReason): energy cannot be told in advance.
+//
 // Not thread-safe; one pass's. Blockers with the same numbers are built once and copied.
 #pragma once
 
@@ -37,9 +46,10 @@ namespace corral::sched::internal {
 class UseLimits {
  public:
   // Counts the use of `running` (the snapshot's running jobs, in the table's ids) and the
-  // usage-period GPU-seconds of `snapshot.usage`.
+  // usage-period GPU-seconds of `snapshot.usage`, and the budgets of `snapshot.budgets` at
+  // `now`.
   UseLimits(const ConfigIndex& index, const JobTable& jobs, const std::vector<RunJob>& running,
-            const ClusterSnapshot& snapshot);
+            const ClusterSnapshot& snapshot, Timestamp now);
 
   // Appends a blocker to `out` for every limit `j` would break if it started now.
   void Check(const JobInfo& j, std::vector<Blocker>* out);
@@ -83,6 +93,21 @@ class UseLimits {
     }
   };
 
+  // --- Budgets ---
+  struct BudgetState {
+    const Budget* budget = nullptr;
+    double spent_gpu_seconds = 0;
+    double committed_gpu_seconds = 0;  // what running jobs may still use of the period
+    double energy_joules = 0;
+    Timestamp period_end{};
+  };
+  // GPU-seconds `gpus` held until `end` add within budget `b`'s period from now.
+  double BudgetSeconds(const BudgetState& b, uint32_t gpus, Timestamp end) const;
+  // Adds what a job of `account` holding `gpus` until `end` may still use to every budget of
+  // its chain.
+  void Commit(int account, uint32_t gpus, Timestamp end);
+  void CheckBudgets(const JobInfo& j, std::vector<Blocker>* out) const;
+
   const ConfigIndex& index_;
   const JobTable& jobs_;
   const ClusterSnapshot& snapshot_;
@@ -95,6 +120,9 @@ class UseLimits {
   std::vector<std::pair<uint32_t, uint32_t>> qos_user_;   // [qos * users + user] -> gpus, jobs
   std::unordered_map<uint64_t, uint32_t> array_running_;  // lookups only
   std::unordered_map<LimitKey, Blocker, LimitKeyHash> limit_blockers_;  // lookups only
+  Timestamp now_;
+  std::vector<BudgetState> budgets_;
+  std::vector<int> budget_of_;  // by account id: index into `budgets_`, -1 = none
 };
 
 }  // namespace corral::sched::internal

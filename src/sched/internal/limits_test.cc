@@ -165,3 +165,85 @@ TEST(UseLimitsTest, CpuMemoryAndWallLimitsOfAnAssociation) {
 
 }  // namespace
 }  // namespace corral::sched::internal
+
+// --- Budgets (core/budget.h) ---
+namespace corral::sched::internal {
+namespace {
+
+// A 10 GPU-hour budget on "org" whose period ends in 30 minutes, 4 GPU-hours spent. The
+// running 4-GPU job of "team" ends in 55 minutes: it may still use 4 x 30 min = 2 GPU-hours
+// of the period.
+struct BudgetWorld : World {
+  BudgetWorld() {
+    config.accounts[0].budget = Budget{.gpu_hours = 10};
+    snapshot.budgets = {
+        BudgetUse{.account = "org", .gpu_seconds = 4 * 3600.0, .period_end = kNow + Minutes(30)}};
+  }
+};
+
+TEST(UseLimitsTest, ABudgetCountsTheSpendTheRunningJobsAndTheJobUpToThePeriodEnd) {
+  BudgetWorld w;
+  PendingJobView fits = w.Job(1, 8);  // 8 x 30 min = 4 GPU-hours: 4 + 2 + 4 = 10 of 10
+  PendingJobView over = w.Job(2, 9);  // 4.5: 10.5
+  PendingJobView unlimited = w.Job(3, 8);
+  unlimited.time_limit = kUnlimited;  // counts nothing of its own
+  PendingJobView cpu_only = w.Job(4, 0);
+  w.snapshot.pending = {fits, over, unlimited, cpu_only};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  for (uint64_t id : {1, 3, 4}) pass.limits.Check(pass.Job(id), &out);
+  EXPECT_TRUE(out.empty());
+  pass.limits.Check(pass.Job(2), &out);
+  ASSERT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpGRESBudget/account/org"}));
+  EXPECT_EQ(out[0].used, 6 * 3600);
+  EXPECT_EQ(out[0].limit, 10 * 3600);
+  EXPECT_EQ(out[0].requested, 9 * 1800);
+  EXPECT_EQ(out[0].detail,
+            "account org has spent 4.00 of its 10.00 GPU-hours budget this month (2.00 more "
+            "held by running jobs, job may use 4.50)");
+}
+
+TEST(UseLimitsTest, JobsStartedInThePassCommitTheirBudget) {
+  BudgetWorld w;
+  w.snapshot.pending = {w.Job(1, 8), w.Job(2, 1)};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(2), &out);
+  EXPECT_TRUE(out.empty());
+  pass.limits.Add(pass.Job(1), {});  // 4 GPU-hours: the budget is fully committed
+  pass.limits.Check(pass.Job(2), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpGRESBudget/account/org"}));
+}
+
+TEST(UseLimitsTest, ASpentBudgetBlocksEveryGpuJobAndAnEnergyBudgetEveryJob) {
+  BudgetWorld w;
+  w.config.accounts[1].budget = Budget{.energy_kwh = 2};
+  w.snapshot.budgets[0].gpu_seconds = 10 * 3600;
+  w.snapshot.budgets.push_back(
+      BudgetUse{.account = "team", .energy_joules = 2 * 3.6e6, .period_end = kNow + Minutes(30)});
+  PendingJobView unlimited = w.Job(1, 1);
+  unlimited.time_limit = kUnlimited;
+  w.snapshot.pending = {unlimited, w.Job(2, 0)};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(1), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpEnergyBudget/account/team",
+                                                  "AssocGrpGRESBudget/account/org"}));
+  EXPECT_EQ(out[0].detail, "account team has spent 2.000 of its 2.000 kWh energy budget this month");
+  out.clear();
+  pass.limits.Check(pass.Job(2), &out);  // no GPUs: only the energy budget holds it
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpEnergyBudget/account/team"}));
+}
+
+TEST(UseLimitsTest, ABudgetWithoutItsSpendInTheSnapshotHoldsNothing) {
+  BudgetWorld w;
+  w.snapshot.budgets.clear();  // not in force (a window not yet open), or the simulator
+  w.snapshot.pending = {w.Job(1, 32)};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(1), &out);
+  EXPECT_TRUE(out.empty());
+}
+
+}  // namespace
+}  // namespace corral::sched::internal

@@ -21,7 +21,7 @@ Pass::Pass(const SchedulerConfig& config, const SchedulerOptions& options, const
       // pending jobs; use per account, user, QOS and array.
       nodes_(config, index, snapshot, cache_),
       jobs_(config, index, snapshot, now, nodes_, shapes_),
-      limits_(index, jobs_, nodes_.jobs(), snapshot),
+      limits_(index, jobs_, nodes_.jobs(), snapshot, now),
       eligibility_(index, snapshot, nodes_.windows(), limits_, now),
       partitions_(snapshot, nodes_, jobs_, shapes_),
       prioritizer_(config, options, index, snapshot, cache_, now),

@@ -37,7 +37,7 @@ struct TestPass {
         index(config),
         nodes(config, index, snapshot, cache),
         jobs(config, index, snapshot, now, nodes, shapes),
-        limits(index, jobs, nodes.jobs(), snapshot) {
+        limits(index, jobs, nodes.jobs(), snapshot, now) {
     shapes.Reset(snapshot.partitions.size());
   }
   TestPass(const TestPass&) = delete;

@@ -63,6 +63,12 @@ struct JobFilter {
   Timestamp active_until{};
 };
 
+// The idempotency key of one submission (internal/submit_keys.h), as the route read it.
+struct SubmitKey {
+  std::string key;     // the Idempotency-Key header (internal::CheckSubmitKey)
+  std::string digest;  // a digest of the request body (a repeat must send the same bytes)
+};
+
 // What `SignalCheckpointAndStop` does once the grace time is over (or the job acknowledges
 // its checkpoint, or exits): put the job back in the queue with the same id, cancel it, or end
 // it NODE_FAIL (the hardware failed, not the job: a GPU failure of a job that may not be
@@ -100,6 +106,10 @@ class Controller {
   // partition's maximum, ...), kPermissionDenied when a user (not an operator or admin) submits for
   // another user or the policy engine refuses the account or QOS. Nothing is recorded on error.
   Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec);
+  // As above, idempotent under `key` (internal/submit_keys.h): a key `who` used before is
+  // answered with the jobs it made (kAlreadyExists when the body differed), and nothing is
+  // submitted again; a new key is stored with the new jobs in the same batch.
+  Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec, const SubmitKey& key);
 
   // Cancels a pending job at once; a running one is signalled and ends CANCELLED when its
   // agent reports the exit (or at once if its node is down). Returns kNotFound, kPermissionDenied

@@ -70,6 +70,9 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/jobs/{id}/resume",               Action::kSuspendJob,     kJob,       "resume a suspended job"},
   {"POST",   "/api/v1/jobs/{id}/top",                  Action::kTopJob,         kJob,       "move a pending job ahead of its user's like jobs"},
   {"GET",    "/api/v1/diag",                           Action::kReadMetrics,    kCluster,   "scheduler and request statistics (sdiag)"},
+  // Probes and high availability (issue 11; docs/operations.md, "High availability").
+  {"GET",    "/livez",                                 Action::kReadCluster,    kAnonymous, "liveness probe: the process serves HTTP"},
+  {"GET",    "/readyz",                                Action::kReadCluster,    kAnonymous, "readiness probe: this controller leads and serves the API"},
 };
 // clang-format on
 

@@ -101,6 +101,9 @@ const std::map<std::string, std::string> kMatrix = {
     {"POST /api/v1/jobs/{id}/top", "---yy-----"},  // Slurm's default (no enable_user_top)
     // `sdiag`: as /metrics (Slurm's PrivateData=usage: operators and admins; by-user counts).
     {"GET /api/v1/diag", "---yy----y"},
+    // Probes (issue 11): anonymous, for load balancers and orchestrators.
+    {"GET /livez", "yyyyyyyyyy"},
+    {"GET /readyz", "yyyyyyyyyy"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {

@@ -4,6 +4,15 @@
 
 namespace corral::api {
 
+bool IsStandbyAnswer(const HttpResponse& response, std::string* leader) {
+  leader->clear();
+  if (response.status != 503) return false;
+  for (const char* h : {"x-corral-leader", "X-Corral-Leader"}) {
+    if (auto it = response.headers.find(h); it != response.headers.end()) *leader = it->second;
+  }
+  return !leader->empty() || response.body.find("not the leader") != std::string::npos;
+}
+
 Result<std::unique_ptr<LeaderClient>> LeaderClient::Create(const std::vector<std::string>& urls,
                                                            const HttpClientOptions& options) {
   if (urls.empty()) return InvalidArgument("no controller URL");
@@ -30,11 +39,8 @@ Result<HttpResponse> LeaderClient::Send(std::string_view method, std::string_vie
     bool elsewhere = false;  // not carried out here: another controller may take it
     if (!r) {
       elsewhere = !sent || (idempotent && r.error().code == ErrorCode::kUnavailable);
-    } else if (r->status == 503) {
-      for (const char* h : {"x-corral-leader", "X-Corral-Leader"}) {
-        if (auto it = r->headers.find(h); it != r->headers.end()) leader = it->second;
-      }
-      elsewhere = !leader.empty() || r->body.find("not the leader") != std::string::npos;
+    } else {
+      elsewhere = IsStandbyAnswer(*r, &leader);
     }
     if (!elsewhere || n < 2 || tried >= 2 * n) return r;
     auto known = std::find(urls_.begin(), urls_.end(), leader);

@@ -18,6 +18,10 @@
 
 namespace corral::api {
 
+// Whether `response` is a standby controller's refusal (503 naming the leader): such a
+// request was carried out nowhere. `*leader` gets the URL it named ("" when none).
+bool IsStandbyAnswer(const HttpResponse& response, std::string* leader);
+
 class LeaderClient {
  public:
   // One client per URL with `options`. Returns kInvalidArgument for an empty list, or the

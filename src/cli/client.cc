@@ -19,6 +19,7 @@
 #include "api/auth.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/leader_client.h"
 #include "api/report_codec.h"
 #include "api/openssl_process.h"
 #include "api/private_file.h"
@@ -287,12 +288,7 @@ Result<api::HttpResponse> Client::CallOnce(std::string_view method, const std::s
     *not_carried_out = !sent || (idempotent && r.error().code == ErrorCode::kUnavailable);
     return Annotate(r.error(), "controller " + url_);
   }
-  if (r->status == 503) {  // a standby (routes' StandbyAnswer) carries nothing out
-    for (const char* h : {"x-corral-leader", "X-Corral-Leader"}) {
-      if (auto it = r->headers.find(h); it != r->headers.end()) *leader = it->second;
-    }
-    *not_carried_out = !leader->empty() || r->body.find("not the leader") != std::string::npos;
-  }
+  if (api::IsStandbyAnswer(*r, leader)) *not_carried_out = true;
   return api::CheckResponse(std::move(r));
 }
 

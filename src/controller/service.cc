@@ -583,6 +583,12 @@ void ControllerService::Stop() {
   im.cv.notify_all();
   if (im.lease_thread.joinable()) im.lease_thread.join();
   if (im.state_thread.joinable()) im.state_thread.join();
+  // A leader stopping cleanly hands the lease on at once (nothing writes any more).
+  if (im.leading.exchange(false) && !im.deposed) {
+    if (Status s = im.store->ReleaseLease(im.instance); !s) {
+      CORRAL_LOG(Warn) << "cannot release the leader lease: " << s.error().message;
+    }
+  }
   im.transport.reset();
 }
 

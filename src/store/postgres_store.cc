@@ -910,6 +910,19 @@ void PostgresStore::SetFence(uint64_t epoch) {
                             "CALL corral_fence(" + std::to_string(epoch) + ")";
 }
 
+Status PostgresStore::ReleaseLease(const std::string& holder) {
+  std::lock_guard<std::mutex> lock(lease_mu_);
+  if (!lease_) return {};  // never took it
+  CORRAL_RETURN_IF_ERROR(lease_->EnsureConnected());
+  static const PgStatement release{"corral_release_lease", internal::kPostgresReleaseLeaseSql,
+                                   {kTextOid}};
+  PgParams p;
+  p.Text(holder);
+  CORRAL_RETURN_IF_ERROR(lease_->ExecPrepared(release, p, "release the leader lease",
+                                              PGRES_COMMAND_OK));
+  return {};
+}
+
 Result<Lease> PostgresStore::TryAcquireLease(const std::string& holder, const std::string& url,
                                              Duration ttl) {
   std::lock_guard<std::mutex> lock(lease_mu_);

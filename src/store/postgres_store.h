@@ -78,6 +78,7 @@ class PostgresStore final : public Store {
   bool shared() const override { return true; }
   Result<Lease> TryAcquireLease(const std::string& holder, const std::string& url,
                                 Duration ttl) override;
+  Status ReleaseLease(const std::string& holder) override;
   void SetFence(uint64_t epoch) override;
 
   // The URL without its password and parameters, as used in error messages.

@@ -177,6 +177,12 @@ class Store {
     (void)ttl;
     return Lease{.holder = holder, .url = url, .epoch = 1, .held = true};
   }
+  // Gives the lease up at once when `holder` holds it (a leader stopping cleanly: a restart
+  // or a standby takes over without waiting for it to expire). No-op otherwise.
+  virtual Status ReleaseLease(const std::string& holder) {
+    (void)holder;
+    return {};
+  }
   // Fencing: from now on every `Write` checks, inside its own transaction and without a
   // round trip of its own, that the lease's epoch is still `epoch`, and otherwise fails
   // with kAborted ("fenced") having applied nothing. So a deposed leader can never write

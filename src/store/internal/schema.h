@@ -304,6 +304,10 @@ inline constexpr const char* kPostgresLeaseSql[] = {
     "  END IF;\n"
     "END $$",
 };
+// Gives up the lease of $1 (its expiry moves to the past; the epoch stays).
+inline constexpr const char* kPostgresReleaseLeaseSql =
+    "UPDATE corral_lease SET expires = clock_timestamp() - interval '1 second'"
+    " WHERE id = 1 AND holder = $1";
 // Takes the lease for $1 (holder) at $2 (url) for $3 milliseconds when it is free, expired or
 // already $1's (a new holder: epoch + 1); returns the row as it stands either way. Times are
 // the database's (clock_timestamp), so the controllers' clocks never matter.

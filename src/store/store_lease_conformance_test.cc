@@ -28,7 +28,7 @@ WriteBatch JobBatch(uint64_t id) {
 
 TYPED_TEST(StoreLeaseConformanceTest, DeposedLeaderCannotWrite) {
   Store& a = *this->store_;
-  auto la = a.TryAcquireLease("a", "https://a:6900", Millis(300));
+  auto la = a.TryAcquireLease("a", "https://a:6900", Seconds(2));
   ASSERT_TRUE(la.has_value()) << la.error().message;
   ASSERT_TRUE(la->held);
   EXPECT_EQ(la->holder, "a");
@@ -43,13 +43,13 @@ TYPED_TEST(StoreLeaseConformanceTest, DeposedLeaderCannotWrite) {
   // A second controller on the same database: the lease is a's until it expires.
   std::unique_ptr<Store> b = this->OpenOrDie();
   ASSERT_NE(b, nullptr);
-  auto lb = b->TryAcquireLease("b", "https://b:6900", Millis(300));
+  auto lb = b->TryAcquireLease("b", "https://b:6900", Seconds(2));
   ASSERT_TRUE(lb.has_value()) << lb.error().message;
   EXPECT_FALSE(lb->held);
   EXPECT_EQ(lb->url, "https://a:6900");
   EXPECT_EQ(lb->epoch, la->epoch);
   // a renews: the same epoch.
-  auto renewed = a.TryAcquireLease("a", "https://a:6900", Millis(300));
+  auto renewed = a.TryAcquireLease("a", "https://a:6900", Seconds(2));
   ASSERT_TRUE(renewed.has_value());
   EXPECT_TRUE(renewed->held);
   EXPECT_EQ(renewed->epoch, la->epoch);
@@ -58,7 +58,7 @@ TYPED_TEST(StoreLeaseConformanceTest, DeposedLeaderCannotWrite) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (!lb->held && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    lb = b->TryAcquireLease("b", "https://b:6900", Millis(300));
+    lb = b->TryAcquireLease("b", "https://b:6900", Seconds(2));
     ASSERT_TRUE(lb.has_value()) << lb.error().message;
   }
   ASSERT_TRUE(lb->held);
@@ -73,7 +73,7 @@ TYPED_TEST(StoreLeaseConformanceTest, DeposedLeaderCannotWrite) {
     EXPECT_EQ(s.error().code, ErrorCode::kAborted) << s.error().message;
     EXPECT_NE(s.error().message.find("fenced"), std::string::npos) << s.error().message;
   }
-  auto back = a.TryAcquireLease("a", "https://a:6900", Millis(300));
+  auto back = a.TryAcquireLease("a", "https://a:6900", Seconds(2));
   ASSERT_TRUE(back.has_value());
   EXPECT_FALSE(back->held);
   EXPECT_EQ(back->url, "https://b:6900");

@@ -35,6 +35,7 @@
 #include "agent/run_journal.h"
 #include "api/access.h"
 #include "api/http.h"
+#include "api/leader_client.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
 #include "api/metrics_text.h"
@@ -87,7 +88,7 @@ struct Agent::Impl {
   const Clock& clock;
   FileRunJournal journal;
   api::HttpServer server;
-  std::unique_ptr<api::HttpClient> controller;
+  std::unique_ptr<api::LeaderClient> controller;  // follows the leader (issue 11)
   std::unique_ptr<ProcessSupervisor> supervisor;
   // GPU sampling, health, isolation, containers (node_monitor.h); set before the server starts.
   std::unique_ptr<NodeMonitor> node;
@@ -503,9 +504,13 @@ Status Agent::Start() {
   }
   inv.numa_nodes = numa;
 
-  auto client = api::HttpClient::Create(im.config.controller_url,
+  // With several controllers (issue 11) a call gives up sooner: a frozen leader accepts
+  // connections and never answers, and the agent must reach the new one within a lease.
+  const std::vector<std::string> controllers = SplitNonEmpty(im.config.controller_url);
+  auto client = api::LeaderClient::Create(controllers,
                                         {.connect_timeout = std::chrono::milliseconds(2000),
-                                         .request_timeout = std::chrono::milliseconds(15000),
+                                         .request_timeout = std::chrono::milliseconds(
+                                             controllers.size() > 1 ? 5000 : 15000),
                                          .ca_file = im.config.tls_ca,
                                          .certificate_file = im.config.tls_certificate,
                                          .key_file = im.config.tls_key});

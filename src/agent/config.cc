@@ -12,6 +12,7 @@
 #include "api/private_file.h"
 #include "api/transport_policy.h"
 #include "core/container_spec.h"
+#include "core/strings.h"
 
 namespace corral::agent {
 namespace {
@@ -353,9 +354,15 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
     }
   }
   if (c.name.empty()) return InvalidArgument(std::string(origin) + ": [agent] name: empty");
-  if (c.controller_url.rfind("http://", 0) != 0 && c.controller_url.rfind("https://", 0) != 0) {
-    return InvalidArgument(std::string(origin) + ": [agent] controller: \"" + c.controller_url +
-                           "\" is not an http:// or https:// URL");
+  // A comma-separated list names every controller (issue 11): the agent follows the leader.
+  for (const std::string& url : SplitNonEmpty(c.controller_url)) {
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+      return InvalidArgument(std::string(origin) + ": [agent] controller: \"" + url +
+                             "\" is not an http:// or https:// URL");
+    }
+  }
+  if (SplitNonEmpty(c.controller_url).empty()) {
+    return InvalidArgument(std::string(origin) + ": [agent] controller: empty");
   }
   if (c.advertise_host.empty()) c.advertise_host = c.listen_host;
   c.simulated_gpus.node_name = c.name;
@@ -363,8 +370,10 @@ Result<AgentConfig> ParseAgentConfig(std::string_view toml_text, std::string_vie
 }
 
 Status CheckAgentTransport(const AgentConfig& c, std::string_view origin) {
-  CORRAL_RETURN_IF_ERROR(api::CheckUrlTransport(c.controller_url, c.allow_plain_loopback,
-                                                std::string(origin) + ": [agent] controller"));
+  for (const std::string& url : SplitNonEmpty(c.controller_url)) {
+    CORRAL_RETURN_IF_ERROR(api::CheckUrlTransport(url, c.allow_plain_loopback,
+                                                  std::string(origin) + ": [agent] controller"));
+  }
   if (c.controller_url.rfind("https://", 0) == 0 && c.tls_ca.empty()) {
     return InvalidArgument(Where(origin, "tls", "ca") + ": required to verify the controller at " +
                            c.controller_url);

@@ -18,6 +18,7 @@ namespace corral::agent {
 
 struct AgentConfig {
   std::string name;  // default: the host name
+  // One controller URL, or several comma-separated (issue 11): the agent follows the leader.
   std::string controller_url = "http://127.0.0.1:6900";
   std::string listen_host = "127.0.0.1";
   uint16_t listen_port = 0;    // 0 = any free port

@@ -1,13 +1,17 @@
 #include "cli/client.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <sys/stat.h>
 
@@ -15,6 +19,7 @@
 #include "api/auth.h"
 #include "api/http_status.h"
 #include "api/json_codec.h"
+#include "api/leader_client.h"
 #include "api/report_codec.h"
 #include "api/openssl_process.h"
 #include "api/private_file.h"
@@ -22,6 +27,7 @@
 #include "core/strings.h"
 #include "cli/connection_holder.h"
 #include "core/clock.h"
+#include "core/strings.h"
 
 namespace corral::cli {
 namespace {
@@ -105,16 +111,23 @@ Result<std::unique_ptr<Client>> Client::Connect(const std::string& controller_fl
     return FailedPrecondition(
         "no controller: start one with `corral dev`, or give --controller URL or CORRAL_CONTROLLER");
   }
-  while (!c->url_.empty() && c->url_.back() == '/') c->url_.pop_back();
+  // A comma-separated list names every controller (issue 11): calls go to the first and
+  // follow the leader from there.
+  for (std::string u : SplitNonEmpty(c->url_)) {
+    while (!u.empty() && u.back() == '/') u.pop_back();
+    CORRAL_RETURN_IF_ERROR(
+        api::CheckUrlTransport(u, Env("CORRAL_ALLOW_PLAIN_HTTP") == "1", "controller"));
+    c->urls_.push_back(std::move(u));
+  }
+  if (c->urls_.empty()) return FailedPrecondition("no controller in \"" + c->url_ + "\"");
+  c->url_ = c->urls_.front();
 
   const bool dev_url = dev && dev->url == c->url_;
-  CORRAL_RETURN_IF_ERROR(
-      api::CheckUrlTransport(c->url_, Env("CORRAL_ALLOW_PLAIN_HTTP") == "1", "controller"));
   api::HttpClientOptions options;
   options.ca_file = Env("CORRAL_CA_FILE");
   if (options.ca_file.empty() && dev_url) options.ca_file = dev->ca_file;
   c->direct_options_ = options;
-  if (c->url_.rfind("https://", 0) == 0 && ConnectionHolderEnabled()) {
+  if (c->url_.rfind("https://", 0) == 0 && ConnectionHolderEnabled() && c->urls_.size() == 1) {
     c->OpenHolder(options.ca_file);
   }
 
@@ -209,14 +222,41 @@ void Client::UseSessionCache(api::HttpClientOptions& options) {
   };
 }
 
+// --- Several controllers (issue 11; docs/operations.md, "High availability") ---
+
 Result<api::HttpResponse> Client::Call(std::string_view method, const std::string& path,
                                        std::string_view body, bool idempotent,
-                                       std::chrono::milliseconds timeout) {
+                                       std::chrono::milliseconds timeout,
+                                       const std::map<std::string, std::string>& headers) {
+  // With a list of controllers, a call that a controller did not carry out (it could not be
+  // reached, or it stands by and names the leader) goes to the leader, else the next one.
+  for (size_t tried = 1;; ++tried) {
+    std::string leader;
+    bool not_carried_out = false;
+    auto r = CallOnce(method, path, body, idempotent, timeout, headers, &not_carried_out, &leader);
+    if (r || urls_.size() < 2 || !not_carried_out || tried >= 2 * urls_.size()) return r;
+    auto known = std::find(urls_.begin(), urls_.end(), leader);
+    size_t next = known != urls_.end() ? static_cast<size_t>(known - urls_.begin())
+                                       : (current_ + 1) % urls_.size();
+    if (next == current_) next = (current_ + 1) % urls_.size();
+    current_ = next;
+    url_ = urls_[current_];
+    http_.reset();
+  }
+}
+
+Result<api::HttpResponse> Client::CallOnce(std::string_view method, const std::string& path,
+                                           std::string_view body, bool idempotent,
+                                           std::chrono::milliseconds timeout,
+                                           const std::map<std::string, std::string>& headers,
+                                           bool* not_carried_out, std::string* leader) {
   if (holder_ != nullptr) {
     CORRAL_ASSIGN_OR_RETURN(std::string authorization, Authorization());
+    std::map<std::string, std::string> all = headers;
+    all["authorization"] = std::move(authorization);
     api::HolderCall h = holder_->Send({.method = std::string(method),
                                        .path = path,
-                                       .headers = {{"authorization", std::move(authorization)}},
+                                       .headers = std::move(all),
                                        .body = std::string(body),
                                        .idempotent = idempotent,
                                        .timeout = timeout});
@@ -241,14 +281,79 @@ Result<api::HttpResponse> Client::Call(std::string_view method, const std::strin
   }
   CORRAL_RETURN_IF_ERROR(EnsureDirect());
   CORRAL_ASSIGN_OR_RETURN(std::string authorization, Authorization());
-  auto r = http_->Send(method, path, body, {{"authorization", authorization}}, idempotent, timeout);
-  if (!r) return Annotate(r.error(), "controller " + url_);
+  std::map<std::string, std::string> all = headers;
+  all["authorization"] = std::move(authorization);
+  bool sent = false;
+  auto r = http_->Send(method, path, body, all, idempotent, timeout, &sent);
+  if (!r) {
+    *not_carried_out = !sent || (idempotent && r.error().code == ErrorCode::kUnavailable);
+    return Annotate(r.error(), "controller " + url_);
+  }
+  if (api::IsStandbyAnswer(*r, leader)) *not_carried_out = true;
   return api::CheckResponse(std::move(r));
 }
 
+// --- Idempotent submission (issue 11; docs/operations.md) ---
+
+namespace {
+
+// 16 random bytes as hex: one logical submission's idempotency key.
+Result<std::string> NewSubmitKey() {
+  unsigned char bytes[16];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Internal("no randomness for the submission's idempotency key");
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string key;
+  for (unsigned char b : bytes) {
+    key += kHex[b >> 4];
+    key += kHex[b & 15];
+  }
+  return key;
+}
+
+// Whether a submission that failed with `e` may have met a controller that is restarting or
+// failing over (refused, reset, timed out, 5xx): worth repeating under its key.
+bool Retryable(const Error& e) {
+  return e.code == ErrorCode::kUnavailable || e.code == ErrorCode::kDeadlineExceeded ||
+         e.code == ErrorCode::kInternal;
+}
+
+}  // namespace
+
 Result<api::SubmitResponse> Client::Submit(const JobSpec& spec) {
-  CORRAL_ASSIGN_OR_RETURN(auto r, Call("POST", "/api/v1/jobs", api::EncodeJobSpec(spec), false));
-  return api::DecodeSubmitResponse(r.body);
+  CORRAL_ASSIGN_OR_RETURN(std::string key, NewSubmitKey());
+  const std::string body = api::EncodeJobSpec(spec);
+  int64_t retry_s = 60;
+  if (std::string v = Env("CORRAL_SUBMIT_RETRY_S"); !v.empty()) {
+    auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), retry_s);
+    if (ec != std::errc() || p != v.data() + v.size() || retry_s < 0 || retry_s > 86400) {
+      return InvalidArgument("CORRAL_SUBMIT_RETRY_S: expected 0 to 86400 seconds, got \"" + v +
+                             "\"");
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(retry_s);
+  auto backoff = std::chrono::milliseconds(100);
+  bool told = false;
+  while (true) {
+    // With its key the request is idempotent: the connection layers may repeat it too.
+    auto r = Call("POST", "/api/v1/jobs", body, true, {}, {{"Idempotency-Key", key}});
+    if (r) return api::DecodeSubmitResponse(r->body);
+    if (!Retryable(r.error()) || std::chrono::steady_clock::now() + backoff > deadline) {
+      return tl::unexpected<Error>(r.error());
+    }
+    if (!told) {
+      std::fprintf(stderr, "corral: %s; retrying for up to %llds (CORRAL_SUBMIT_RETRY_S)\n",
+                   r.error().message.c_str(), static_cast<long long>(retry_s));
+      told = true;
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+  }
 }
 
 Result<std::vector<api::JobInfo>> Client::ListJobs(const JobListQuery& q) {

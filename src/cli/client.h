@@ -2,7 +2,8 @@
 // typed calls of the API.
 //
 // The controller is found through (first match) `--controller URL`, the CORRAL_CONTROLLER
-// environment variable, or the running dev cluster's discovery file
+// environment variable (either may list several controllers, comma-separated: calls follow
+// the leader, docs/operations.md "High availability"), or the running dev cluster's discovery file
 // ($HOME/.corral/dev.json, written by `corral dev`). Credentials (first match): CORRAL_TOKEN
 // (a ready JWT), CORRAL_JOB_CREDENTIAL (inside a job: the job's own credential), a keyring
 // (CORRAL_KEY_FILE, or the dev cluster's) to mint a token for the calling user (iss: the
@@ -24,6 +25,7 @@
 // Thread-safety: not thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -80,6 +82,11 @@ class Client {
   // command at a controller when none is found, or the error of reading the key file.
   static Result<std::unique_ptr<Client>> Connect(const std::string& controller_flag);
 
+  // Submits `spec` under a fresh idempotency key (docs/operations.md, "Idempotent
+  // submission"): while the controller cannot be reached or answers 5xx (a restart, a
+  // failover), the same request is sent again with the same key, with a backoff from 100 ms to
+  // 2 s, until CORRAL_SUBMIT_RETRY_S seconds (default 60; 0: no retry) have passed. A repeat
+  // the controller already carried out is answered with the original job.
   Result<api::SubmitResponse> Submit(const JobSpec& spec);
   Result<std::vector<api::JobInfo>> ListJobs(const JobListQuery& query);
   Result<api::JobInfo> GetJob(JobId id);
@@ -152,7 +159,18 @@ class Client {
   // and keeps the new one there.
   void UseSessionCache(api::HttpClientOptions& options);
   Result<api::HttpResponse> Call(std::string_view method, const std::string& path, std::string_view body,
-                                 bool idempotent, std::chrono::milliseconds timeout = {});
+                                 bool idempotent, std::chrono::milliseconds timeout = {},
+                                 const std::map<std::string, std::string>& headers = {});
+  // One call to the current controller. `not_carried_out`: it cannot have been carried out
+  // there (not sent, or a standby's 503), so another controller may take it; `leader`: the
+  // leader a standby named.
+  Result<api::HttpResponse> CallOnce(std::string_view method, const std::string& path,
+                                     std::string_view body, bool idempotent,
+                                     std::chrono::milliseconds timeout,
+                                     const std::map<std::string, std::string>& headers,
+                                     bool* not_carried_out, std::string* leader);
+  std::vector<std::string> urls_;  // every controller (issue 11); url_ is urls_[current_]
+  size_t current_ = 0;
   std::string url_;
   std::string authorization_;  // a token valid for the whole command
   bool munge_ = false;         // else a fresh MUNGE credential per request (each is single-use)

@@ -1,5 +1,6 @@
 #include "controller/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -160,7 +161,7 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text,
     std::string key(k.str());
     if (key == "controller" || key == "store" || key == "auth" || key == "tls" ||
         key == "privacy" || key == "limits" || key == "metrics" || key == "gpu_waste" ||
-        key == "audit" ||
+        key == "audit" || key == "ha" ||
         kSchedulingSections.contains(key)) {
       continue;
     }
@@ -179,7 +180,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text,
     Reader r(origin, "controller", *ctl);
     CORRAL_RETURN_IF_ERROR(
         r.Unknown({"cluster_name", "listen", "state_dir", "heartbeat_interval_s", "node_timeout_s",
-                   "sched_min_interval_ms", "sched_interval_s", "min_job_age_s"}));
+                   "sched_min_interval_ms", "sched_interval_s", "min_job_age_s",
+                   "submit_key_retention_s"}));
     CORRAL_RETURN_IF_ERROR(r.String("cluster_name", &c.cluster_name));
     std::string listen;
     CORRAL_RETURN_IF_ERROR(r.String("listen", &listen));
@@ -214,6 +216,8 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text,
         r.DurationKey("sched_interval_s", Seconds(1), 1, 3600, &c.sched_periodic_interval));
     CORRAL_RETURN_IF_ERROR(
         r.DurationKey("min_job_age_s", Seconds(1), 0, 86400 * 365, &c.list_completed_for));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("submit_key_retention_s", Seconds(1), 60, 86400 * 30,
+                                         &c.submit_key_retention));
     if (c.node_timeout <= c.heartbeat_interval) {
       return InvalidArgument(
           std::string(origin) +
@@ -311,6 +315,21 @@ Result<ControllerConfig> ParseControllerConfig(std::string_view toml_text,
   }
   CORRAL_ASSIGN_OR_RETURN(const toml::table* gw, table("gpu_waste"));
   if (gw != nullptr) CORRAL_RETURN_IF_ERROR(ParseGpuWaste(origin, *gw, &c.gpu_waste));
+  // [ha] (issue 11; docs/operations.md, "High availability").
+  CORRAL_ASSIGN_OR_RETURN(const toml::table* ha, table("ha"));
+  if (ha != nullptr) {
+    Reader r(origin, "ha", *ha);
+    CORRAL_RETURN_IF_ERROR(r.Unknown({"controllers", "url", "lease_s"}));
+    CORRAL_RETURN_IF_ERROR(r.Strings("controllers", &c.ha_controllers));
+    CORRAL_RETURN_IF_ERROR(r.String("url", &c.ha_url));
+    CORRAL_RETURN_IF_ERROR(r.DurationKey("lease_s", Seconds(1), 1, 300, &c.ha_lease));
+    if (!c.ha_url.empty() && !c.ha_controllers.empty() &&
+        std::find(c.ha_controllers.begin(), c.ha_controllers.end(), c.ha_url) ==
+            c.ha_controllers.end()) {
+      return InvalidArgument(std::string(origin) + ": [ha] url: \"" + c.ha_url +
+                             "\" is not in [ha] controllers");
+    }
+  }
   if (c.store_url.empty()) c.store_url = "sqlite:" + c.state_dir + "/corral.db";
   if (c.jwt_key_file.empty()) c.jwt_key_file = c.state_dir + "/jwt.key";
   return c;

@@ -73,6 +73,8 @@ struct ControllerConfig {
   Duration sched_min_interval = Millis(2);      // at most one pass per this interval
   Duration sched_periodic_interval = Seconds(5);
   Duration list_completed_for = Seconds(300);   // finished jobs stay in default listings (MinJobAge)
+  // How long a submission's idempotency key is remembered (internal/submit_keys.h).
+  Duration submit_key_retention = Seconds(86400);
   // [auth] (docs/security.md)
   // The keyring (api/token.h): cluster keys and every node's key; a first-release key file
   // reads as one cluster key. Default: <state_dir>/jwt.key, created when missing.
@@ -109,6 +111,14 @@ struct ControllerConfig {
   // [audit] retention_days: audit records older than this are pruned (an anchor row keeps the
   // chain verifiable: store/audit_chain.h); 0 = kept forever.
   uint32_t audit_retention_days = 0;
+  // [ha] (docs/operations.md, "High availability"): controllers sharing a PostgreSQL store.
+  // `controllers`: every controller's URL (Slurm's SlurmctldHost list), as agents and
+  // clients list them; `url`: this controller's, which standbys name as the leader's
+  // (default: its listen address); `lease_s`: a standby takes over within about this long
+  // after the leader dies (the leader renews every third of it).
+  std::vector<std::string> ha_controllers;
+  std::string ha_url;
+  Duration ha_lease = Seconds(5);
   // The whole file's text, for sched's parser of the scheduling sections.
   std::string toml_text;
 };

@@ -101,6 +101,7 @@ Status Controller::Recover(store::StoredState state) {
   s.nodes.RestoreCounter(state.meta);
   s.usage.Recover(state.meta);
   s.budgets.Recover(state.meta);
+  s.submit_keys.Recover(state.meta);
   s.steps.Recover(state.meta);
   s.gpu_stats.Recover(state.gpu_series);
   // Jobs still running on GPUs taken out of service (after the usage ledger is back: a job
@@ -192,6 +193,7 @@ void Controller::Tick() {
   s.lifecycle.RunDueStops();
   MonoTime now = s.clock.MonotonicNow();
   s.usage.PersistIfDue(now);
+  s.submit_keys.PruneIfDue(s.clock.Now(), now, s.config.submit_key_retention);
   for (const std::string& name : s.nodes.Expired(now, s.config.node_timeout)) {
     internal::NodeEntry& n = *s.nodes.Find(name);
     CORRAL_LOG(Warn) << "node " << name << ": no heartbeat for "

@@ -64,6 +64,12 @@ struct JobFilter {
   Timestamp active_until{};
 };
 
+// The idempotency key of one submission (internal/submit_keys.h), as the route read it.
+struct SubmitKey {
+  std::string key;     // the Idempotency-Key header (internal::CheckSubmitKey)
+  std::string digest;  // a digest of the request body (a repeat must send the same bytes)
+};
+
 // What `SignalCheckpointAndStop` does once the grace time is over (or the job acknowledges
 // its checkpoint, or exits): put the job back in the queue with the same id, cancel it, or end
 // it NODE_FAIL (the hardware failed, not the job: a GPU failure of a job that may not be
@@ -102,6 +108,11 @@ class Controller {
   // another user or the policy engine refuses the account or QOS. Nothing is recorded on error.
   // `received`: when the request reached the API (the trace's `submitted`; epoch = now).
   Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec,
+                                     Timestamp received = {});
+  // As above, idempotent under `key` (internal/submit_keys.h): a key `who` used before is
+  // answered with the jobs it made (kAlreadyExists when the body differed), and nothing is
+  // submitted again; a new key is stored with the new jobs in the same batch.
+  Result<api::SubmitResponse> Submit(const api::Identity& who, JobSpec spec, const SubmitKey& key,
                                      Timestamp received = {});
 
   // Cancels a pending job at once; a running one is signalled and ends CANCELLED when its

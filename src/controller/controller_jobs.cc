@@ -45,6 +45,24 @@ Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec
   return response;
 }
 
+Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec spec,
+                                               const SubmitKey& key, Timestamp received) {
+  internal::ControllerState& s = *s_;
+  CORRAL_RETURN_IF_ERROR(internal::CheckSubmitKey(key.key));
+  // Scoped to the caller (the identity, never the body's user): another user's key is
+  // another key.
+  CORRAL_ASSIGN_OR_RETURN(std::optional<api::SubmitResponse> earlier,
+                          s.submit_keys.Find(who.user, key));
+  if (earlier) {
+    CORRAL_LOG(Info) << "submission of " << who.user << " repeated under its key: job "
+                     << earlier->job_id.ToString();
+    return *earlier;
+  }
+  CORRAL_ASSIGN_OR_RETURN(api::SubmitResponse response, Submit(who, std::move(spec), received));
+  s.submit_keys.Remember(who.user, key, response, s.clock.Now());
+  return response;
+}
+
 Status Controller::Cancel(const api::Identity& who, JobId id) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
   CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCancelJob, e->job));

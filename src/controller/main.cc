@@ -3,14 +3,19 @@
 #include <fcntl.h>
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/auth.h"
 #include "api/private_file.h"
@@ -37,6 +42,29 @@ void Usage() {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "corral controller: %s\n", message.c_str());
   return 1;
+}
+
+// Executes this process's binary again with its arguments (/proc/self/cmdline), its stop
+// signals unblocked as at a first start. Returns only on failure.
+void RestartAsStandby() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> args;
+  for (size_t at = 0; at < all.size();) {
+    size_t end = all.find('\0', at);
+    if (end == std::string::npos) end = all.size();
+    args.push_back(all.substr(at, end - at));
+    at = end + 1;
+  }
+  if (args.empty()) return;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  CORRAL_LOG(Warn) << "restarting as a standby";
+  sigset_t none;
+  sigemptyset(&none);
+  pthread_sigmask(SIG_SETMASK, &none, nullptr);
+  execv("/proc/self/exe", argv.data());
 }
 
 }  // namespace
@@ -80,6 +108,7 @@ int RunControllerCommand(int argc, char** argv) {
   sigemptyset(&stop);
   sigaddset(&stop, SIGINT);
   sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGUSR2);  // the service stepped down (below)
   pthread_sigmask(SIG_BLOCK, &stop, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -127,12 +156,27 @@ int RunControllerCommand(int argc, char** argv) {
                    << " QOS";
   ControllerService service(*config, *sched_config, std::move(*policy), std::move(*store),
                             std::move(security), SystemClock::Get());
+  // A leader that steps down (issue 11) holds stale state: it starts again from the store,
+  // as a standby, by executing itself anew (same pid, arguments and configuration).
+  std::atomic<bool> stepped_down{false};
+  service.OnStepDown([&stepped_down] {
+    stepped_down = true;
+    kill(getpid(), SIGUSR2);
+  });
   if (Status s = service.Start(); !s) return Fail(s.error().message);
-  std::printf("corral controller: listening on %s\n", service.url().c_str());
+  std::printf("corral controller: listening on %s (%s)\n", service.url().c_str(),
+              service.leading() ? "leader" : "standby");
   std::fflush(stdout);
 
   int sig = 0;
-  sigwait(&stop, &sig);
+  do {
+    sigwait(&stop, &sig);
+  } while (sig == SIGUSR2 && !stepped_down);
+  if (sig == SIGUSR2) {
+    service.Stop();
+    RestartAsStandby();  // returns only when exec fails
+    return Fail("stepped down, and cannot execute itself again: " + std::string(strerror(errno)));
+  }
   CORRAL_LOG(Info) << "stopping on signal " << sig;
   service.Stop();
   return 0;

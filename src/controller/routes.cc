@@ -76,6 +76,9 @@ constexpr RouteSpec kRoutes[] = {
   {"POST",   "/api/v1/jobs/{id}/bcast",                Action::kCreateStep,     kJob,       "copy a file to each node of a running job (sbcast)"},
   // Budgets' spend (budget_routes.h; issue 16 item 5); budgets are set on their accounts.
   {"GET",    "/api/v1/budgets",                        Action::kReadCluster,    kCluster,   "every account budget with its spend this period"},
+  // Probes and high availability (issue 11; docs/operations.md, "High availability").
+  {"GET",    "/livez",                                 Action::kReadCluster,    kAnonymous, "liveness probe: the process serves HTTP"},
+  {"GET",    "/readyz",                                Action::kReadCluster,    kAnonymous, "readiness probe: this controller leads and serves the API"},
 };
 // clang-format on
 

@@ -1,5 +1,6 @@
 #include "controller/service.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <csignal>
 #include <map>
@@ -10,6 +11,7 @@
 #include "api/http.h"
 #include "api/http_status.h"
 #include "api/scrape_token.h"
+#include "api/token.h"
 #include "api/transport_policy.h"
 #include "controller/controller.h"
 #include "controller/http_agent_transport.h"
@@ -96,6 +98,16 @@ struct ControllerService::Impl {
   api::ScrapeToken scrape_token;            // reads /metrics (`[metrics] token_file`); set by Start
   metrics::ServiceMetrics service_metrics;  // requests by route, store commits (/metrics)
 
+  // High availability (issue 11; docs/operations.md): the leader lease.
+  std::string instance;                 // this process's holder id (random)
+  std::atomic<bool> leading{false};     // holds the lease and has loaded the state
+  std::atomic<bool> deposed{false};     // stopped leading: never leads again (main re-execs)
+  mutable std::mutex leader_mu;
+  std::string leader_url;               // guarded by leader_mu
+  std::function<void()> on_step_down;   // set before Start
+  std::thread lease_thread;
+  bool commit_ok = true;                // state thread only: the last batch was written
+
   // The controller's call tokens, one per node (aud = the node), reused for a minute.
   std::mutex token_mu;
   std::map<std::string, std::pair<std::string, Timestamp>> agent_tokens;
@@ -166,12 +178,20 @@ struct ControllerService::Impl {
     store::WriteBatch batch = std::move(writes);
     writes.Clear();
     batch.Append(controller->TakeWrites());
+    commit_ok = true;
     if (batch.empty()) return;
     for (int attempt = 1;; ++attempt) {
       MonoTime start = clock.MonotonicNow();
       Status s = store->Write(batch);
       if (s) {
         service_metrics.RecordCommit(batch.size(), clock.MonotonicNow() - start);
+        return;
+      }
+      if (s.error().code == ErrorCode::kAborted) {
+        // Fenced: another controller holds the lease. Nothing of the batch is stored; its
+        // callers are told so (503), and this controller steps down.
+        commit_ok = false;
+        StepDown("a write was fenced (" + s.error().message + ")");
         return;
       }
       CORRAL_LOG(Error) << "store write of " << batch.size() << " changes failed (attempt "
@@ -197,6 +217,15 @@ struct ControllerService::Impl {
         if (stopping) break;
         work.swap(inbox);
       }
+      if (deposed) {
+        // Stepped down: nothing runs on the stale state; every caller gets a 503.
+        commit_ok = false;
+        for (auto& p : work) {
+          if (p.done) p.done();
+        }
+        work.clear();
+        continue;
+      }
       for (auto& p : work) p.run(*controller);
       controller->Tick();
       // Budget warnings (docs/governance.md, "Budgets"): audit events, in the batch that
@@ -206,6 +235,13 @@ struct ControllerService::Impl {
       }
       PruneAudit();
       Commit();
+      if (!commit_ok) {  // fenced: no answer says done, no command leaves
+        for (auto& p : work) {
+          if (p.done) p.done();
+        }
+        work.clear();
+        continue;
+      }
       controller->OnCommitted();
       // Before the answers: a requeue's caller finds the old run's credential refused. Only
       // that run's: a relaunch's (minted in `Release`) is of a newer generation.
@@ -227,6 +263,91 @@ struct ControllerService::Impl {
     for (auto& p : rest) {
       if (p.done) p.done();
     }
+  }
+
+  // --- Leadership (issue 11) ---
+
+  // The URL this controller serves clients at, as standbys name it.
+  std::string OwnUrl() const {
+    if (!config.ha_url.empty()) return config.ha_url;
+    return (config.tls_certificate.empty() ? "http://" : "https://") + config.listen_host + ":" +
+           std::to_string(config.listen_port);
+  }
+
+  void SetLeaderUrl(const std::string& url) {
+    std::lock_guard<std::mutex> lock(leader_mu);
+    leader_url = url;
+  }
+
+  // Loads the state from the store and starts the state thread, every write fenced by
+  // `epoch`. Returns the store's or the recovery's error.
+  Status Promote(uint64_t epoch) {
+    store->SetFence(epoch);
+    CORRAL_ASSIGN_OR_RETURN(store::StoredState state, store->Load());
+    CORRAL_RETURN_IF_ERROR(audit.Restore(state.meta));
+    CORRAL_RETURN_IF_ERROR(controller->Recover(std::move(state)));
+    ResyncLiveRuns();  // recovered running jobs keep their credentials
+    SetLeaderUrl(OwnUrl());
+    state_thread = std::thread([this] { Loop(); });
+    leading = true;
+    CORRAL_LOG(Info) << "leading at lease epoch " << epoch << " (" << store->kind() << " store)";
+    return {};
+  }
+
+  // Stops leading for good (`reason`); the first call tells `on_step_down`.
+  void StepDown(const std::string& reason) {
+    leading = false;
+    if (deposed.exchange(true)) return;
+    CORRAL_LOG(Warn) << "stepping down: " << reason;
+    if (on_step_down) on_step_down();
+  }
+
+  // The lease thread of a shared store: a leader renews every third of the lease and steps
+  // down when it cannot within one lease (by its own clock, before any standby may take
+  // over by the database's) or finds the lease taken; a standby polls every fifth of it and
+  // takes over when it is free. A deposed controller never leads again.
+  void LeaseLoop(MonoTime renewed) {
+    const Duration ttl = config.ha_lease;
+    while (true) {
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait_for(lock, leading ? ttl / 3 : ttl / 5, [&] { return stopping; });
+        if (stopping) return;
+      }
+      if (deposed) return;
+      const MonoTime began = clock.MonotonicNow();
+      if (leading && began - renewed >= ttl) {
+        StepDown("the leader lease was not renewed for " +
+                 std::to_string(ToSecondsF(began - renewed)) + " s");
+        return;
+      }
+      Result<store::Lease> lease = store->TryAcquireLease(instance, OwnUrl(), ttl);
+      if (!lease) {
+        CORRAL_LOG(Warn) << "leader lease: " << lease.error().message;
+        continue;
+      }
+      if (!lease->held) {
+        SetLeaderUrl(lease->url);
+        if (leading) {
+          StepDown("the leader lease is held by " + lease->url + " at epoch " +
+                   std::to_string(lease->epoch));
+          return;
+        }
+        continue;
+      }
+      renewed = began;
+      if (!leading) {
+        CORRAL_LOG(Info) << "taking over from " << leader_url_copy() << " at lease epoch "
+                         << lease->epoch;
+        Status s = Promote(lease->epoch);
+        CORRAL_CHECK(s) << "cannot take over: " << s.error().message;
+      }
+    }
+  }
+
+  std::string leader_url_copy() const {
+    std::lock_guard<std::mutex> lock(leader_mu);
+    return leader_url;
   }
 
   // Retention (`[audit] retention_days`): at most once an hour, in the loop's batch.
@@ -372,6 +493,14 @@ Result<bool> ControllerService::WaitForStep(JobId id, uint32_t step, Duration ti
 
 uint16_t ControllerService::port() const { return impl_->server.port(); }
 
+bool ControllerService::leading() const { return impl_->leading; }
+
+std::string ControllerService::leader_url() const { return impl_->leader_url_copy(); }
+
+void ControllerService::OnStepDown(std::function<void()> fn) { impl_->on_step_down = std::move(fn); }
+
+bool ControllerService::LastCommitOk() const { return impl_->commit_ok; }
+
 std::string ControllerService::url() const {
   return (impl_->config.tls_certificate.empty() ? "http://" : "https://") +
          impl_->config.listen_host + ":" + std::to_string(port());
@@ -383,11 +512,6 @@ Status ControllerService::Start() {
     CORRAL_ASSIGN_OR_RETURN(im.scrape_token,
                             api::ScrapeToken::FromFile(im.config.metrics_token_file));
   }
-  CORRAL_ASSIGN_OR_RETURN(store::StoredState state, im.store->Load());
-  CORRAL_RETURN_IF_ERROR(im.audit.Restore(state.meta));
-  CORRAL_RETURN_IF_ERROR(im.controller->Recover(std::move(state)));
-  im.ResyncLiveRuns();  // recovered running jobs keep their credentials
-
   Impl* impl = impl_.get();
   AgentReplies replies;
   replies.launch_accepted = [impl](JobId job, Generation gen) {
@@ -425,7 +549,24 @@ Status ControllerService::Start() {
                   .scrape_token = &im.scrape_token,
                   .service_metrics = &im.service_metrics});
 
-  im.state_thread = std::thread([impl] { impl->Loop(); });
+  // The leader lease (issue 11): taken at once when free (always, on a store that is not
+  // shared); else this controller stands by, answering 503 naming the leader.
+  CORRAL_ASSIGN_OR_RETURN(im.instance, api::Keyring::GenerateSecret());
+  im.instance = im.instance.substr(0, 16);
+  CORRAL_ASSIGN_OR_RETURN(store::Lease lease,
+                          im.store->TryAcquireLease(im.instance, im.OwnUrl(), im.config.ha_lease));
+  const MonoTime renewed = im.clock.MonotonicNow();
+  if (lease.held) {
+    CORRAL_RETURN_IF_ERROR(im.Promote(lease.epoch));
+  } else {
+    im.SetLeaderUrl(lease.url);
+    CORRAL_LOG(Info) << "standing by: the leader is " << lease.url << " (lease epoch "
+                     << lease.epoch << ")";
+  }
+
+  if (im.store->shared()) {
+    im.lease_thread = std::thread([impl, renewed] { impl->LeaseLoop(renewed); });
+  }
   im.started = true;
   Status listening = im.server.Start(im.config.listen_host, im.config.listen_port);
   if (!listening) {
@@ -446,7 +587,14 @@ void ControllerService::Stop() {
     im.stopping = true;
   }
   im.cv.notify_all();
+  if (im.lease_thread.joinable()) im.lease_thread.join();
   if (im.state_thread.joinable()) im.state_thread.join();
+  // A leader stopping cleanly hands the lease on at once (nothing writes any more).
+  if (im.leading.exchange(false) && !im.deposed) {
+    if (Status s = im.store->ReleaseLease(im.instance); !s) {
+      CORRAL_LOG(Warn) << "cannot release the leader lease: " << s.error().message;
+    }
+  }
   im.transport.reset();
 }
 

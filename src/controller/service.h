@@ -59,6 +59,18 @@ class ControllerService {
   // Stops serving; waits for the threads to end.
   void Stop();
   uint16_t port() const;
+  // Whether this controller leads: it holds the leader lease (always, on a store that is not
+  // shared) and has loaded the state. Standbys and a leader that stepped down answer the API
+  // with 503 naming the leader (docs/operations.md, "High availability").
+  bool leading() const;
+  // The leader's URL as the lease last named it ("" before any; this controller's own when
+  // it leads).
+  std::string leader_url() const;
+  // Called (once, on the thread that noticed) when this controller stops leading: the lease
+  // moved to another, or could not be renewed in time, or a write was fenced. The state in
+  // memory is then stale: the process must start again from the store (as a standby) — main
+  // re-executes itself. Set before `Start`.
+  void OnStepDown(std::function<void()> fn);
   // "https://HOST:PORT" when the config has a TLS certificate, else "http://...".
   std::string url() const;
 
@@ -91,6 +103,8 @@ class ControllerService {
   // the record (with `run`'s outcome) goes into the same batch as the change.
   void PostAudited(std::function<AuditOutcome(Controller&)> run, PendingAudit* audit,
                    std::function<void()> done);
+  // Whether the state thread's last batch was written (false: fenced). State thread only.
+  bool LastCommitOk() const;
   std::unique_ptr<Impl> impl_;
 };
 

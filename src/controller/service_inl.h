@@ -17,8 +17,14 @@ Result<T> ControllerService::Call(std::function<Result<T>(Controller&)> fn) {
         return AuditOutcomeOf(**result);
       },
       CurrentAudit(),
-      [promise, result] {
-         if (result->has_value()) {
+      [this, promise, result] {
+         if (!LastCommitOk()) {
+           // The batch of this call was fenced (this controller was deposed): nothing of it
+           // is stored, and the caller may repeat it at the leader.
+           promise->set_value(MakeError(ErrorCode::kUnavailable,
+                                        "controller stepped down: the request was not carried "
+                                        "out; the leader is " + leader_url()));
+         } else if (result->has_value()) {
            promise->set_value(std::move(**result));
          } else {
            promise->set_value(MakeError(ErrorCode::kUnavailable, "controller is shutting down"));

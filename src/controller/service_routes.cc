@@ -22,6 +22,7 @@
 #include "core/duration.h"
 #include "core/log.h"
 #include "core/strings.h"
+#include "store/audit_chain.h"
 
 namespace corral::controller {
 
@@ -109,6 +110,19 @@ api::HttpResponse Refused(api::Action action, Error e) {
   return api::ErrorResponse(e);
 }
 
+// What a controller that does not lead answers on every route that needs the state (issue
+// 11): 503 naming the leader, in the message and in `X-Corral-Leader`, so that clients
+// and agents with a list of controllers go there.
+api::HttpResponse StandbyAnswer(const ControllerService& service) {
+  const std::string leader = service.leader_url();
+  api::HttpResponse r = api::ErrorResponse(Error{
+      ErrorCode::kUnavailable,
+      "this controller is not the leader" +
+          (leader.empty() ? std::string(" (no leader yet)") : "; the leader is " + leader)});
+  if (!leader.empty()) r.headers["X-Corral-Leader"] = leader;
+  return r;
+}
+
 }  // namespace
 
 void RegisterRoutes(api::HttpServer& server, RouteContext context) {
@@ -126,6 +140,8 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
     auto serve = [ctx, spec, handler = std::move(handler)](const api::HttpRequest& req,
                                                             AuditRecord* audit) {
       if (spec->scope == RouteScope::kAnonymous) return handler(req, api::Identity{});
+      // A standby (or a leader that stepped down) serves only the anonymous routes.
+      if (!ctx->service->leading()) return StandbyAnswer(*ctx->service);
       Result<api::Identity> who = Caller(*ctx, *spec, req);
       if (!who) return api::ErrorResponse(who.error());
       const MonoTime began = ctx->clock->MonotonicNow();
@@ -156,6 +172,8 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
     // in the batch of its change when there is one (audit_log.h).
     server.Route(std::string(method), std::string(pattern),
                  [ctx, spec, serve](const api::HttpRequest& req) {
+                   // A standby writes nothing, audit records included: the leader's log.
+                   if (!ctx->service->leading()) return StandbyAnswer(*ctx->service);
                    PendingAudit audit{.entry = AuditEntryFor(req, spec->method, spec->pattern)};
                    api::HttpResponse response;
                    {
@@ -188,14 +206,29 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
   route("GET", "/api/v1/health",
         [](const api::HttpRequest&, const api::Identity&) { return Ok(); });
 
+  // Probes (issue 11; docs/operations.md): anonymous, cheap (a flag, no store, no state
+  // thread), and they say nothing but the status.
+  route("GET", "/livez",
+        [](const api::HttpRequest&, const api::Identity&) { return Ok(); });
+  route("GET", "/readyz", [self](const api::HttpRequest&, const api::Identity&) {
+    return self->leading() ? Json(200, api::EncodeStringMap({{"status", "ready"}}))
+                           : Json(503, api::EncodeStringMap({{"status", "standby"}}));
+  });
+
   route("POST", "/api/v1/jobs", [self, ctx](const api::HttpRequest& req,
                                             const api::Identity& who) {
     const Timestamp received = ctx->clock->Now();  // the trace's `submitted`
     Result<JobSpec> spec = api::DecodeJobSpec(req.body);
     if (!spec) return api::ErrorResponse(spec.error());
+    // An idempotency key (docs/operations.md): a repeat is answered with the original job.
+    std::optional<SubmitKey> key;
+    if (std::string k = req.header("idempotency-key"); !k.empty()) {
+      key = SubmitKey{.key = std::move(k), .digest = store::Sha256Hex(req.body)};
+    }
     auto r = self->Call<api::SubmitResponse>(
-        [&who, received, spec = std::move(*spec)](Controller& c) mutable {
-          return c.Submit(who, std::move(spec), received);
+        [&who, &key, received, spec = std::move(*spec)](Controller& c) mutable {
+          return key ? c.Submit(who, std::move(spec), *key, received)
+                     : c.Submit(who, std::move(spec), received);
         });
     if (!r) return api::ErrorResponse(r.error());
     return Json(201, api::EncodeSubmitResponse(*r));

@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <charconv>
+#include <cstring>
 #include <deque>
 #include <set>
 #include <type_traits>
@@ -73,6 +74,12 @@ const PgStatement& UpsertNode() {
 const PgStatement& PutMeta() {
   static const PgStatement s{
       "corral_put_meta", internal::PutMetaSql(Dialect::kPostgres), {kTextOid, kTextOid}};
+  return s;
+}
+// The leader lease (store.h): $1 holder, $2 url, $3 ttl in milliseconds.
+const PgStatement& AcquireLease() {
+  static const PgStatement s{
+      "corral_acquire_lease", internal::kPostgresAcquireLeaseSql, {kTextOid, kTextOid, kInt8Oid}};
   return s;
 }
 // A job goes with its GPU series (one statement: the write pipeline sends one per op).
@@ -527,6 +534,8 @@ class PostgresStore::Connection {
         code.starts_with("57P") || code.starts_with("40") ||
         code == "25006" /* read-only transaction: a standby */) {
       ec = ErrorCode::kUnavailable;
+    } else if (code == internal::kFencedSqlState) {
+      ec = ErrorCode::kAborted;  // the lease moved on: this controller is deposed
     } else if (code.starts_with("22")) {
       ec = ErrorCode::kInvalidArgument;
     }
@@ -590,6 +599,9 @@ Result<std::unique_ptr<PostgresStore>> PostgresStore::Open(const std::string& ur
     }
     CORRAL_RETURN_IF_ERROR(
         c.Exec(internal::CreateArraySpecsSql(Dialect::kPostgres), "create schema"));
+    for (const char* sql : internal::kPostgresLeaseSql) {
+      CORRAL_RETURN_IF_ERROR(c.Exec(sql, "create lease"));
+    }
     if (!have_version) {
       CORRAL_RETURN_IF_ERROR(
           c.Exec("INSERT INTO corral_info (key, value) VALUES ('schema_version', '" +
@@ -612,7 +624,11 @@ Status PostgresStore::Write(const WriteBatch& batch) {
   if (batch.empty()) return {};
   std::lock_guard<std::mutex> lock(write_mu_);
   Connection& c = *writer_;
-  CORRAL_RETURN_IF_ERROR(c.Begin("BEGIN"));
+  // With a fence, BEGIN carries `CALL corral_fence(epoch)`: one round trip as before.
+  if (Status s = c.Begin(begin_sql_.c_str()); !s.has_value()) {
+    c.RollbackQuietly();
+    return s;
+  }
   // The statement and description of each op.
   auto statement = [](const WriteBatch::Op& op) -> const PgStatement& {
     switch (op.index()) {
@@ -883,6 +899,56 @@ Result<StoredState> PostgresStore::Load() {
     return tl::unexpected(s.error());
   }
   return state;
+}
+
+void PostgresStore::SetFence(uint64_t epoch) {
+  std::lock_guard<std::mutex> lock(write_mu_);
+  // A leader frozen inside a write (SIGSTOP, a VM pause) would hold the lease row FOR SHARE
+  // and block any takeover: the server ends such a transaction after a second of idling.
+  begin_sql_ = epoch == 0 ? "BEGIN"
+                          : "SET idle_in_transaction_session_timeout = 1000; BEGIN; "
+                            "CALL corral_fence(" + std::to_string(epoch) + ")";
+}
+
+Status PostgresStore::ReleaseLease(const std::string& holder) {
+  std::lock_guard<std::mutex> lock(lease_mu_);
+  if (!lease_) return {};  // never took it
+  CORRAL_RETURN_IF_ERROR(lease_->EnsureConnected());
+  static const PgStatement release{"corral_release_lease", internal::kPostgresReleaseLeaseSql,
+                                   {kTextOid}};
+  PgParams p;
+  p.Text(holder);
+  CORRAL_RETURN_IF_ERROR(lease_->ExecPrepared(release, p, "release the leader lease",
+                                              PGRES_COMMAND_OK));
+  return {};
+}
+
+Result<Lease> PostgresStore::TryAcquireLease(const std::string& holder, const std::string& url,
+                                             Duration ttl) {
+  std::lock_guard<std::mutex> lock(lease_mu_);
+  if (!lease_) {
+    auto conn = std::make_unique<Connection>(pq_, url_, name_);
+    CORRAL_RETURN_IF_ERROR(conn->Connect());
+    lease_ = std::move(conn);
+  }
+  CORRAL_RETURN_IF_ERROR(lease_->EnsureConnected());
+  // A leader's write in flight holds the row briefly; a frozen one at most a second (above).
+  CORRAL_RETURN_IF_ERROR(lease_->Exec("SET lock_timeout = 2000", "set lock timeout"));
+  PgParams p;
+  p.Text(holder);
+  p.Text(url);
+  p.Int(ToMicros(FromMicros(0) + ttl) / 1000);
+  CORRAL_ASSIGN_OR_RETURN(PgResultPtr r,
+                          lease_->ExecPrepared(AcquireLease(), p,
+                                               "take the leader lease", PGRES_TUPLES_OK));
+  if (pq_.ntuples(r.get()) != 1) return Internal(lease_->prefix() + "no lease row");
+  Lease lease;
+  lease.holder = pq_.getvalue(r.get(), 0, 0);
+  lease.url = pq_.getvalue(r.get(), 0, 1);
+  const char* epoch = pq_.getvalue(r.get(), 0, 2);
+  std::from_chars(epoch, epoch + std::strlen(epoch), lease.epoch);
+  lease.held = lease.holder == holder;
+  return lease;
 }
 
 Result<PostgresStore::Connection*> PostgresStore::Reader() {

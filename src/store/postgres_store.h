@@ -71,6 +71,15 @@ class PostgresStore final : public Store {
   // See `Store::QueryAudit`; on the reader's connection. Errors as `Load`.
   Result<std::vector<AuditRecord>> QueryAudit(const AuditQuery& query) override;
   std::string_view kind() const override { return "postgresql"; }
+  // High availability (store.h): the lease is the row of `corral_lease`, taken in one
+  // statement on a connection of its own; the fence is the procedure `corral_fence(epoch)`,
+  // sent with each write's BEGIN in the same round trip, which reads the lease row FOR SHARE
+  // (so a takeover waits for a write in flight, and a write after a takeover fails).
+  bool shared() const override { return true; }
+  Result<Lease> TryAcquireLease(const std::string& holder, const std::string& url,
+                                Duration ttl) override;
+  Status ReleaseLease(const std::string& holder) override;
+  void SetFence(uint64_t epoch) override;
 
   // The URL without its password and parameters, as used in error messages.
   const std::string& display_name() const { return name_; }
@@ -90,6 +99,9 @@ class PostgresStore final : public Store {
   // The encoded specs of recently written arrays (`array_specs` rows); guarded by write_mu_.
   std::unordered_map<uint64_t, std::string> array_specs_;
   static constexpr size_t kCachedArraySpecs = 16;
+  std::string begin_sql_ = "BEGIN";  // guarded by write_mu_: with the fence when one is set
+  std::mutex lease_mu_;
+  std::unique_ptr<Connection> lease_;  // guarded by lease_mu_; opened by the first lease call
   std::mutex read_mu_;
   std::unique_ptr<Connection> reader_;  // guarded by read_mu_; opened by the first QueryJobs
 };

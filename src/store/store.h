@@ -123,6 +123,15 @@ struct JobQuery {
   size_t limit = 0;            // 0 = no limit
 };
 
+// The leader lease of controllers sharing one store (docs/operations.md, "High
+// availability"): who leads, where it serves, and the fencing epoch its writes carry.
+struct Lease {
+  std::string holder;  // the instance that holds it ("" when nobody ever did)
+  std::string url;     // where that instance serves clients
+  uint64_t epoch = 0;  // raised at every change of holder
+  bool held = false;   // in `TryAcquireLease`'s answer: whether the caller holds it now
+};
+
 // Thread-safety: implementations are thread-safe for one writer plus concurrent readers
 // (`QueryJobs` may run on another thread than `Write`).
 class Store {
@@ -153,6 +162,33 @@ class Store {
 
   // "sqlite", "postgresql", "memory".
   virtual std::string_view kind() const = 0;
+
+  // --- High availability (issue 11) ---
+  // Whether several controllers may share this store (one leads, the others stand by).
+  virtual bool shared() const { return false; }
+  // Takes or renews the leader lease for `holder` (an instance id, new at every process
+  // start), serving at `url`, for `ttl` by the database's clock: granted when nobody holds
+  // it, when it has expired, or when `holder` holds it; a new holder gets the epoch + 1.
+  // Returns the lease as it stands afterwards (`held`: whether `holder` has it). A store that
+  // is not `shared` grants it always, at epoch 1. Thread-safe with `Write`; its own
+  // connection, so a long query never delays a renewal.
+  virtual Result<Lease> TryAcquireLease(const std::string& holder, const std::string& url,
+                                        Duration ttl) {
+    (void)ttl;
+    return Lease{.holder = holder, .url = url, .epoch = 1, .held = true};
+  }
+  // Gives the lease up at once when `holder` holds it (a leader stopping cleanly: a restart
+  // or a standby takes over without waiting for it to expire). No-op otherwise.
+  virtual Status ReleaseLease(const std::string& holder) {
+    (void)holder;
+    return {};
+  }
+  // Fencing: from now on every `Write` checks, inside its own transaction and without a
+  // round trip of its own, that the lease's epoch is still `epoch`, and otherwise fails
+  // with kAborted ("fenced") having applied nothing. So a deposed leader can never write
+  // again, whatever it believes. 0: no check (the default). No-op on a store that is not
+  // `shared`. Call before the first `Write` of a leader.
+  virtual void SetFence(uint64_t epoch) { (void)epoch; }
 };
 
 // Opens a store from a URL: "sqlite:PATH" or a plain path (SQLite, WAL, created if missing),

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 
@@ -114,6 +115,18 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
   port_ = FreePort();
   url_ = "https://127.0.0.1:" + std::to_string(port_);
   http_ = std::move(*api::HttpClient::Create(url_, client_options()));
+  for (uint32_t i = 2; i <= options_.controllers; ++i) extra_ports_[i] = FreePort();
+  // Several controllers (issue 11): one store, the [ha] list, each its own port and state.
+  auto ha_toml = [&](uint32_t i) -> std::string {
+    if (options_.controllers < 2) return "";
+    std::string list;
+    for (uint32_t j = 1; j <= options_.controllers; ++j) {
+      list += std::string(j == 1 ? "" : ", ") + "\"" + controller_url_at(j) + "\"";
+    }
+    return "[store]\nurl = \"" + options_.store_url + "\"\n[ha]\ncontrollers = [" + list +
+           "]\nurl = \"" + controller_url_at(i) + "\"\nlease_s = " +
+           std::to_string(options_.ha_lease_s) + "\n";
+  };
   std::ofstream(dir_ + "/corral.toml")
       << "[controller]\n"
       << "cluster_name = \"" << kCluster << "\"\n"
@@ -131,7 +144,22 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
       << "ca = \"" << pki.ca_certificate() << "\"\n"
       << "[metrics]\n"
       << "token_file = \"" << pki.metrics_token() << "\"\n"
-      << options_.extra_controller_toml << "\n";
+      << options_.extra_controller_toml << "\n"
+      << ha_toml(1);
+  for (uint32_t i = 2; i <= options_.controllers; ++i) {
+    // The same file but for its port, state_dir and [ha] url.
+    std::ifstream first(dir_ + "/corral.toml");
+    std::string text((std::istreambuf_iterator<char>(first)), std::istreambuf_iterator<char>());
+    text = text.substr(0, text.rfind("[store]"));  // drop controller 1's [store] and [ha]
+    auto swap = [&](const std::string& from, const std::string& to) {
+      if (size_t at = text.find(from); at != std::string::npos) text.replace(at, from.size(), to);
+    };
+    swap("listen = \"127.0.0.1:" + std::to_string(port_) + "\"",
+         "listen = \"127.0.0.1:" + std::to_string(extra_ports_[i]) + "\"");
+    swap("state_dir = \"" + dir_ + "/controller\"",
+         "state_dir = \"" + dir_ + "/controller" + std::to_string(i) + "\"");
+    std::ofstream(dir_ + "/corral" + std::to_string(i) + ".toml") << text << ha_toml(i);
+  }
   for (uint32_t i = 1; i <= options_.nodes; ++i) {
     char name[16];
     std::snprintf(name, sizeof name, "node%02u", i);
@@ -140,7 +168,7 @@ TestCluster::TestCluster(ClusterOptions options) : options_(std::move(options)) 
     std::ofstream(adir + "/agent.toml")
         << "[agent]\n"
         << "name = \"" << name << "\"\n"
-        << "controller = \"" << url_ << "\"\n"
+        << "controller = \"" << controller_list() << "\"\n"
         << "listen = \"127.0.0.1:0\"\n"
         << "state_dir = \"" << adir << "\"\n"
         << "cpus = " << options_.cpus_per_node << "\n"
@@ -174,6 +202,13 @@ TestCluster::~TestCluster() {
     if (pid > 0) kill(pid, SIGKILL);
   }
   if (controller_pid_ > 0) kill(controller_pid_, SIGKILL);
+  for (auto& [i, pid] : extra_pids_) {
+    if (pid > 0) {
+      kill(pid, SIGCONT);
+      kill(pid, SIGKILL);
+      Reap(pid);
+    }
+  }
   for (auto& [i, pid] : agents_) Reap(pid);
   Reap(controller_pid_);
   // Jobs run in their own sessions; kill whatever a killed agent left behind.
@@ -212,9 +247,12 @@ Status TestCluster::StartController() {
   CORRAL_ASSIGN_OR_RETURN(controller_pid_,
                           Spawn({"corral", "controller", "--config", dir_ + "/corral.toml"},
                                 dir_ + "/logs/controller.log"));
+  // A single controller must lead before the test goes on (on PostgreSQL, after a SIGKILL, it
+  // waits for its predecessor's lease to expire); one of several may stand by.
+  const char* probe = options_.controllers > 1 ? "/livez" : "/readyz";
   bool up = WaitFor(
       [&] {
-        auto r = http_->Send("GET", "/api/v1/health", "", {}, true, std::chrono::milliseconds(500));
+        auto r = http_->Send("GET", probe, "", {}, true, std::chrono::milliseconds(500));
         return r && r->status == 200;
       },
       std::chrono::seconds(20));
@@ -227,6 +265,62 @@ void TestCluster::KillController(int signal) {
   kill(controller_pid_, signal);
   Reap(controller_pid_);
   controller_pid_ = -1;
+}
+
+// --- Several controllers (issue 11) ---
+
+std::string TestCluster::controller_url_at(uint32_t i) const {
+  if (i <= 1) return url_;
+  return "https://127.0.0.1:" + std::to_string(extra_ports_.at(i));
+}
+
+pid_t TestCluster::controller_pid_at(uint32_t i) const {
+  if (i <= 1) return controller_pid_;
+  auto it = extra_pids_.find(i);
+  return it == extra_pids_.end() ? -1 : it->second;
+}
+
+std::string TestCluster::controller_list() const {
+  std::string list = url_;
+  for (uint32_t i = 2; i <= options_.controllers; ++i) list += "," + controller_url_at(i);
+  return list;
+}
+
+Status TestCluster::StartControllerAt(uint32_t i) {
+  if (i <= 1) return StartController();
+  const std::string name = "controller" + std::to_string(i);
+  CORRAL_ASSIGN_OR_RETURN(
+      extra_pids_[i],
+      Spawn({"corral", "controller", "--config", dir_ + "/corral" + std::to_string(i) + ".toml"},
+            dir_ + "/logs/" + name + ".log"));
+  auto client = api::HttpClient::Create(controller_url_at(i), client_options());
+  if (!client) return tl::unexpected<Error>(client.error());
+  bool up = WaitFor(
+      [&] {
+        auto r = (*client)->Send("GET", "/livez", "", {}, true, std::chrono::milliseconds(500));
+        return r && r->status == 200;
+      },
+      std::chrono::seconds(20));
+  if (!up) return Unavailable(name + " did not come up");
+  return {};
+}
+
+void TestCluster::SignalControllerAt(uint32_t i, int signal) {
+  if (i <= 1) {
+    if (signal == SIGKILL) {
+      KillController(signal);
+    } else if (controller_pid_ > 0) {
+      kill(controller_pid_, signal);
+    }
+    return;
+  }
+  pid_t pid = controller_pid_at(i);
+  if (pid <= 0) return;
+  kill(pid, signal);
+  if (signal == SIGKILL) {
+    Reap(pid);
+    extra_pids_[i] = -1;
+  }
 }
 
 Status TestCluster::StartAgent(uint32_t index) {
@@ -382,7 +476,7 @@ CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::
   std::map<std::string, std::string> own = {
       {"PATH", bin_dir_ + ":" + (path != nullptr ? path : "/usr/bin:/bin")},
       {"HOME", dir_},
-      {"CORRAL_CONTROLLER", url_},
+      {"CORRAL_CONTROLLER", controller_list()},
       {"CORRAL_KEY_FILE", key_file_},
       {"CORRAL_CA_FILE", ca_file()},
       {"CORRAL_CLUSTER", kCluster}};

@@ -39,6 +39,12 @@ struct ClusterOptions {
   std::string extra_agent_toml;
   // Keys added to every agent's [metrics] section (which names the cluster's scrape token).
   std::string extra_agent_metrics_toml;
+  // High availability (issue 11): `controllers` controllers sharing the store at `store_url`
+  // (a postgresql:// URL), each on its own port with its own state_dir; agents and the CLI
+  // get the list of all. Controller 1 is the one `StartController`/`KillController` mean.
+  uint32_t controllers = 1;
+  std::string store_url;
+  uint32_t ha_lease_s = 2;
 };
 
 struct CliResult {
@@ -111,6 +117,16 @@ class TestCluster {
   std::string ControllerLog() const;
   pid_t controller_pid() const { return controller_pid_; }
 
+  // --- Several controllers (options.controllers > 1; issue 11) ---
+  // Starts controller `i` (1-based) and waits until it answers /livez.
+  Status StartControllerAt(uint32_t i);
+  // Sends `signal` to controller `i` (SIGKILL: and reaps it).
+  void SignalControllerAt(uint32_t i, int signal);
+  std::string controller_url_at(uint32_t i) const;
+  pid_t controller_pid_at(uint32_t i) const;
+  // Every controller's URL, comma-separated (what agents and the CLI are given).
+  std::string controller_list() const;
+
  private:
   Result<pid_t> Spawn(const std::vector<std::string>& args, const std::string& log);
 
@@ -122,6 +138,8 @@ class TestCluster {
   std::string url_;
   uint16_t port_ = 0;
   pid_t controller_pid_ = -1;
+  std::map<uint32_t, uint16_t> extra_ports_;  // controllers 2..N
+  std::map<uint32_t, pid_t> extra_pids_;
   std::map<uint32_t, pid_t> agents_;
   std::unique_ptr<api::Credentials> credentials_;
   std::unique_ptr<api::HttpClient> http_;

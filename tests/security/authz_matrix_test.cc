@@ -107,6 +107,9 @@ const std::map<std::string, std::string> kMatrix = {
     // `sstat`: the owner, operators and admins (kReadJobPrivate); `sbcast`: the owner and admins.
     {"GET /api/v1/jobs/{id}/stats", "--yyy--yy-"},
     {"POST /api/v1/jobs/{id}/bcast", "--y-y--y--"},
+    // Probes (issue 11): anonymous, for load balancers and orchestrators.
+    {"GET /livez", "yyyyyyyyyy"},
+    {"GET /readyz", "yyyyyyyyyy"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {

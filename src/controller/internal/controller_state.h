@@ -16,6 +16,7 @@
 //   validator    submission and time-limit checks (reads the above)
 //   lifecycle    the job state changes that reach across the tables
 //   governance   accounts, users and QOS as data; their records (changed live: `Reconfigure`)
+//   submit_keys  idempotency keys of submissions; their records
 //
 // Not thread-safe; state thread only.
 #pragma once
@@ -36,6 +37,7 @@
 #include "controller/internal/partitions.h"
 #include "controller/internal/snapshot_builder.h"
 #include "controller/internal/step_tracker.h"
+#include "controller/internal/submit_keys.h"
 #include "controller/internal/stop_timers.h"
 #include "controller/internal/usage_book.h"
 #include "controller/metrics/state_metrics.h"
@@ -84,6 +86,7 @@ struct ControllerState {
   JobLifecycle lifecycle{jobs, nodes, steps, stops, usage, budgets, snapshots, clock, out};
   GpuStatsBook gpu_stats{jobs, out};
   Governance governance{out};
+  SubmitKeys submit_keys{out};
   MonoTime last_waste_check{};
 
   // Budget warnings not yet taken by the service (controller_budgets.cc).

@@ -286,4 +286,43 @@ BuiltQuery BuildAuditQuery(const AuditQuery& query, Dialect dialect);
 // Exact parse of a stored state name ("RUNNING").
 bool JobStateFromName(std::string_view name, JobState* state);
 
+// --- The leader lease of controllers sharing a PostgreSQL store (store.h, issue 11) ---
+// The table (one row, id 1) and the fence procedure, created with the schema: `CALL
+// corral_fence(E)` fails with SQLSTATE kFencedSqlState unless the lease's epoch is E, and
+// holds the lease row FOR SHARE until the transaction ends, so a takeover (an UPDATE of that
+// row) waits for the writes in flight of the leader it deposes.
+inline constexpr const char* kFencedSqlState = "CF001";
+inline constexpr const char* kPostgresLeaseSql[] = {
+    "CREATE TABLE IF NOT EXISTS corral_lease (id INTEGER PRIMARY KEY, holder TEXT NOT NULL, "
+    "url TEXT NOT NULL, epoch BIGINT NOT NULL, expires TIMESTAMPTZ NOT NULL)",
+    "CREATE OR REPLACE PROCEDURE corral_fence(want BIGINT) LANGUAGE plpgsql AS $$\n"
+    "DECLARE have BIGINT;\n"
+    "BEGIN\n"
+    "  SELECT epoch INTO have FROM corral_lease WHERE id = 1 FOR SHARE;\n"
+    "  IF have IS DISTINCT FROM want THEN\n"
+    "    RAISE EXCEPTION 'fenced: the leader lease is at epoch %, this controller wrote with %',\n"
+    "      have, want USING ERRCODE = 'CF001';\n"
+    "  END IF;\n"
+    "END $$",
+};
+// Gives up the lease of $1 (its expiry moves to the past; the epoch stays).
+inline constexpr const char* kPostgresReleaseLeaseSql =
+    "UPDATE corral_lease SET expires = clock_timestamp() - interval '1 second'"
+    " WHERE id = 1 AND holder = $1";
+// Takes the lease for $1 (holder) at $2 (url) for $3 milliseconds when it is free, expired or
+// already $1's (a new holder: epoch + 1); returns the row as it stands either way. Times are
+// the database's (clock_timestamp), so the controllers' clocks never matter.
+inline constexpr const char* kPostgresAcquireLeaseSql =
+    "WITH taken AS ("
+    " INSERT INTO corral_lease AS l (id, holder, url, epoch, expires)"
+    " VALUES (1, $1, $2, 1, clock_timestamp() + $3 * interval '1 millisecond')"
+    " ON CONFLICT (id) DO UPDATE SET holder = EXCLUDED.holder, url = EXCLUDED.url,"
+    "  epoch = CASE WHEN l.holder = EXCLUDED.holder THEN l.epoch ELSE l.epoch + 1 END,"
+    "  expires = EXCLUDED.expires"
+    " WHERE l.holder = EXCLUDED.holder OR l.expires < clock_timestamp()"
+    " RETURNING holder, url, epoch::text)"
+    " SELECT holder, url, epoch FROM taken"
+    " UNION ALL SELECT holder, url, epoch::text FROM corral_lease"
+    "  WHERE id = 1 AND NOT EXISTS (SELECT 1 FROM taken)";
+
 }  // namespace corral::store::internal

@@ -560,7 +560,7 @@ const std::vector<CommandInfo>& Commands() {
        [](Client& c, const Args& a) { return Audit(c, a.positional, a.values, a.json); }},
       // Accounts, users and QOS as data (governance.h).
       {"account",
-       "corral account add|modify|delete|show|list [NAME] [--parent P] [--shares N] [--max-gpus N] ...",
+       "corral account add|modify|delete|show|list [NAME] [--parent P] [--shares N] [--max-gpus N] ... | coordinator add|remove ACCOUNT USER[,USER..]",
        GovernanceFlags(),
        {},
        [](Client& c, const Args& a) { return Governance(c, "account", a.positional, a.values, a.json); }},

@@ -642,6 +642,14 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
             });
     }
   }
+  // Account coordinators (issue 16 item 2; governance_routes.h).
+  for (auto [method, pattern] : {std::pair<std::string_view, std::string_view>{
+                                     "POST", "/api/v1/accounts/{name}/coordinators"},
+                                 {"DELETE", "/api/v1/accounts/{name}/coordinators/{user}"}}) {
+    route(method, pattern, [self, method](const api::HttpRequest& req, const api::Identity& who) {
+      return ServeCoordinators(*self, method, req, who);
+    });
+  }
 
   // Prometheus (metrics/routes.h): the metrics principal, operators and admins.
   route("GET", "/metrics", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {

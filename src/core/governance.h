@@ -44,6 +44,12 @@ struct AccountConfig {
   std::vector<std::string> users;        // users that may submit with this account
   std::string default_qos;               // "" = `SchedulerConfig::default_qos`
   std::vector<std::string> allowed_qos;  // empty = every QOS
+  // --- Account coordinators (issue 16 item 2; docs/governance.md, "Coordinators") ---
+  // Users who manage this account and its sub-accounts: their users, limits and jobs (Slurm's
+  // coordinators, `sacctmgr add coordinator`). Sorted; each has a user record. Only these
+  // direct ones are listed: a coordinator of an ancestor coordinates this account too.
+  std::vector<std::string> coordinators;
+  // --- end coordinators ---
   bool operator==(const AccountConfig&) const = default;
 };
 

@@ -32,6 +32,12 @@ void Fields(V& v, S& s) {
   v("users", s.users);
   v("default_qos", s.default_qos);
   v("allowed_qos", s.allowed_qos);
+  v("coordinators", s.coordinators);  // issue 16 item 2
+}
+
+template <typename V, Is<CoordinatorRequest> S>  // issue 16 item 2
+void Fields(V& v, S& s) {
+  v("users", s.users);
 }
 
 template <typename V, Is<UserConfig> S>

@@ -182,9 +182,23 @@ Role RoleResolver::RoleOf(const std::string& user, uint32_t uid, uint32_t gid) c
 
 std::string_view ActionName(Action a) { return RuleFor(a).name; }
 
+namespace {
+
+// What an account coordinator may do on her accounts' jobs and records (issue 16 item 2).
+bool CoordinatorAction(Action a) {
+  return a == Action::kCancelJob || a == Action::kHoldJob || a == Action::kReleaseJob ||
+         a == Action::kRequeueJob || a == Action::kUpdateJob || a == Action::kManageAccounts;
+}
+
+}  // namespace
+
 Status Authorize(const Identity& who, Action action, const Resource& target) {
   const Rule& rule = RuleFor(action);
   bool own = !who.user.empty() && who.user == target.job_user;
+  if (target.coordinator && CoordinatorAction(action) &&
+      (who.role == Role::kUser || who.role == Role::kOperator)) {
+    return {};
+  }
   switch (who.role) {
     case Role::kUser:
       if (!rule.user_kinds) return Denied(who, rule, target, "not a user's action");

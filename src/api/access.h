@@ -30,6 +30,12 @@
 //   kManageAccounts                 -     -         yes    -         -         -           -
 //   kSuspendJob, kTopJob            -     yes       yes    -         -         -           -
 //
+// Account coordinators (issue 16 item 2; docs/governance.md, "Coordinators"): a user or an
+// operator who coordinates the account a job or a change is about (`Resource::coordinator`,
+// decided by the controller from the verified user and the stored account tree, never from
+// the request) may also kCancelJob, kHoldJob, kReleaseJob, kRequeueJob and kUpdateJob that job
+// and kManageAccounts that account, as Slurm lets a coordinator do.
+//
 // (1) The controller's call for a node also reads that node's metrics at its agent.
 // The metrics principal (a scraper: the scrape token, or a token of role "metrics") reads
 // metrics and nothing else.
@@ -115,9 +121,9 @@ enum class Action {
   kNodeEvent,  // an agent's job and task events
   kAgentCall,  // the controller's launch/cancel/signal/... to an agent
   kReadAudit,  // the audit log and its verification (docs/governance.md)
-  // Accounts and users (their associations and limits; docs/governance.md). Admins only for
-  // now; account coordinators (issue 16 item 2) will be allowed on their own accounts, decided
-  // against the account on the state thread.
+  // Accounts and users (their associations and limits; docs/governance.md). Admins, and the
+  // account coordinators of the account concerned (`Resource::coordinator`), decided against
+  // the account tree on the state thread.
   kManageAccounts,
   kSuspendJob,  // stop and continue a running job's processes (`scontrol suspend|resume`)
   kTopJob,      // move a pending job ahead of its user's like jobs (`scontrol top`)
@@ -130,6 +136,9 @@ struct Resource {
   std::string job_user;     // job actions: its user
   Generation generation{};  // job actions: its current run, or 0 when unknown
   std::string node;         // node actions and agent calls: the node
+  // The caller coordinates the account the action is about (the job's, or the account being
+  // changed): set only by the controller, from the stored account tree (issue 16 item 2).
+  bool coordinator = false;
 };
 
 // The table of the header. Returns kPermissionDenied naming the principal and the action.

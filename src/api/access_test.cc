@@ -247,5 +247,31 @@ TEST(AuthorizeTest, DenialsNameWhoAndWhat) {
   EXPECT_FALSE(Authorize(nameless, Action::kCancelJob, Resource{.job = JobId(5)}));
 }
 
+// Account coordinators (issue 16 item 2): the controller says the caller coordinates the
+// job's (or the changed record's) account; only users and operators gain by it, and only the
+// coordinator's actions.
+TEST(AuthorizeTest, ACoordinatorManagesHerAccountsJobsAndRecordsOnly) {
+  Resource coordinated = kOtherJob;  // bob's job, in an account alice coordinates
+  coordinated.coordinator = true;
+  for (Action a : {Action::kCancelJob, Action::kHoldJob, Action::kReleaseJob, Action::kRequeueJob,
+                   Action::kUpdateJob, Action::kManageAccounts}) {
+    EXPECT_TRUE(Authorize(kUser, a, coordinated).has_value()) << ActionName(a);
+    EXPECT_TRUE(Authorize(kOperator, a, coordinated).has_value()) << ActionName(a);
+    EXPECT_FALSE(Authorize(kUser, a, kOtherJob).has_value()) << ActionName(a);
+  }
+  EXPECT_FALSE(Authorize(kUser, Action::kManageAccounts, Resource{}).has_value());
+  // Not what an operator or admin alone may do: QOS and cluster configuration, identities,
+  // suspend, top, steps in someone else's allocation, private data.
+  for (Action a :
+       {Action::kConfigure, Action::kManageIdentities, Action::kSuspendJob, Action::kTopJob,
+        Action::kCreateStep, Action::kReadJobPrivate, Action::kDrainNode, Action::kReadAudit}) {
+    EXPECT_FALSE(Authorize(kUser, a, coordinated).has_value()) << ActionName(a);
+  }
+  // Other principals never gain by it.
+  EXPECT_FALSE(Authorize(kJob, Action::kCancelJob, coordinated).has_value());
+  EXPECT_FALSE(Authorize(kAgent, Action::kManageAccounts, coordinated).has_value());
+  EXPECT_FALSE(Authorize(kMetrics, Action::kManageAccounts, coordinated).has_value());
+}
+
 }  // namespace
 }  // namespace corral::api

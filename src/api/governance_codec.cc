@@ -55,4 +55,10 @@ Result<std::vector<QosConfig>> DecodeQosList(std::string_view json) {
   return DecodeList<QosConfig>(internal::kQosList, json);
 }
 
+// Account coordinators (issue 16 item 2).
+std::string EncodeCoordinatorRequest(const CoordinatorRequest& r) { return Encode(r, 128); }
+Result<CoordinatorRequest> DecodeCoordinatorRequest(std::string_view json) {
+  return Decode<CoordinatorRequest>(json, kStrict);
+}
+
 }  // namespace corral::api

@@ -56,4 +56,13 @@ Result<QosConfig> DecodeQos(std::string_view json);         // lenient
 std::string EncodeQosList(const std::vector<QosConfig>& qos);
 Result<std::vector<QosConfig>> DecodeQosList(std::string_view json);
 
+// --- Account coordinators (issue 16 item 2) ---
+// The body of POST /api/v1/accounts/{name}/coordinators: {"users": ["alice", ...]}.
+struct CoordinatorRequest {
+  std::vector<std::string> users;
+  bool operator==(const CoordinatorRequest&) const = default;
+};
+std::string EncodeCoordinatorRequest(const CoordinatorRequest& r);
+Result<CoordinatorRequest> DecodeCoordinatorRequest(std::string_view json);  // strict
+
 }  // namespace corral::api

@@ -315,12 +315,12 @@ TEST(JsonCodecTest, MessageTypesHaveTheFieldsTheCodecKnows) {
   EXPECT_EQ(sizeof(NodeInventory), 264u)
       << "NodeInventory changed: update json_codec.cc and FullNodeInventory";
   EXPECT_EQ(sizeof(Node), 336u) << "Node changed: update json_codec.cc and FullNode";
-  EXPECT_EQ(sizeof(Partition), 128u) << "Partition changed: update json_codec.cc and FullPartition";
+  EXPECT_EQ(sizeof(Partition), 200u) << "Partition changed: update json_codec.cc and FullPartition";
   EXPECT_EQ(sizeof(SubmitResponse), 32u)
       << "SubmitResponse changed: update json_codec.cc and FullSubmitResponse";
   EXPECT_EQ(sizeof(JobInfo), 1472u) << "JobInfo changed: update json_codec.cc and FullJobInfo";
   EXPECT_EQ(sizeof(NodeInfo), 464u) << "NodeInfo changed: update json_codec.cc and FullNodeInfo";
-  EXPECT_EQ(sizeof(PartitionInfo), 144u)
+  EXPECT_EQ(sizeof(PartitionInfo), 216u)
       << "PartitionInfo changed: update json_codec.cc and FullPartitionInfo";
   EXPECT_EQ(sizeof(DrainRequest), 32u)
       << "DrainRequest changed: update json_codec.cc and FullDrainRequest";

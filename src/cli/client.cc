@@ -17,6 +17,7 @@
 
 #include "api/audit_codec.h"
 #include "api/auth.h"
+#include "api/governance_codec.h"  // coordinators (issue 16 item 2)
 #include "api/http_status.h"
 #include "api/json_codec.h"
 #include "api/leader_client.h"
@@ -577,6 +578,23 @@ Status Client::GovernanceDelete(const std::string& kind, const std::string& name
   CORRAL_ASSIGN_OR_RETURN(
       auto r, Call("DELETE", "/api/v1/" + kind + "/" + api::UrlEncode(name), "", false));
   return {};
+}
+
+// Account coordinators (issue 16 item 2).
+Result<std::string> Client::AddCoordinators(const std::string& account,
+                                            const std::vector<std::string>& users) {
+  CORRAL_ASSIGN_OR_RETURN(
+      auto r, Call("POST", "/api/v1/accounts/" + api::UrlEncode(account) + "/coordinators",
+                   api::EncodeCoordinatorRequest({.users = users}), true));
+  return std::move(r.body);
+}
+
+Result<std::string> Client::RemoveCoordinator(const std::string& account, const std::string& user) {
+  CORRAL_ASSIGN_OR_RETURN(auto r, Call("DELETE",
+                                       "/api/v1/accounts/" + api::UrlEncode(account) +
+                                           "/coordinators/" + api::UrlEncode(user),
+                                       "", true));
+  return std::move(r.body);
 }
 
 Result<api::DiagInfo> Client::Diag() {

@@ -139,6 +139,11 @@ class Client {
   Result<std::string> GovernancePut(const std::string& kind, const std::string& name,
                                     const std::string& body, bool create);
   Status GovernanceDelete(const std::string& kind, const std::string& name);
+  // Account coordinators (issue 16 item 2): add `users` to account `account`'s coordinators,
+  // or remove `user`. Return the account as stored (JSON).
+  Result<std::string> AddCoordinators(const std::string& account,
+                                      const std::vector<std::string>& users);
+  Result<std::string> RemoveCoordinator(const std::string& account, const std::string& user);
   // `scontrol suspend|resume` (operators and admins).
   Status Suspend(JobId id, bool suspend);
   // `scontrol top` (operators and admins).

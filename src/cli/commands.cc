@@ -571,7 +571,7 @@ const std::vector<CommandInfo>& Commands() {
        [](Client& c, const Args& a) { return Audit(c, a.positional, a.values, a.json); }},
       // Accounts, users and QOS as data (governance.h).
       {"account",
-       "corral account add|modify|delete|show|list|budget [NAME] [--parent P] [--shares N] [--max-gpus N] [--gpu-hours H --period P] ...",
+       "corral account add|modify|delete|show|list|budget [NAME] [--parent P] [--shares N] [--max-gpus N] [--gpu-hours H --period P] ... | coordinator add|remove ACCOUNT USER[,USER..]",
        GovernanceFlags(),
        {},
        [](Client& c, const Args& a) { return Governance(c, "account", a.positional, a.values, a.json); }},

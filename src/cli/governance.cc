@@ -231,12 +231,12 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 void PrintAccounts(const std::vector<AccountConfig>& list) {
   Table t(Concat(
       {"ACCOUNT", "PARENT", "SHARES", "GUARANTEED_GPUS", "DEFAULT_QOS", "ALLOWED_QOS", "USERS"},
-      LimitHeaders()));
+      Concat(LimitHeaders(), {"COORDINATORS"})));
   for (const AccountConfig& a : list) {
     t.Add(Concat({a.name, a.parent.empty() ? "root" : a.parent, std::to_string(a.shares),
                   std::to_string(a.guaranteed_gpus), a.default_qos, Join(a.allowed_qos, ","),
                   Join(a.users, ",")},
-                 LimitCells(a.limits)));
+                 Concat(LimitCells(a.limits), {Join(a.coordinators, ",")})));
   }
   std::fputs(t.Render().c_str(), stdout);
 }
@@ -387,10 +387,49 @@ std::vector<std::string> GovernanceFlags() {
   return {flags.begin(), flags.end()};
 }
 
+namespace {
+
+// --- Account coordinators (issue 16 item 2) ---
+// `corral account coordinator add|remove ACCOUNT USER[,USER..]`; `positional` starts with
+// "coordinator".
+int Coordinators(Client& client, const std::vector<std::string>& positional, bool json) {
+  const std::string usage = "coordinator add|remove ACCOUNT USER[,USER..]";
+  if (positional.size() != 4) return Usage("account", usage);
+  const std::string& verb = positional[1];
+  const std::string& account = positional[2];
+  std::vector<std::string> users = SplitNonEmpty(positional[3]);
+  if (users.empty()) return Usage("account", usage);
+  Result<std::string> stored;
+  if (verb == "add") {
+    stored = client.AddCoordinators(account, users);
+  } else if (verb == "remove" || verb == "delete") {
+    for (const std::string& u : users) {
+      stored = client.RemoveCoordinator(account, u);
+      if (!stored) break;
+    }
+  } else {
+    return Usage("account", "unknown verb \"" + verb + "\" (" + usage + ")");
+  }
+  if (!stored) return Fail(stored.error().message);
+  if (json) {
+    std::printf("%s\n", stored->c_str());
+  } else {
+    auto a = api::DecodeAccount(*stored);
+    std::printf("account %s: coordinators %s\n", account.c_str(),
+                a && !a->coordinators.empty() ? Join(a->coordinators, ",").c_str() : "(none)");
+  }
+  return 0;
+}
+
+}  // namespace
+
 int Governance(Client& client, const std::string& kind, const std::vector<std::string>& positional,
                const std::map<std::string, std::string>& values, bool json) {
   if (kind == "account" && !positional.empty() && positional[0] == "budget") {  // budget.h
     return AccountBudget(client, {positional.begin() + 1, positional.end()}, values, json);
+  }
+  if (kind == "account" && !positional.empty() && positional[0] == "coordinator") {
+    return Coordinators(client, positional, json);
   }
   if (kind == "account") {
     static const Kind<AccountConfig> k{"accounts",

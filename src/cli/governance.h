@@ -11,11 +11,13 @@
 //                       [--max-gpus-per-user N] [--max-running-jobs-per-user N]
 //                       [--max-submitted-jobs-per-user N]
 //   corral account|user|qos delete NAME... | show NAME... | list
+//   corral account coordinator add|remove ACCOUNT USER[,USER..]   (issue 16 item 2)
 //
 // LIMITS: --max-gpus, --max-cpus, --max-mem (MB, or 64G), --max-running-jobs,
 // --max-submitted-jobs, --max-gpu-minutes, --max-gpus-per-job, --max-wall (a Slurm time);
 // "none" (or -1, as sacctmgr) clears one. `modify` reads the record, changes what is given
-// and writes it back. Changes are for admins; everyone may show and list.
+// and writes it back. Changes are for admins and, on their own accounts, the accounts'
+// coordinators (docs/governance.md); everyone may show and list.
 #pragma once
 
 #include <map>

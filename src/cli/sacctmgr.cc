@@ -187,8 +187,14 @@ Result<Command> Parse(const std::vector<std::string>& words) {
                                       {"qos", "qos"},
                                       {"association", "association"},
                                       {"associations", "association"},
-                                      {"assoc", "association"}});
+                                      {"assoc", "association"},
+                                      {"coordinator", "coordinator"},  // issue 16 item 2
+                                      {"coordinators", "coordinator"}});
   if (c.entity.empty()) return InvalidArgument("unknown entity \"" + words[i + 1] + "\"");
+  if (c.entity == "coordinator" && c.verb != "add" && c.verb != "delete") {
+    return InvalidArgument(
+        "coordinators are added and removed; `show account withcoord` lists them");
+  }
   if (c.entity == "association" && c.verb != "show") {
     return InvalidArgument("associations are changed through their user or account");
   }
@@ -441,17 +447,7 @@ const Kind<QosConfig> kQos{
     SetQosKey};
 
 // Asks Slurm's question on stdin (unless -i); true to go on.
-bool Confirm(const Command& c) {
-  if (c.immediate) return true;
-  std::printf("Would you like to commit changes? (You have 30 seconds to decide)\n(N/y): ");
-  std::fflush(stdout);
-  std::string answer;
-  std::getline(std::cin, answer);
-  std::printf("\n");
-  if (!answer.empty() && (answer[0] == 'y' || answer[0] == 'Y')) return true;
-  std::printf(" Changes Discarded\n");
-  return false;
-}
+bool Confirm(const Command& c) { return internal::ConfirmCommit(c.immediate); }
 
 template <typename Record>
 int Add(Client& client, const Command& c, const Kind<Record>& k) {
@@ -720,23 +716,39 @@ int ShowAssociations(Client& client, const Command& c) {
 int Show(Client& client, const Command& c) {
   if (c.entity == "association") return ShowAssociations(client, c);
   if (c.entity == "account") {
-    auto rows = Selected(client, c, kAccounts);
+    // `withcoord` (issue 16 item 2): a Coord Accounts column, as Slurm's.
+    Command cmd = c;
+    const bool withcoord = std::erase_if(cmd.names, [](const std::string& n) {
+                             return EqualsIgnoreCase(n, "withcoord");
+                           }) > 0;
+    auto rows = Selected(client, cmd, kAccounts);
     if (!rows) return Fail(rows.error().message);
-    return Render<AccountConfig>(c,
-                                 {{"account", "Account", 10},
-                                  {"descr", "Descr", 20},
-                                  {"description", "Descr", 20},
-                                  {"org", "Org", 20},
-                                  {"organization", "Org", 20},
-                                  {"parentname", "Par Name", 10}},
-                                 "Account,Descr,Org", *rows,
-                                 [](const AccountConfig& a, const std::string& col) {
-                                   // An account's description is its name; its organisation its
-                                   // parent (Slurm's defaults when none is given).
-                                   if (col == "account" || col == "descr" || col == "description")
-                                     return a.name;
-                                   return a.parent.empty() ? std::string("root") : a.parent;
-                                 });
+    std::vector<AccountConfig> all;
+    if (withcoord) {
+      auto every = Selected(client, Command{}, kAccounts);
+      if (!every) return Fail(every.error().message);
+      all = std::move(*every);
+    }
+    return Render<AccountConfig>(
+        cmd,
+        {{"account", "Account", 10},
+         {"descr", "Descr", 20},
+         {"description", "Descr", 20},
+         {"org", "Org", 20},
+         {"organization", "Org", 20},
+         {"parentname", "Par Name", 10},
+         {"coordinators", "Coord Accounts", 20},
+         {"coord", "Coord Accounts", 20}},
+        withcoord ? "Account,Descr,Org,Coordinators" : "Account,Descr,Org", *rows,
+        [&all, withcoord](const AccountConfig& a, const std::string& col) {
+          if (col == "coordinators" || col == "coord") {
+            return withcoord ? InheritedCoordinators(all, a.name) : std::string();
+          }
+          // An account's description is its name; its organisation its
+          // parent (Slurm's defaults when none is given).
+          if (col == "account" || col == "descr" || col == "description") return a.name;
+          return a.parent.empty() ? std::string("root") : a.parent;
+        });
   }
   if (c.entity == "user") {
     auto rows = Selected(client, c, kUsers);
@@ -817,6 +829,18 @@ int Show(Client& client, const Command& c) {
 
 namespace internal {
 
+bool ConfirmCommit(bool immediate) {
+  if (immediate) return true;
+  std::printf("Would you like to commit changes? (You have 30 seconds to decide)\n(N/y): ");
+  std::fflush(stdout);
+  std::string answer;
+  std::getline(std::cin, answer);
+  std::printf("\n");
+  if (!answer.empty() && (answer[0] == 'y' || answer[0] == 'Y')) return true;
+  std::printf(" Changes Discarded\n");
+  return false;
+}
+
 int RunSacctmgr(int argc, char** argv) {
   std::vector<std::string> words(argv + 1, argv + argc);
   for (const std::string& w : words) {
@@ -836,6 +860,18 @@ int RunSacctmgr(int argc, char** argv) {
   auto client = ConnectOrReport(kProg);
   if (client == nullptr) return 1;
   if (c->verb == "show") return Show(*client, *c);
+  if (c->entity == "coordinator") {  // issue 16 item 2 (sacctmgr_coord.cc)
+    std::vector<std::string> accounts;
+    for (const auto* pairs : {&c->set, &c->where}) {
+      for (const auto& [key, v] : *pairs) {
+        if (key != "account" && key != "accounts") {
+          return Fail("coordinator: unknown key \"" + key + "\" (account=, names=)");
+        }
+        for (const std::string& a : SplitNonEmpty(v)) accounts.push_back(a);
+      }
+    }
+    return SacctmgrCoordinator(*client, c->verb, accounts, c->names, c->immediate, c->quiet);
+  }
   auto run = [&](auto& kind) {
     if (c->verb == "add") return Add(*client, *c, kind);
     if (c->verb == "modify") return Modify(*client, *c, kind);

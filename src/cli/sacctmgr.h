@@ -54,4 +54,25 @@ std::string RenderSacctmgr(const std::vector<std::string>& headers, const std::v
                            const std::vector<std::vector<std::string>>& rows, bool noheader,
                            bool parsable, bool trailing_bar);
 
+// --- Account coordinators (issue 16 item 2; sacctmgr_coord.cc) ---
+//   sacctmgr [-i] add coordinator account=A[,B..] names=U[,V..]
+//   sacctmgr [-i] remove coordinator account=A[,B..] names=U[,V..]
+//   sacctmgr show account withcoord [format=Account,...,Coordinators]
+// print what Slurm 22.05 prints. `withcoord` lists for each account its coordinators and
+// those of the accounts above it (a coordinator coordinates the subtree), as Slurm does.
+
+// The coordinators of `account` in `all`: its own and its ancestors', sorted, joined by ','.
+std::string InheritedCoordinators(const std::vector<AccountConfig>& all,
+                                  const std::string& account);
+
+class Client;
+namespace internal {
+// Asks Slurm's "Would you like to commit changes?" on stdin unless `immediate`; true to go on.
+bool ConfirmCommit(bool immediate);
+// `verb` is "add" or "delete"; `accounts` and `users` as the command line named them.
+int SacctmgrCoordinator(Client& client, const std::string& verb,
+                        const std::vector<std::string>& accounts,
+                        const std::vector<std::string>& users, bool immediate, bool quiet);
+}  // namespace internal
+
 }  // namespace corral::cli

@@ -49,5 +49,21 @@ TEST(SacctmgrTest, TablesAsSlurmPrintsThem) {
             "nlp|\n");
 }
 
+// `show account withcoord` (issue 16 item 2): an account's coordinators and those above it,
+// as Slurm lists them for every sub-account.
+TEST(SacctmgrTest, WithcoordListsTheCoordinatorsOfAnAccountAndOfThoseAboveIt) {
+  std::vector<AccountConfig> all = {{.name = "top"},
+                                    {.name = "proja", .parent = "top", .coordinators = {"carol"}},
+                                    {.name = "suba", .parent = "proja", .coordinators = {"alice"}},
+                                    {.name = "projb", .parent = "top"}};
+  EXPECT_EQ(InheritedCoordinators(all, "proja"), "carol");
+  EXPECT_EQ(InheritedCoordinators(all, "suba"), "alice,carol");
+  EXPECT_EQ(InheritedCoordinators(all, "projb"), "");
+  EXPECT_EQ(InheritedCoordinators(all, "nope"), "");
+  // A loop (never stored; the controller refuses it) does not hang.
+  all[0].parent = "suba";
+  EXPECT_EQ(InheritedCoordinators(all, "suba"), "alice,carol");
+}
+
 }  // namespace
 }  // namespace corral::cli

@@ -126,7 +126,9 @@ void SetAuditPrincipal(const api::HttpRequest& req, const api::Identity& who,
 
 int AuditSuccessStatus(const AuditRecord& entry) {
   bool creates = entry.method == "POST" &&
-                 (entry.route == "/api/v1/jobs" || entry.route == "/api/v1/jobs/{id}/steps");
+                 (entry.route == "/api/v1/jobs" || entry.route == "/api/v1/jobs/{id}/steps" ||
+                  entry.route == "/api/v1/accounts" || entry.route == "/api/v1/users" ||
+                  entry.route == "/api/v1/qos");
   return creates ? 201 : 200;
 }
 

@@ -46,7 +46,8 @@ class AuditLog {
 AuditRecord AuditEntryFor(const api::HttpRequest& req, std::string_view method,
                           std::string_view pattern);
 void SetAuditPrincipal(const api::HttpRequest& req, const api::Identity& who, AuditRecord* entry);
-// The status a route answers on success (201 for what creates a job or a step).
+// The status a route answers on success (201 for what creates a job, a step, an account, a
+// user or a QOS).
 int AuditSuccessStatus(const AuditRecord& entry);
 
 // The record of the request this thread is handling, until it is written.

@@ -104,6 +104,9 @@ struct ControllerConfig {
   uint32_t max_submitted_jobs = 10000;
   // Not from the file: how job users' uids are found (the passwd database when empty).
   UserIdLookup user_ids;
+  // Not from the file (issue 16 item 2): the groups of a job's user, for partitions'
+  // AllowGroups (getgrouplist through NSS when empty; tests give a fake).
+  std::function<std::vector<std::string>(const std::string& user, uint32_t gid)> user_groups;
   // [metrics] token_file: the scrape token (api/scrape_token.h) that reads /metrics and
   // /metrics/targets; "" = only admins' and operators' credentials may.
   std::string metrics_token_file;

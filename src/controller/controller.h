@@ -285,7 +285,8 @@ class Controller {
   // Kept in the store (internal/governance.h says where they come from at start) and changed
   // live: a change is checked as a whole, stored with its audit record in one batch, and the
   // scheduler uses it from its next pass. Changes are for admins (`kManageAccounts` for
-  // accounts and users, `kConfigure` for QOS): kPermissionDenied otherwise. Every change
+  // accounts and users, `kConfigure` for QOS) and, on their own accounts, account
+  // coordinators (below): kPermissionDenied otherwise. Every change
   // returns kInvalidArgument naming the field (a bad name or value, an unknown parent,
   // account, user or QOS, a loop in the account tree), kAlreadyExists when creating what
   // exists, kNotFound when changing or deleting what does not, kFailedPrecondition when
@@ -320,6 +321,18 @@ class Controller {
   // route "budget.warning", target "account:NAME". The caller appends them to the audit log
   // in the batch that holds their markers (`TakeWrites`).
   std::vector<AuditRecord> TakeBudgetEvents();
+  // --- Account coordinators (controller_governance.cc; issue 16 item 2) ---
+  // Admins, and users who coordinate the account (Slurm's coordinators, docs/governance.md):
+  // add `users` (existing user records) to account `account`'s coordinators, or remove one.
+  // A coordinator may also change the users and sub-accounts of her accounts (PutAccount,
+  // PutUser, DeleteUser: internal/governance.h says exactly what) and hold, release, cancel,
+  // requeue and update their jobs. Returns the account as stored.
+  Result<AccountConfig> AddCoordinators(const api::Identity& who, const std::string& account,
+                                        const std::vector<std::string>& users);
+  Result<AccountConfig> RemoveCoordinator(const api::Identity& who, const std::string& account,
+                                          const std::string& user);
+  // Whether `user` coordinates `account` (directly or through an ancestor).
+  bool Coordinates(const std::string& user, const std::string& account) const;
 
   // --- Per-job GPU statistics and GPU waste (controller_gpu.cc; docs/metrics-jobs.md) ---
 

@@ -65,7 +65,9 @@ Result<api::SubmitResponse> Controller::Submit(const api::Identity& who, JobSpec
 
 Status Controller::Cancel(const api::Identity& who, JobId id) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCancelJob, e->job));
+  CORRAL_RETURN_IF_ERROR(
+      internal::AuthorizeJob(who, api::Action::kCancelJob, e->job,
+                             s_->governance.Coordinates(who.user, e->job.spec.account)));
   if (IsTerminal(e->job.state)) {
     return FailedPrecondition("job " + id.ToString() + ": already " +
                               std::string(JobStateName(e->job.state)));
@@ -76,7 +78,9 @@ Status Controller::Cancel(const api::Identity& who, JobId id) {
 
 Status Controller::SignalJob(const api::Identity& who, JobId id, int signal) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kCancelJob, e->job));
+  CORRAL_RETURN_IF_ERROR(
+      internal::AuthorizeJob(who, api::Action::kCancelJob, e->job,
+                             s_->governance.Coordinates(who.user, e->job.spec.account)));
   if (signal < 1 || signal > 64 || signal >= NSIG) {
     return InvalidArgument("signal: " + std::to_string(signal) + " is not a signal number (1-64)");
   }
@@ -169,9 +173,14 @@ Status Controller::Top(const api::Identity& who, JobId id) {
 
 Status Controller::Requeue(const api::Identity& who, JobId id, bool hold) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kRequeueJob, e->job));
+  CORRAL_RETURN_IF_ERROR(
+      internal::AuthorizeJob(who, api::Action::kRequeueJob, e->job,
+                             s_->governance.Coordinates(who.user, e->job.spec.account)));
   // Both rights are checked before anything changes: a refused hold leaves the job as it was.
-  if (hold) CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kHoldJob, e->job));
+  if (hold)
+    CORRAL_RETURN_IF_ERROR(
+        internal::AuthorizeJob(who, api::Action::kHoldJob, e->job,
+                               s_->governance.Coordinates(who.user, e->job.spec.account)));
   if (e->job.state == JobState::kPending) {
     return FailedPrecondition("job " + id.ToString() + ": already pending");
   }
@@ -185,7 +194,8 @@ Status Controller::Requeue(const api::Identity& who, JobId id, bool hold) {
 Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
   CORRAL_RETURN_IF_ERROR(
-      internal::AuthorizeJob(who, hold ? api::Action::kHoldJob : api::Action::kReleaseJob, e->job));
+      internal::AuthorizeJob(who, hold ? api::Action::kHoldJob : api::Action::kReleaseJob, e->job,
+                             s_->governance.Coordinates(who.user, e->job.spec.account)));
   if (e->job.state != JobState::kPending) {
     return FailedPrecondition("job " + id.ToString() + ": not pending");
   }
@@ -208,7 +218,9 @@ Status Controller::Hold(const api::Identity& who, JobId id, bool hold) {
 
 Status Controller::UpdateTimeLimit(const api::Identity& who, JobId id, Duration limit) {
   CORRAL_ASSIGN_OR_RETURN(JobEntry * e, s_->jobs.Get(id));
-  CORRAL_RETURN_IF_ERROR(internal::AuthorizeJob(who, api::Action::kUpdateJob, e->job));
+  CORRAL_RETURN_IF_ERROR(
+      internal::AuthorizeJob(who, api::Action::kUpdateJob, e->job,
+                             s_->governance.Coordinates(who.user, e->job.spec.account)));
   CORRAL_RETURN_IF_ERROR(s_->validator.ValidateTimeLimit(who, e->job, limit));
   e->job.time_limit = limit;
   e->job.spec.time_limit = limit;

@@ -89,6 +89,28 @@ const Verbs<QosConfig> kQosVerbs{
 
 }  // namespace
 
+// Account coordinators (issue 16 item 2).
+api::HttpResponse ServeCoordinators(ControllerService& service, std::string_view method,
+                                    const api::HttpRequest& req, const api::Identity& who) {
+  auto param = [&req](const char* name) {
+    auto it = req.params.find(name);
+    return it == req.params.end() ? std::string() : it->second;
+  };
+  const std::string account = param("name");
+  Result<AccountConfig> r = [&]() -> Result<AccountConfig> {
+    if (method == "DELETE") {
+      const std::string user = param("user");
+      return service.Call<AccountConfig>(
+          [&](Controller& c) { return c.RemoveCoordinator(who, account, user); });
+    }
+    CORRAL_ASSIGN_OR_RETURN(api::CoordinatorRequest body, api::DecodeCoordinatorRequest(req.body));
+    return service.Call<AccountConfig>(
+        [&](Controller& c) { return c.AddCoordinators(who, account, body.users); });
+  }();
+  if (!r) return api::ErrorResponse(r.error());
+  return Json(200, api::EncodeAccount(*r));
+}
+
 api::HttpResponse ServeGovernance(ControllerService& service, std::string_view kind,
                                   std::string_view method, const api::HttpRequest& req,
                                   const api::Identity& who) {

@@ -23,4 +23,9 @@ api::HttpResponse ServeGovernance(ControllerService& service, std::string_view k
                                   std::string_view method, const api::HttpRequest& req,
                                   const api::Identity& who);
 
+// POST /api/v1/accounts/{name}/coordinators ({"users": [...]}) and DELETE
+// /api/v1/accounts/{name}/coordinators/{user}: answer the account as stored (issue 16 item 2).
+api::HttpResponse ServeCoordinators(ControllerService& service, std::string_view method,
+                                    const api::HttpRequest& req, const api::Identity& who);
+
 }  // namespace corral::controller

@@ -52,14 +52,14 @@ constexpr RouteSpec kRoutes[] = {
   // Accounts, users and QOS as data (governance_routes.h, docs/governance.md).
   {"GET",    "/api/v1/accounts",                       Action::kReadCluster,    kCluster,   "list accounts"},
   {"GET",    "/api/v1/accounts/{name}",                Action::kReadCluster,    kCluster,   "one account"},
-  {"POST",   "/api/v1/accounts",                       Action::kManageAccounts, kCluster,   "create an account"},
-  {"PUT",    "/api/v1/accounts/{name}",                Action::kManageAccounts, kCluster,   "replace an account's settings and limits"},
-  {"DELETE", "/api/v1/accounts/{name}",                Action::kManageAccounts, kCluster,   "delete an account"},
+  {"POST",   "/api/v1/accounts",                       Action::kManageAccounts, kAccount,   "create an account"},
+  {"PUT",    "/api/v1/accounts/{name}",                Action::kManageAccounts, kAccount,   "replace an account's settings and limits"},
+  {"DELETE", "/api/v1/accounts/{name}",                Action::kManageAccounts, kAccount,   "delete an account"},
   {"GET",    "/api/v1/users",                          Action::kReadCluster,    kCluster,   "list users and their associations"},
   {"GET",    "/api/v1/users/{name}",                   Action::kReadCluster,    kCluster,   "one user"},
-  {"POST",   "/api/v1/users",                          Action::kManageAccounts, kCluster,   "create a user with its associations"},
-  {"PUT",    "/api/v1/users/{name}",                   Action::kManageAccounts, kCluster,   "replace a user's settings, limits and associations"},
-  {"DELETE", "/api/v1/users/{name}",                   Action::kManageAccounts, kCluster,   "delete a user and its associations"},
+  {"POST",   "/api/v1/users",                          Action::kManageAccounts, kAccount,   "create a user with its associations"},
+  {"PUT",    "/api/v1/users/{name}",                   Action::kManageAccounts, kAccount,   "replace a user's settings, limits and associations"},
+  {"DELETE", "/api/v1/users/{name}",                   Action::kManageAccounts, kAccount,   "delete a user and its associations"},
   {"GET",    "/api/v1/qos",                            Action::kReadCluster,    kCluster,   "list QOS"},
   {"GET",    "/api/v1/qos/{name}",                     Action::kReadCluster,    kCluster,   "one QOS"},
   {"POST",   "/api/v1/qos",                            Action::kConfigure,      kCluster,   "create a QOS"},
@@ -79,6 +79,9 @@ constexpr RouteSpec kRoutes[] = {
   // Probes and high availability (issue 11; docs/operations.md, "High availability").
   {"GET",    "/livez",                                 Action::kReadCluster,    kAnonymous, "liveness probe: the process serves HTTP"},
   {"GET",    "/readyz",                                Action::kReadCluster,    kAnonymous, "readiness probe: this controller leads and serves the API"},
+  // Account coordinators (issue 16 item 2): admins and the coordinators of the account.
+  {"POST",   "/api/v1/accounts/{name}/coordinators",   Action::kManageAccounts, kAccount,   "add coordinators to an account"},
+  {"DELETE", "/api/v1/accounts/{name}/coordinators/{user}", Action::kManageAccounts, kAccount, "remove a coordinator from an account"},
 };
 // clang-format on
 

@@ -20,6 +20,8 @@ enum class RouteScope {
   kCluster,    // at the route, before the handler: `Authorize(who, action, {node = {name}})`
   kJob,        // on the state thread, against the job named by {id} (its user and run)
   kAgentNode,  // against the node the body names: it must be the calling agent's own
+  kAccount,    // on the state thread, against the account tree: admins and the coordinators of
+               // the account concerned (issue 16 item 2, controller_coordinators.cc)
 };
 
 struct RouteSpec {

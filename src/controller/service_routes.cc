@@ -691,6 +691,14 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
             });
     }
   }
+  // Account coordinators (issue 16 item 2; governance_routes.h).
+  for (auto [method, pattern] : {std::pair<std::string_view, std::string_view>{
+                                     "POST", "/api/v1/accounts/{name}/coordinators"},
+                                 {"DELETE", "/api/v1/accounts/{name}/coordinators/{user}"}}) {
+    route(method, pattern, [self, method](const api::HttpRequest& req, const api::Identity& who) {
+      return ServeCoordinators(*self, method, req, who);
+    });
+  }
 
   // Budgets' spend (budget_routes.h; issue 16 item 5).
   route("GET", "/api/v1/budgets",

@@ -48,6 +48,12 @@ struct AccountConfig {
   // --- Budget (issue 16 item 5; core/budget.h): GPU-hours and energy per period, over the
   // account and its whole subtree. Unset = none.
   std::optional<Budget> budget;
+  // --- Account coordinators (issue 16 item 2; docs/governance.md, "Coordinators") ---
+  // Users who manage this account and its sub-accounts: their users, limits and jobs (Slurm's
+  // coordinators, `sacctmgr add coordinator`). Sorted; each has a user record. Only these
+  // direct ones are listed: a coordinator of an ancestor coordinates this account too.
+  std::vector<std::string> coordinators;
+  // --- end coordinators ---
   bool operator==(const AccountConfig&) const = default;
 };
 

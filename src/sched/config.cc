@@ -425,6 +425,19 @@ Result<Partition> ParsePartition(const toml::table& t, size_t index) {
   CORRAL_RETURN_IF_ERROR(s.Unsigned("priority_tier", &p.priority_tier, 65535));
   CORRAL_RETURN_IF_ERROR(s.Memory("def_mem_per_cpu", &p.def_mem_per_cpu_mb));
   CORRAL_RETURN_IF_ERROR(s.Strings("allowed_accounts", &p.allowed_accounts));
+  // Access (issue 16 item 2), spelled as in slurm.conf; AllowAccounts is allowed_accounts.
+  if (s.Has("allowed_accounts") && s.Has("AllowAccounts")) {
+    return s.Bad("AllowAccounts", "give allowed_accounts or AllowAccounts, not both");
+  }
+  CORRAL_RETURN_IF_ERROR(s.Strings("AllowAccounts", &p.allowed_accounts));
+  CORRAL_RETURN_IF_ERROR(s.Strings("DenyAccounts", &p.deny_accounts));
+  CORRAL_RETURN_IF_ERROR(s.Strings("AllowGroups", &p.allowed_groups));
+  CORRAL_RETURN_IF_ERROR(s.Strings("AllowQos", &p.allowed_qos));
+  if (!p.allowed_accounts.empty() && !p.deny_accounts.empty()) {
+    return s.Bad("DenyAccounts",
+                 "give AllowAccounts or DenyAccounts, not both (Slurm ignores "
+                 "DenyAccounts when AllowAccounts is set)");
+  }
   if (p.default_time.count() <= 0) return s.Bad("default_time", "must be positive");
   if (p.max_time.count() <= 0) return s.Bad("max_time", "must be positive");
   // As in Slurm, a partition without a default time gives jobs its maximum.
@@ -450,6 +463,7 @@ Result<AccountConfig> ParseAccount(const toml::table& t, size_t index) {
   CORRAL_RETURN_IF_ERROR(s.Strings("users", &a.users));
   CORRAL_RETURN_IF_ERROR(s.String("default_qos", &a.default_qos));
   CORRAL_RETURN_IF_ERROR(s.Strings("allowed_qos", &a.allowed_qos));
+  CORRAL_RETURN_IF_ERROR(s.Strings("coordinators", &a.coordinators));  // issue 16 item 2
   if (a.parent == "root") a.parent.clear();
   if (a.name == "root") return s.Bad("name", "\"root\" is the implicit top of the tree");
   if (a.shares == 0) return s.Bad("shares", "must be at least 1");
@@ -692,6 +706,19 @@ Status ValidateSchedulerConfig(const SchedulerConfig& c) {
       if (!accounts.count(a)) {
         return InvalidArgument(EntryWhere("partition", p.name) +
                                ": allowed_accounts: no such account " + Quote(a));
+      }
+    }
+    // Access (issue 16 item 2).
+    for (const std::string& a : p.deny_accounts) {
+      if (!accounts.count(a)) {
+        return InvalidArgument(EntryWhere("partition", p.name) +
+                               ": DenyAccounts: no such account " + Quote(a));
+      }
+    }
+    for (const std::string& q : p.allowed_qos) {
+      if (!qos.count(q)) {
+        return InvalidArgument(EntryWhere("partition", p.name) + ": AllowQos: no such qos " +
+                               Quote(q));
       }
     }
   }

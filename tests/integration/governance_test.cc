@@ -184,5 +184,123 @@ TEST(GovernanceTest, SacctmgrRoundTrips) {
   EXPECT_EQ(sacctmgr({"-nP", "show", "qos", "high", "format=name"}).out, "");
 }
 
+// Account coordinators and partitions restricted to accounts (issue 16 item 2): carol, made
+// coordinator of nlp by the admin, manages nlp's sub-accounts, users and jobs with `corral`,
+// `sacctmgr` and `scancel` under her own credential, and is refused on the neighbour account
+// vision, above her level, and on QOS; a partition with AllowAccounts refuses bob's job of
+// vision in Slurm's words and records nothing. The users are the harness's: tokens minted
+// with the cluster's key (verified credentials), one Unix process each.
+TEST(GovernanceTest, ACoordinatorManagesHerAccountOnlyAndAPartitionRefusesOtherAccounts) {
+  TestCluster cluster({.nodes = 1, .gpus_per_node = 2, .extra_controller_toml = R"(
+[[partition]]
+name = "main"
+default = true
+[[partition]]
+name = "nlp_only"
+AllowAccounts = ["nlp"]
+[[account]]
+name = "research"
+[[account]]
+name = "nlp"
+parent = "research"
+users = ["alice", "carol"]
+[[account]]
+name = "vision"
+parent = "research"
+users = ["bob"]
+)"});
+  ASSERT_TRUE(cluster.Start().has_value()) << cluster.ControllerLog();
+  auto sacctmgr = [&](std::vector<std::string> args) { return cluster.CliAs("sacctmgr", args); };
+  // The admin (this process's user) makes carol coordinator of nlp.
+  CliResult made = sacctmgr({"-i", "add", "coordinator", "account=nlp", "names=carol"});
+  ASSERT_EQ(made.status, 0) << made.out << made.err;
+  EXPECT_NE(made.out.find(" Adding Coordinator User(s)\n  carol\n To Account(s) and all "
+                          "sub-accounts\n  nlp\n"),
+            std::string::npos)
+      << made.out;
+
+  const std::string bearer = cluster.Token("carol");
+  const std::map<std::string, std::string> as_carol = {{"CORRAL_TOKEN", bearer.substr(7)}};
+  auto carol = [&](const std::string& program, const std::vector<std::string>& args) {
+    return cluster.CliAs(program, args, "", as_carol);
+  };
+  // Her account's sub-accounts and users.
+  CliResult sub = carol("corral", {"account", "add", "nlp_sub", "--parent", "nlp"});
+  ASSERT_EQ(sub.status, 0) << sub.err;
+  CliResult user = carol("sacctmgr", {"-i", "add", "user", "dave", "account=nlp_sub"});
+  ASSERT_EQ(user.status, 0) << user.err;
+  CliResult limited =
+      carol("sacctmgr", {"-i", "modify", "account", "nlp_sub", "set", "GrpTRES=gres/gpu=1"});
+  ASSERT_EQ(limited.status, 0) << limited.err;
+  CliResult coords = sacctmgr({"-nP", "show", "account", "withcoord", "format=account,coord"});
+  ASSERT_EQ(coords.status, 0) << coords.err;
+  EXPECT_EQ(coords.out, "nlp|carol\nnlp_sub|carol\nresearch|\nvision|\n");
+  // The neighbour's account, her own account's limits, above her level, QOS: refused, naming
+  // what; nothing changed.
+  CliResult before = cluster.Cli({"account", "list", "--json"});
+  struct Refused {
+    std::string program;
+    std::vector<std::string> args;
+    std::string says;
+  };
+  for (const Refused& r : std::vector<Refused>{
+           {"corral", {"account", "modify", "vision", "--max-gpus", "1"}, "\"vision\""},
+           {"corral", {"account", "modify", "nlp", "--max-gpus", "1"}, "\"nlp\""},
+           {"corral", {"account", "add", "rogue", "--parent", "research"}, "\"rogue\""},
+           {"corral", {"user", "add", "erin", "--account", "vision"}, "\"erin\""},
+           {"corral", {"qos", "add", "fast"}, "carol"},
+           {"sacctmgr",
+            {"-i", "add", "coordinator", "account=research", "names=carol"},
+            "Access/permission denied"},
+           {"corral", {"account", "coordinator", "add", "vision", "carol"}, "\"vision\""},
+       }) {
+    CliResult got = carol(r.program, r.args);
+    EXPECT_NE(got.status, 0) << r.args[0] << " " << r.args[1] << " " << r.args[2];
+    EXPECT_NE(got.err.find(r.says), std::string::npos)
+        << r.args[0] << " " << r.args[1] << " " << r.args[2] << ": " << got.err;
+  }
+  EXPECT_EQ(cluster.Cli({"account", "list", "--json"}).out, before.out);
+
+  // Jobs: alice's (nlp) she may cancel; bob's (vision) not.
+  JobSpec held = cluster.ShellJob("true");
+  held.hold = true;
+  held.account = "nlp";
+  auto alices = cluster.Submit(held, "alice");
+  held.account = "vision";
+  auto bobs = cluster.Submit(held, "bob");
+  ASSERT_TRUE(alices.has_value() && bobs.has_value());
+  CliResult cancel = carol("scancel", {alices->job_id.ToString()});
+  EXPECT_EQ(cancel.status, 0) << cancel.err;
+  EXPECT_EQ(cluster.GetJob(alices->job_id)->job.state, JobState::kCancelled);
+  CliResult neighbour = carol("scancel", {bobs->job_id.ToString()});
+  EXPECT_NE(neighbour.status, 0);
+  EXPECT_EQ(cluster.GetJob(bobs->job_id)->job.state, JobState::kPending);
+
+  // AllowAccounts: bob's job of vision may not use nlp_only; nothing is recorded.
+  auto jobs_before = cluster.ListJobs();
+  ASSERT_TRUE(jobs_before.has_value());
+  JobSpec wrong = cluster.ShellJob("true");
+  wrong.partitions = {"nlp_only"};
+  wrong.account = "vision";
+  auto refused = cluster.Submit(wrong, "bob");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("Invalid account or account/partition combination "
+                                         "specified: Job's account not permitted to use this "
+                                         "partition (nlp_only allows nlp not vision)"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(cluster.ListJobs()->size(), jobs_before->size());
+  CliResult shown = cluster.CliAs("scontrol", {"show", "partition", "nlp_only"});
+  EXPECT_NE(shown.out.find("AllowGroups=ALL AllowAccounts=nlp AllowQos=ALL"), std::string::npos)
+      << shown.out;
+
+  // The refusals are in the audit log under carol's name.
+  CliResult audit = cluster.Cli({"audit", "--user", "carol", "--json"});
+  ASSERT_EQ(audit.status, 0) << audit.err;
+  EXPECT_NE(audit.out.find(R"("route":"/api/v1/accounts/{name}/coordinators")"), std::string::npos)
+      << audit.out;
+  EXPECT_NE(audit.out.find(R"("status":403)"), std::string::npos) << audit.out;
+}
+
 }  // namespace
 }  // namespace corral::testing

@@ -110,6 +110,10 @@ const std::map<std::string, std::string> kMatrix = {
     // Probes (issue 11): anonymous, for load balancers and orchestrators.
     {"GET /livez", "yyyyyyyyyy"},
     {"GET /readyz", "yyyyyyyyyy"},
+    // Account coordinators (issue 16 item 2): admins here, where nobody coordinates anything;
+    // the coordinator's own rows are kCoordinatorMatrix's.
+    {"POST /api/v1/accounts/{name}/coordinators", "----y-----"},
+    {"DELETE /api/v1/accounts/{name}/coordinators/{user}", "----y-----"},
 };
 
 std::string Replace(std::string s, const std::string& from, const std::string& to) {
@@ -139,6 +143,13 @@ std::string BodyFor(const std::string& pattern) {
     return api::EncodeHeartbeatRequest({.node = "node01"});
   }
   if (pattern == "/api/v1/agents/events") return api::EncodeJobEventsRequest({.node = "node01"});
+  // Governance records (decided on the state thread, issue 16 item 2): well-formed, so that a
+  // refusal is the decision's and not the body's.
+  if (pattern == "/api/v1/accounts") return R"({"name":"acct1"})";
+  if (pattern == "/api/v1/accounts/{name}") return R"({"name":"node01"})";
+  if (pattern == "/api/v1/users") return R"({"name":"user1"})";
+  if (pattern == "/api/v1/users/{name}") return R"({"name":"node01"})";
+  if (pattern == "/api/v1/accounts/{name}/coordinators") return R"({"users":["alice"]})";
   return "";
 }
 
@@ -167,6 +178,7 @@ TEST(AuthzMatrixTest, EveryControllerRouteAnswersEveryCallerAsTheMatrixSays) {
     path = Replace(path, "{step}", "1");
     path = Replace(path, "{name}", "node01");
     path = Replace(path, "{index}", "0");
+    path = Replace(path, "{user}", "alice");
     path = Replace(path, "{file*}", "index.html");
     if (path.ends_with("/wait")) path += "?timeout=0";
     for (size_t c = 0; c < kCallers.size(); ++c) {
@@ -190,6 +202,101 @@ TEST(AuthzMatrixTest, EveryControllerRouteAnswersEveryCallerAsTheMatrixSays) {
   }
   for (const auto& [key, row] : kMatrix) {
     EXPECT_TRUE(routes.contains(key)) << key << ": a row for a route the controller does not have";
+  }
+}
+
+// --- Account coordinators (issue 16 item 2) ---
+// carol coordinates account nlp (research > nlp > nlp_sub); bob's account vision is its
+// neighbour. Each affected route is tried by carol on something of her accounts and on the
+// same thing of the neighbour's: 'y' allowed, '-' refused (401/403). What she may do is what
+// Slurm 22.05 lets a coordinator do (docs/governance.md, "Coordinators").
+struct CoordinatorRow {
+  std::string route;  // method and pattern, as in kMatrix
+  std::string own_path, own_body, neighbour_path, neighbour_body;
+  std::string expect;  // own, neighbour
+};
+
+TEST(AuthzMatrixTest, ACoordinatorManagesHerAccountsOnly) {
+  SecurityCluster cluster;
+  for (auto [path, body] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/v1/accounts", R"({"name":"research"})"},
+           {"/api/v1/accounts", R"({"name":"nlp","parent":"research"})"},
+           {"/api/v1/accounts", R"({"name":"nlp_sub","parent":"nlp"})"},
+           {"/api/v1/accounts", R"({"name":"vision","parent":"research"})"},
+           {"/api/v1/users", R"({"name":"alice","accounts":["nlp"]})"},
+           {"/api/v1/users", R"({"name":"carol","accounts":["nlp"]})"},
+           {"/api/v1/users", R"({"name":"bob","accounts":["vision"]})"},
+           {"/api/v1/accounts/nlp/coordinators", R"({"users":["carol"]})"}}) {
+    api::HttpResponse r = cluster.Send("root", "POST", path, body);
+    ASSERT_TRUE(r.status == 200 || r.status == 201) << path << " " << body << ": " << r.body;
+  }
+  JobSpec in_nlp = TestJob(0);
+  in_nlp.account = "nlp";
+  JobSpec in_vision = TestJob(0);
+  in_vision.account = "vision";
+  const std::string own = "/api/v1/jobs/" + cluster.Submit("alice", in_nlp).ToString();
+  const std::string other = "/api/v1/jobs/" + cluster.Submit("bob", in_vision).ToString();
+  const std::string limit = R"({"time_limit":"5"})";
+  const std::vector<CoordinatorRow> rows = {
+      // Jobs of her accounts: hold, release, cancel, requeue, time limit, signal (as scancel).
+      {"POST /api/v1/jobs/{id}/hold", own + "/hold", "", other + "/hold", "", "y-"},
+      {"POST /api/v1/jobs/{id}/release", own + "/release", "", other + "/release", "", "y-"},
+      {"POST /api/v1/jobs/{id}/time_limit", own + "/time_limit", limit, other + "/time_limit",
+       limit, "y-"},
+      {"POST /api/v1/jobs/{id}/requeue", own + "/requeue", "", other + "/requeue", "", "y-"},
+      {"POST /api/v1/jobs/{id}/signal", own + "/signal", R"({"signal":"10"})", other + "/signal",
+       R"({"signal":"10"})", "y-"},
+      {"POST /api/v1/jobs/{id}/cancel", own + "/cancel", "", other + "/cancel", "", "y-"},
+      // Not an operator's: suspend, top, steps.
+      {"POST /api/v1/jobs/{id}/suspend", own + "/suspend", "", other + "/suspend", "", "--"},
+      {"POST /api/v1/jobs/{id}/top", own + "/top", "", other + "/top", "", "--"},
+      // Sub-accounts and their limits; never her own account's, never a deletion.
+      {"POST /api/v1/accounts", "/api/v1/accounts", R"({"name":"nlp2","parent":"nlp"})",
+       "/api/v1/accounts", R"({"name":"vision2","parent":"vision"})", "y-"},
+      {"PUT /api/v1/accounts/{name}", "/api/v1/accounts/nlp_sub",
+       R"({"name":"nlp_sub","parent":"nlp","limits":{"max_gpus":4}})", "/api/v1/accounts/vision",
+       R"({"name":"vision","parent":"research","limits":{"max_gpus":4}})", "y-"},
+      {"PUT /api/v1/accounts/{name}", "/api/v1/accounts/nlp",
+       R"({"name":"nlp","parent":"research","limits":{"max_gpus":4}})", "/api/v1/accounts/research",
+       R"({"name":"research"})", "--"},
+      {"DELETE /api/v1/accounts/{name}", "/api/v1/accounts/nlp2", "", "/api/v1/accounts/vision", "",
+       "--"},
+      // Users of her accounts.
+      {"POST /api/v1/users", "/api/v1/users", R"({"name":"dave","accounts":["nlp"]})",
+       "/api/v1/users", R"({"name":"erin","accounts":["vision"]})", "y-"},
+      {"PUT /api/v1/users/{name}", "/api/v1/users/dave",
+       R"({"name":"dave","accounts":["nlp"],"limits":{"max_gpus":2}})", "/api/v1/users/bob",
+       R"({"name":"bob","accounts":["vision"],"limits":{"max_gpus":2}})", "y-"},
+      {"DELETE /api/v1/users/{name}", "/api/v1/users/dave", "", "/api/v1/users/bob", "", "y-"},
+      // Coordinators at and below her level, not beside or above it.
+      {"POST /api/v1/accounts/{name}/coordinators", "/api/v1/accounts/nlp_sub/coordinators",
+       R"({"users":["alice"]})", "/api/v1/accounts/vision/coordinators", R"({"users":["carol"]})",
+       "y-"},
+      {"DELETE /api/v1/accounts/{name}/coordinators/{user}",
+       "/api/v1/accounts/nlp_sub/coordinators/alice", "",
+       "/api/v1/accounts/research/coordinators/carol", "", "y-"},
+      // QOS are cluster configuration.
+      {"POST /api/v1/qos", "/api/v1/qos", R"({"name":"fast"})", "/api/v1/qos", R"({"name":"fast"})",
+       "--"},
+  };
+  for (const CoordinatorRow& row : rows) {
+    const size_t space = row.route.find(' ');
+    const std::string method = row.route.substr(0, space);
+    ASSERT_TRUE(kMatrix.contains(row.route)) << row.route << ": not a route of the matrix";
+    if (row.route == "POST /api/v1/jobs/{id}/release") {
+      cluster.Send("alice", "POST", own + "/hold");
+      cluster.Send("bob", "POST", other + "/hold");
+    }
+    for (int side = 0; side < 2; ++side) {
+      const std::string& path = side == 0 ? row.own_path : row.neighbour_path;
+      const std::string& body = side == 0 ? row.own_body : row.neighbour_body;
+      api::HttpResponse r = cluster.Send("carol", method, path, body);
+      ASSERT_NE(r.status, 0) << row.route;
+      const bool refused = r.status == 401 || r.status == 403;
+      EXPECT_EQ(!refused, row.expect[side] == 'y')
+          << row.route << " as carol on " << (side == 0 ? "her account's " : "the neighbour's ")
+          << path << ": " << r.status << " " << r.body;
+    }
   }
 }
 

@@ -35,6 +35,7 @@ class TestAuthenticator final : public api::Authenticator {
     if (name == "bob") return User("bob", 1001, api::Role::kUser);
     if (name == "olga") return User("olga", 1500, api::Role::kOperator);
     if (name == "root") return User("root", 0, api::Role::kAdmin);
+    if (name == "carol") return User("carol", 1002, api::Role::kUser);  // a coordinator
     if (name.rfind("agent:", 0) == 0) {
       return api::Identity{.user = name,
                            .uid = api::kNoUnixId,

@@ -5,8 +5,8 @@
 // Callers: "alice" (owns the jobs), "bob" (another user), "olga" (operator), "root" (admin),
 // "agent:node01" / "agent:node02" (agents bound to their node), "job:<id>" (a job credential
 // of job <id>, of alice, for its current run), "scrape" (the scrape token, `[metrics]
-// token_file`, which the cluster makes in a temporary directory). No Authorization header:
-// anonymous.
+// token_file`, which the cluster makes in a temporary directory), "carol" (a user the account
+// coordinator tests make a coordinator). No Authorization header: anonymous.
 //
 // Test-only; thread-safe as ControllerService.
 #pragma once

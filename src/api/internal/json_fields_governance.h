@@ -59,6 +59,12 @@ void Fields(V& v, S& s) {
   v("default_qos", s.default_qos);
   v("allowed_qos", s.allowed_qos);
   v("budget", s.budget);  // issue 16 item 5
+  v("coordinators", s.coordinators);  // issue 16 item 2
+}
+
+template <typename V, Is<CoordinatorRequest> S>  // issue 16 item 2
+void Fields(V& v, S& s) {
+  v("users", s.users);
 }
 
 template <typename V, Is<UserConfig> S>

@@ -60,6 +60,9 @@ void Fields(V& v, S& s) {
   v("priority_tier", s.priority_tier);
   v("def_mem_per_cpu_mb", s.def_mem_per_cpu_mb);
   v("allowed_accounts", s.allowed_accounts);
+  v("deny_accounts", s.deny_accounts);    // issue 16 item 2
+  v("allowed_groups", s.allowed_groups);  // issue 16 item 2
+  v("allowed_qos", s.allowed_qos);        // issue 16 item 2
 }
 
 template <typename V, Is<NodeInfo> S>

@@ -196,7 +196,10 @@ Partition FullPartition() {
                    .max_nodes_per_job = 8,
                    .priority_tier = 3,
                    .def_mem_per_cpu_mb = 8192,
-                   .allowed_accounts = {"nlp", "vision"}};
+                   .allowed_accounts = {"nlp", "vision"},
+                   .deny_accounts = {"guests"},  // issue 16 item 2 (Slurm ignores it with allow)
+                   .allowed_groups = {"ml"},
+                   .allowed_qos = {"normal", "high"}};
 }
 
 SubmitResponse FullSubmitResponse() {

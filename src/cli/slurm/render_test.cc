@@ -465,6 +465,28 @@ TEST(ScontrolRenderTest, NodeAndPartitionBlocks) {
             "\n");
 }
 
+// Partition access (issue 16 item 2), as the Slurm 22.05 peer prints partitions with
+// AllowAccounts=proja,suba / DenyAccounts=proja / AllowGroups=root / AllowQos=fast.
+TEST(ScontrolRenderTest, PartitionAccessAsSlurmShowsIt) {
+  ScontrolOptions o;
+  api::PartitionInfo p = Debug({"vm"});
+  p.partition.allowed_accounts = {"proja", "suba"};
+  EXPECT_NE(RenderScontrolPartitions({p}, o).find(
+                "   AllowGroups=ALL AllowAccounts=proja,suba AllowQos=ALL\n"),
+            std::string::npos);
+  p.partition.allowed_accounts.clear();
+  p.partition.deny_accounts = {"proja"};
+  EXPECT_NE(
+      RenderScontrolPartitions({p}, o).find("   AllowGroups=ALL DenyAccounts=proja AllowQos=ALL\n"),
+      std::string::npos);
+  p.partition.deny_accounts.clear();
+  p.partition.allowed_groups = {"root"};
+  p.partition.allowed_qos = {"fast"};
+  EXPECT_NE(
+      RenderScontrolPartitions({p}, o).find("   AllowGroups=root AllowAccounts=ALL AllowQos=fast\n"),
+      std::string::npos);
+}
+
 TEST(ScontrolRenderTest, Hostnames) {
   EXPECT_EQ(*ScontrolShowHostnames("gpu-[01-02],cpu1"), "gpu-01\ngpu-02\ncpu1\n");
   EXPECT_EQ(*ScontrolShowHostlist("n3,n1,n2", false), "n[3,1-2]\n");

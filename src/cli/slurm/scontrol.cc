@@ -310,12 +310,17 @@ std::string PartitionBlock(const api::PartitionInfo& info, const ScontrolOptions
   const Partition& p = info.partition;
   std::vector<std::string> L;
   L.push_back("PartitionName=" + p.name);
-  std::string accounts = "ALL";
-  if (!p.allowed_accounts.empty()) {
-    accounts.clear();
-    for (const auto& a : p.allowed_accounts) accounts += (accounts.empty() ? "" : ",") + a;
-  }
-  L.push_back("AllowGroups=ALL AllowAccounts=" + accounts + " AllowQos=ALL");
+  // Access (issue 16 item 2) as Slurm shows it: DenyAccounts in AllowAccounts' place.
+  auto all_or = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& a : v) out += (out.empty() ? "" : ",") + a;
+    return out.empty() ? std::string("ALL") : out;
+  };
+  const std::string accounts = !p.allowed_accounts.empty() || p.deny_accounts.empty()
+                                   ? "AllowAccounts=" + all_or(p.allowed_accounts)
+                                   : "DenyAccounts=" + all_or(p.deny_accounts);
+  L.push_back("AllowGroups=" + all_or(p.allowed_groups) + " " + accounts +
+              " AllowQos=" + all_or(p.allowed_qos));
   L.push_back(std::string("AllocNodes=ALL Default=") + (p.is_default ? "YES" : "NO") + " QoS=N/A");
   L.push_back("DefaultTime=" +
               (p.default_time == kUnlimited ? std::string("NONE")

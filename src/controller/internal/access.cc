@@ -27,8 +27,11 @@ api::Resource JobResource(const Job& job) {
                        .node = {}};
 }
 
-Status AuthorizeJob(const api::Identity& who, api::Action action, const Job& job) {
-  return api::Authorize(who, action, JobResource(job));
+Status AuthorizeJob(const api::Identity& who, api::Action action, const Job& job,
+                    bool coordinator) {
+  api::Resource target = JobResource(job);
+  target.coordinator = coordinator;
+  return api::Authorize(who, action, target);
 }
 
 bool IsAdministrator(const api::Identity& who) {

@@ -30,8 +30,10 @@ Result<UnixIds> SystemUserIds(const std::string& user);
 
 // The resource of a job action: its id, user and current run.
 api::Resource JobResource(const Job& job);
-// `api::Authorize(who, action, JobResource(job))`.
-Status AuthorizeJob(const api::Identity& who, api::Action action, const Job& job);
+// `api::Authorize(who, action, JobResource(job))`; `coordinator`: `who` coordinates the job's
+// account (issue 16 item 2: the caller decides it from the stored account tree).
+Status AuthorizeJob(const api::Identity& who, api::Action action, const Job& job,
+                    bool coordinator = false);
 
 // Admins and the controller: may raise time limits and go past a partition's maximum.
 bool IsAdministrator(const api::Identity& who);

@@ -97,6 +97,9 @@ void FromFile(const sched::SchedulerConfig& file, std::map<std::string, AccountC
     for (const std::string& u : a.users) {
       if (!users->count(u)) (*users)[u] = UserConfig{.name = u};
     }
+    for (const std::string& u : a.coordinators) {  // coordinators (issue 16 item 2)
+      if (!users->count(u)) (*users)[u] = UserConfig{.name = u};
+    }
   }
   for (const QosConfig& q : file.qos) (*qos)[q.name] = q;
 }
@@ -282,6 +285,19 @@ Result<sched::SchedulerConfig> Governance::PutAccount(const sched::SchedulerConf
   } else {
     a.users = it->second.users;
   }
+  // Coordinators change through their own routes; a new account may name existing users.
+  if (create) {
+    std::sort(a.coordinators.begin(), a.coordinators.end());
+    a.coordinators.erase(std::unique(a.coordinators.begin(), a.coordinators.end()),
+                         a.coordinators.end());
+    for (const std::string& u : a.coordinators) {
+      if (!users_.count(u)) {
+        return InvalidArgument(where + ": coordinators: no such user " + Quote(u));
+      }
+    }
+  } else {
+    a.coordinators = it->second.coordinators;
+  }
   AccountMap accounts = accounts_;
   accounts[a.name] = std::move(a);
   return Commit(base, std::move(accounts), users_, qos_);
@@ -404,7 +420,10 @@ Result<sched::SchedulerConfig> Governance::DeleteUser(const sched::SchedulerConf
                               " pending or running job(s); cancel them first");
   }
   AccountMap accounts = accounts_;
-  for (auto& [acct, a] : accounts) std::erase(a.users, name);
+  for (auto& [acct, a] : accounts) {
+    std::erase(a.users, name);
+    std::erase(a.coordinators, name);  // coordinators (issue 16 item 2)
+  }
   UserMap users = users_;
   users.erase(name);
   return Commit(base, std::move(accounts), std::move(users), qos_);

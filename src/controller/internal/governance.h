@@ -20,8 +20,8 @@
 // writes appended to `Outputs`, and the new configuration returned for the caller to install
 // (`ControllerState::Reconfigure`). On error nothing changes.
 //
-// Authorisation is the caller's (the route's action; coordinators, issue 16 item 2, will be
-// decided against the account here: `AccountChain` gives the chain).
+// Authorisation is the caller's (the route's action); what an account coordinator may change is
+// decided here (`CoordinatorMay...`, below), from the stored tree.
 //
 // Not thread-safe; state thread only.
 #pragma once
@@ -100,6 +100,38 @@ class Governance {
                                             const std::string& name, const ActiveUse& use);
   Result<sched::SchedulerConfig> DeleteQos(const sched::SchedulerConfig& base,
                                            const std::string& name, const ActiveUse& use);
+
+  // --- Account coordinators (issue 16 item 2; governance_coordinators.cc) ---
+  // What Slurm 22.05's slurmdbd lets a coordinator do (checked against it; docs/governance.md,
+  // "Coordinators"). A user coordinates an account when it is a direct coordinator of it or of
+  // one of its ancestors.
+  bool Coordinates(const std::string& user, const std::string& account) const;
+  // The accounts `user` coordinates (directly or through an ancestor), sorted.
+  std::vector<std::string> CoordinatedAccounts(const std::string& user) const;
+  // Whether coordinator `user` may make the change; each returns false for an admin's change.
+  //  - create an account: under an account she coordinates (never at the root);
+  //  - replace an account: one strictly below an account she coordinates (her own account's
+  //    limits are her parent's coordinator's to set, as in Slurm), and its new parent too;
+  //  - delete an account: never (Slurm refuses coordinators);
+  //  - create or replace a user: every association added or removed is in an account she
+  //    coordinates, and when the user's own settings (shares, limits, default account)
+  //    change, every account the user has (before and after) is one she coordinates;
+  //  - delete a user: every account of the user is one she coordinates (at least one);
+  //  - add or remove coordinators of an account: she coordinates it.
+  bool CoordinatorMayPutAccount(const std::string& user, const AccountConfig& a, bool create) const;
+  bool CoordinatorMayPutUser(const std::string& user, const api::UserInfo& u, bool create) const;
+  bool CoordinatorMayDeleteUser(const std::string& user, const std::string& name) const;
+  // Adds `users` (each must have a user record) as direct coordinators of `account`, or
+  // removes `user` from its direct coordinators. kNotFound for a missing account, kInvalidArgument
+  // naming an unknown user or a user who is not a direct coordinator of it (one who coordinates
+  // it through an ancestor is removed there).
+  Result<sched::SchedulerConfig> AddCoordinators(const sched::SchedulerConfig& base,
+                                                 const std::string& account,
+                                                 const std::vector<std::string>& users);
+  Result<sched::SchedulerConfig> RemoveCoordinator(const sched::SchedulerConfig& base,
+                                                   const std::string& account,
+                                                   const std::string& user);
+  // --- end coordinators ---
 
  private:
   using AccountMap = std::map<std::string, AccountConfig>;

@@ -8,6 +8,8 @@
 #include "core/container_spec.h"
 #include "core/credential_env.h"
 #include "core/duration.h"
+#include "core/partition_access.h"  // issue 16 item 2
+#include "core/strings.h"
 
 namespace corral::controller::internal {
 namespace {
@@ -158,6 +160,9 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
       parts->push_back(p);
     }
   }
+  // 10a. Access (issue 16 item 2): every partition named lets the job's account, QOS and
+  // user in (Slurm with EnforcePartLimits=ALL), the groups from the passwd/group databases.
+  CORRAL_RETURN_IF_ERROR(CheckPartitionAccess(spec, *parts));
   // 11. The job must fit at least one of its partitions.
   std::string why;
   for (const Partition* p : *parts) {
@@ -165,6 +170,35 @@ Status JobValidator::ValidateSpec(const api::Identity& who, JobSpec& spec,
     if (why.empty()) return {};
   }
   return InvalidArgument(why);
+}
+
+// Partition access (issue 16 item 2): core/partition_access.h, in Slurm's words.
+Status JobValidator::CheckPartitionAccess(const JobSpec& spec,
+                                          const std::vector<const Partition*>& parts) const {
+  std::optional<std::vector<std::string>> groups;  // looked up once, when a partition needs it
+  const std::string qos =
+      spec.qos.empty() ? sched::DefaultQos(sched_config_, spec.account) : spec.qos;
+  for (const Partition* p : parts) {
+    if (std::string why = PartitionAccountDenial(*p, spec.account); !why.empty()) {
+      return MakeError(ErrorCode::kPermissionDenied,
+                       "Invalid account or account/partition combination specified: " + why);
+    }
+    if (std::string why = PartitionQosDenial(*p, qos); !why.empty()) {
+      return MakeError(ErrorCode::kPermissionDenied, "Invalid qos specification: " + why);
+    }
+    if (p->allowed_groups.empty()) continue;
+    if (!groups) {
+      groups = config_.user_groups ? config_.user_groups(spec.user, spec.gid)
+                                   : api::SystemUserDirectory().GroupNames(spec.user, spec.gid);
+    }
+    if (!PartitionGroupsAllow(*p, *groups)) {
+      return MakeError(ErrorCode::kPermissionDenied,
+                       "User's group not permitted to use this partition (" + p->name +
+                           " allows groups " + Join(p->allowed_groups, ",") + "; user \"" +
+                           spec.user + "\" is in none of them)");
+    }
+  }
+  return {};
 }
 
 std::string JobValidator::WhyNotIn(const Partition& p, const JobSpec& spec) const {
@@ -181,10 +215,6 @@ std::string JobValidator::WhyNotIn(const Partition& p, const JobSpec& spec) cons
     return "resources.nodes: " + std::to_string(spec.resources.nodes) +
            " nodes exceed the limit of " + std::to_string(p.max_nodes_per_job) +
            " in partition \"" + p.name + "\"";
-  }
-  if (!p.allowed_accounts.empty() && std::find(p.allowed_accounts.begin(), p.allowed_accounts.end(),
-                                               spec.account) == p.allowed_accounts.end()) {
-    return "account: \"" + spec.account + "\" may not use partition \"" + p.name + "\"";
   }
   // Against the registered nodes of the partition (when there are any).
   uint32_t nodes_in = 0, nodes_fit = 0, max_gpus = 0, max_cpus = 0;

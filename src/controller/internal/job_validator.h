@@ -62,8 +62,12 @@ class JobValidator {
   //   8. dependency: every job it names exists.
   //   9. time_limit: positive.
   //  10. partition: every named partition exists.
+  //  10a. access (issue 16 item 2): every named partition lets the job in: its account
+  //      (AllowAccounts, DenyAccounts), its QOS (AllowQos) and its user's groups (AllowGroups,
+  //      looked up from the user, never the request): kPermissionDenied in Slurm's words
+  //      (core/partition_access.h).
   //  11. fit: at least one of its partitions takes it: time limit under the partition's
-  //      maximum, GPUs and nodes within the per-job limits, the account allowed, and (when the
+  //      maximum, GPUs and nodes within the per-job limits, and (when the
   //      partition has registered nodes) enough of them that could each hold one share of
   //      the job. Otherwise the reason of the last partition tried.
   //  12. the policy engine's rules (`sched::Scheduler::ValidateSubmission`): accounts, QOS,
@@ -88,6 +92,9 @@ class JobValidator {
                       std::vector<const Partition*>* parts) const;
   // Check 11 for one partition: the reason it cannot take the job, or "" when it can.
   std::string WhyNotIn(const Partition& p, const JobSpec& spec) const;
+  // Step 10a (issue 16 item 2).
+  Status CheckPartitionAccess(const JobSpec& spec,
+                              const std::vector<const Partition*>& parts) const;
 
   const ControllerConfig& config_;
   const Partitions& partitions_;

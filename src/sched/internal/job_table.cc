@@ -26,10 +26,14 @@ JobTable::JobTable(const SchedulerConfig& config, const ConfigIndex& index,
     cache_.account_ids[account_names_[i]] = static_cast<int>(i);
   }
   part_allowed_.resize(snap_.partitions.size());
+  part_denied_.resize(snap_.partitions.size());
   for (size_t p = 0; p < snap_.partitions.size(); ++p) {
     for (const std::string& a : snap_.partitions[p].allowed_accounts)
       part_allowed_[p].push_back(AccountId(a));
     std::sort(part_allowed_[p].begin(), part_allowed_[p].end());
+    for (const std::string& a : snap_.partitions[p].deny_accounts)
+      part_denied_[p].push_back(AccountId(a));
+    std::sort(part_denied_[p].begin(), part_denied_[p].end());
   }
   IndexRunning();
   // Pending jobs.

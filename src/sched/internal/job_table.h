@@ -57,10 +57,13 @@ class JobTable {
   const std::vector<std::pair<std::string_view, std::string_view>>& associations() const {
     return assoc_names_;
   }
-  // Whether `account` may use partition `p` (its allow-list, when it has one).
+  // Whether `account` may use partition `p` (its allow-list, when it has one, else its deny
+  // list: Slurm's AllowAccounts and DenyAccounts).
   bool MayUsePartition(uint32_t p, int account) const {
-    return snap_.partitions[p].allowed_accounts.empty() ||
-           std::binary_search(part_allowed_[p].begin(), part_allowed_[p].end(), account);
+    if (snap_.partitions[p].allowed_accounts.empty()) {
+      return !std::binary_search(part_denied_[p].begin(), part_denied_[p].end(), account);
+    }
+    return std::binary_search(part_allowed_[p].begin(), part_allowed_[p].end(), account);
   }
 
  private:
@@ -80,6 +83,7 @@ class JobTable {
   std::vector<JobInfo> pending_;
   std::vector<bool> inflight_for_;              // by snapshot position
   std::vector<std::vector<int>> part_allowed_;  // allowed account ids per partition, sorted
+  std::vector<std::vector<int>> part_denied_;   // denied account ids per partition, sorted
   std::vector<std::string_view> account_names_;
   std::vector<int> account_parent_;
   std::vector<std::string_view> user_names_;

@@ -374,8 +374,24 @@ def explained(rules, case, artifact, key):
     return None
 
 
+# When the peer's backfill scheduler, not its main scheduler, starts a job (it does when its
+# main pass is slow, on a loaded machine), Slurm records Scheduler=Backfill and the year that
+# backfill plans an unlimited job with (365-00:00:00) as its time limit. Corral has one
+# scheduler. Such a job's peer side is read as the main scheduler's (docs/slurm.md).
+BACKFILL_YEAR = "365-00:00:00"
+
+
+def peer_backfilled(rs, ns):
+    return fields(ns(rs.get("final"))).get("Scheduler") == "Backfill"
+
+
 def compare_case(case, rs, rc, ns, nc):
     """Yields (artifact, key, slurm value, corral value) for every compared item."""
+    backfilled = peer_backfilled(rs, ns)
+
+    def unyear(value, ours):
+        return "UNLIMITED" if backfilled and value == BACKFILL_YEAR and ours == "UNLIMITED" \
+            else value
     s_sub, c_sub = rs["submit"], rc["submit"]
     yield "submit", "rc", str(s_sub[0]), str(c_sub[0])
     yield "submit", "stdout", ns(s_sub[1]).strip(), nc(c_sub[1]).strip()
@@ -386,13 +402,19 @@ def compare_case(case, rs, rc, ns, nc):
             b = nc(rc.get(art, "")).strip().split("|")
             names = SQUEUE_FORMAT.split("|")
             for i, name in enumerate(names):
-                yield art, name, a[i] if i < len(a) else "<none>", b[i] if i < len(b) else "<none>"
+                va, vb = a[i] if i < len(a) else "<none>", b[i] if i < len(b) else "<none>"
+                yield art, name, unyear(va, vb) if name == "%l" else va, vb
     for art in ("pending", "final"):
         if art in rs or art in rc:
             fa, fb = fields(ns(rs.get(art))), fields(nc(rc.get(art)))
             for f in (fa, fb):
                 for k in [k for k in f if volatile_field(k)]:
                     f[k] = "<set>"
+            if backfilled:
+                if fa.get("Scheduler") == "Backfill":
+                    fa["Scheduler"] = "Main"
+                for k in [k for k in fa if k.split(":")[-1] == "TimeLimit"]:
+                    fa[k] = unyear(fa[k], fb.get(k))
             for k in sorted(set(fa) | set(fb)):
                 yield art, k, fa.get(k, "<none>"), fb.get(k, "<none>")
     if "sacct" in rs or "sacct" in rc:
@@ -407,8 +429,8 @@ def compare_case(case, rs, rc, ns, nc):
                 yield "sacct", rid, "present" if ra else "<none>", "present" if rb else "<none>"
                 continue
             for i, h in enumerate(head):
-                yield "sacct", rid + ":" + h, ra[i] if i < len(ra) else "", \
-                    rb[i] if i < len(rb) else ""
+                va, vb = ra[i] if i < len(ra) else "", rb[i] if i < len(rb) else ""
+                yield "sacct", rid + ":" + h, unyear(va, vb) if h == "Timelimit" else va, vb
     fa = {ns(k): v for k, v in rs.get("files", {}).items()}
     fb = {nc(k): v for k, v in rc.get("files", {}).items()}
     for name in sorted(set(fa) | set(fb)):

@@ -337,14 +337,15 @@ Result<api::SubmitResponse> Client::Submit(const JobSpec& spec) {
                              "\"");
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(retry_s);
-  auto backoff = std::chrono::milliseconds(100);
+  const Clock& clock = SystemClock::Get();
+  const MonoTime deadline = clock.MonotonicNow() + Duration(retry_s * 1'000'000);
+  Duration backoff = std::chrono::milliseconds(100);
   bool told = false;
   while (true) {
     // With its key the request is idempotent: the connection layers may repeat it too.
     auto r = Call("POST", "/api/v1/jobs", body, true, {}, {{"Idempotency-Key", key}});
     if (r) return api::DecodeSubmitResponse(r->body);
-    if (!Retryable(r.error()) || std::chrono::steady_clock::now() + backoff > deadline) {
+    if (!Retryable(r.error()) || clock.MonotonicNow() + backoff > deadline) {
       return tl::unexpected<Error>(r.error());
     }
     if (!told) {
@@ -353,7 +354,7 @@ Result<api::SubmitResponse> Client::Submit(const JobSpec& spec) {
       told = true;
     }
     std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    backoff = std::min<Duration>(backoff * 2, std::chrono::milliseconds(2000));
   }
 }
 

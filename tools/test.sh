@@ -5,7 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./tools/setup.sh
 build="${CORRAL_BUILD_DIR:-build}"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# CORRAL_BUILD_BENCH=OFF (as .ci/run sets) leaves out bench/, which no test needs.
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  ${CORRAL_BUILD_BENCH:+-DCORRAL_BUILD_BENCH="$CORRAL_BUILD_BENCH"}
 ninja -C "$build"
 ./tools/check_layering.sh
 (cd "$build" && ctest --output-on-failure -j2 --timeout 600 "$@")

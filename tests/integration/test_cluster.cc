@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -452,8 +453,14 @@ CliResult TestCluster::Cli(const std::vector<std::string>& args, const std::stri
 CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::string>& args,
                              const std::string& cwd, const std::map<std::string, std::string>& env,
                              const std::string& input) {
-  std::string out_path = dir_ + "/cli.out", err_path = dir_ + "/cli.err",
-              in_path = dir_ + "/cli.in";
+  // cli.out/.err/.in, which a test may read while the call runs; a call made while another is
+  // running (clients on threads) gets files of its own, removed after.
+  static std::atomic<int> in_flight{0};
+  static std::atomic<unsigned> sequence{0};
+  const bool own_files = in_flight.fetch_add(1) > 0;
+  const std::string suffix = own_files ? "." + std::to_string(++sequence) : "";
+  std::string out_path = dir_ + "/cli" + suffix + ".out", err_path = dir_ + "/cli" + suffix + ".err",
+              in_path = dir_ + "/cli" + suffix + ".in";
   std::ofstream(in_path, std::ios::trunc) << input;
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
@@ -500,6 +507,10 @@ CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::
   posix_spawn_file_actions_destroy(&fa);
   result.out = ReadFile(out_path);
   result.err = ReadFile(err_path);
+  if (own_files) {
+    for (const std::string* p : {&out_path, &err_path, &in_path}) unlink(p->c_str());
+  }
+  in_flight.fetch_sub(1);
   return result;
 }
 

@@ -65,6 +65,15 @@ TEST(AuditRoutesTest, EveryStateChangingRequestLeavesOneRecordAcceptedOrRefused)
       uint64_t before = LastSeq(cluster);
       api::HttpResponse r = cluster.Send(caller, std::string(spec.method), path, body);
       ASSERT_NE(r.status, 0) << r.body;
+      if (pattern == "/api/v1/agents/heartbeat" && r.status == 200) {
+        // An accepted heartbeat that changed nothing leaves no record: the next record is
+        // that of the request after it (an anonymous one, refused).
+        EXPECT_EQ(cluster.Send("", "POST", "/api/v1/jobs", "{}").status, 401);
+        std::vector<AuditRecord> next = RecordsAfter(cluster, before);
+        ASSERT_EQ(next.size(), 1u);
+        EXPECT_EQ(next.front().route, "/api/v1/jobs");
+        continue;
+      }
       std::vector<AuditRecord> records = RecordsAfter(cluster, before);
       ASSERT_EQ(records.size(), 1u) << "status " << r.status << " " << r.body;
       const AuditRecord& a = records.front();

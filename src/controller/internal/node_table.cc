@@ -24,6 +24,7 @@ void NodeTable::Restore(const Node& node, MonoTime now) {
   NodeEntry entry;
   entry.node = node;
   entry.last_heartbeat = now;  // one node timeout of grace to heartbeat again
+  earliest_heartbeat_ = std::min(earliest_heartbeat_, now);
   next_node_id_ = std::max(next_node_id_, node.id.value + 1);
   names_[node.id] = node.inventory.name;
   nodes_[node.inventory.name] = std::move(entry);
@@ -60,23 +61,22 @@ Result<const NodeEntry*> NodeTable::Get(const std::string& name) const {
   return n;
 }
 
-std::vector<std::string> NodeTable::Expired(MonoTime now, Duration timeout) const {
+std::vector<std::string> NodeTable::Expired(MonoTime now, Duration timeout) {
   std::vector<std::string> out;
+  if (earliest_heartbeat_ == MonoTime::max() || now - earliest_heartbeat_ <= timeout) return out;
+  MonoTime earliest = MonoTime::max();
   for (const auto& [name, n] : nodes_) {
     if (!n.node.registered || !n.node.responding) continue;
     if (now - n.last_heartbeat > timeout) out.push_back(name);
+    earliest = std::min(earliest, n.last_heartbeat);
   }
+  earliest_heartbeat_ = earliest;
   return out;
 }
 
 MonoTime NodeTable::NextExpiry(Duration timeout) const {
-  MonoTime next = MonoTime::max();
-  for (const auto& [name, n] : nodes_) {
-    if (n.node.registered && n.node.responding) {
-      next = std::min(next, n.last_heartbeat + timeout + Millis(1));
-    }
-  }
-  return next;
+  if (earliest_heartbeat_ == MonoTime::max()) return MonoTime::max();
+  return earliest_heartbeat_ + timeout + Millis(1);
 }
 
 Status NodeTable::ValidateInventory(const NodeInventory& inv) {
@@ -118,12 +118,14 @@ NodeEntry& NodeTable::Register(const NodeInventory& inv, Timestamp now, MonoTime
   if (n->node.reason == kNotResponding) n->node.reason.clear();
   n->node.last_heartbeat = now;
   n->last_heartbeat = mono_now;
+  earliest_heartbeat_ = std::min(earliest_heartbeat_, mono_now);
   return *n;
 }
 
 bool NodeTable::Heartbeat(NodeEntry& n, Timestamp now, MonoTime mono_now) {
   n.last_heartbeat = mono_now;
   n.node.last_heartbeat = now;
+  earliest_heartbeat_ = std::min(earliest_heartbeat_, mono_now);
   if (n.node.responding) return false;
   n.node.responding = true;
   if (n.node.reason == kNotResponding) n.node.reason.clear();

@@ -70,13 +70,37 @@ TEST(NodeTableTest, HeartbeatsKeepNodesAliveAndSayWhenOneComesBack) {
   EXPECT_EQ(nodes.Expired(kM0 + Seconds(6), Seconds(5)), (std::vector<std::string>{"a"}));
   EXPECT_EQ(nodes.NextExpiry(Seconds(5)), kM0 + Seconds(5) + Millis(1));
   EXPECT_FALSE(nodes.Heartbeat(a, kT0 + Seconds(4), kM0 + Seconds(4)));
+  // Until the next scan, the next expiry may be early (never late); a scan makes it exact.
+  EXPECT_LE(nodes.NextExpiry(Seconds(5)), kM0 + Seconds(8) + Millis(1));
+  EXPECT_TRUE(nodes.Expired(kM0 + Seconds(6), Seconds(5)).empty());
   EXPECT_EQ(nodes.NextExpiry(Seconds(5)), kM0 + Seconds(8) + Millis(1));
+  EXPECT_TRUE(nodes.Expired(kM0 + Seconds(7), Seconds(5)).empty());
   nodes.MarkNotResponding(a, kT0 + Seconds(10));
   EXPECT_TRUE(nodes.Expired(kM0 + Seconds(60), Seconds(5)) == std::vector<std::string>{"b"})
       << "a node already DOWN does not expire again";
   EXPECT_TRUE(nodes.Heartbeat(a, kT0 + Seconds(11), kM0 + Seconds(11)));
   EXPECT_TRUE(a.node.responding);
   EXPECT_EQ(a.node.reason, "");
+}
+
+// The state thread asks at every iteration; the scan runs only when the earliest heartbeat
+// may have expired, and a silent node among busy ones is still found on time.
+TEST(NodeTableTest, ASilentNodeExpiresOnTimeAmongHeartbeatingOnes) {
+  Outputs out;
+  NodeTable nodes(out);
+  nodes.Register(Inventory("quiet"), kT0, kM0);
+  NodeEntry& busy = nodes.Register(Inventory("busy"), kT0, kM0);
+  for (int s = 1; s <= 5; ++s) {
+    nodes.Heartbeat(busy, kT0 + Seconds(s), kM0 + Seconds(s));
+    EXPECT_TRUE(nodes.Expired(kM0 + Seconds(s), Seconds(5)).empty()) << s;
+  }
+  EXPECT_EQ(nodes.NextExpiry(Seconds(5)), kM0 + Seconds(5) + Millis(1));
+  EXPECT_EQ(nodes.Expired(kM0 + Seconds(5) + Millis(1), Seconds(5)),
+            (std::vector<std::string>{"quiet"}));
+  nodes.MarkNotResponding(*nodes.Find("quiet"), kT0 + Seconds(6));
+  EXPECT_TRUE(nodes.Expired(kM0 + Seconds(6), Seconds(5)).empty());
+  EXPECT_EQ(nodes.NextExpiry(Seconds(5)), kM0 + Seconds(10) + Millis(1));
+  EXPECT_EQ(nodes.Expired(kM0 + Seconds(11), Seconds(5)), (std::vector<std::string>{"busy"}));
 }
 
 TEST(NodeTableTest, UsageFollowsTheJobsOnANode) {

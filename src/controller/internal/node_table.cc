@@ -25,6 +25,7 @@ void NodeTable::Restore(const Node& node, MonoTime now) {
   entry.node = node;
   entry.last_heartbeat = now;  // one node timeout of grace to heartbeat again
   earliest_heartbeat_ = std::min(earliest_heartbeat_, now);
+  ++capacity_version_;
   next_node_id_ = std::max(next_node_id_, node.id.value + 1);
   names_[node.id] = node.inventory.name;
   nodes_[node.inventory.name] = std::move(entry);
@@ -114,6 +115,7 @@ NodeEntry& NodeTable::Register(const NodeInventory& inv, Timestamp now, MonoTime
   }
   n->node.inventory = inv;
   n->node.registered = true;
+  ++capacity_version_;
   n->node.responding = true;
   if (n->node.reason == kNotResponding) n->node.reason.clear();
   n->node.last_heartbeat = now;

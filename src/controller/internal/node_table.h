@@ -54,6 +54,9 @@ class NodeTable {
   size_t size() const { return nodes_.size(); }
   // By name.
   const std::map<std::string, NodeEntry>& all() const { return nodes_; }
+  // Changes whenever a node's inventory or registration may have changed (what
+  // `SnapshotBuilder::ForSubmission` keeps between submissions).
+  uint64_t capacity_version() const { return capacity_version_; }
   // Node names by id (the order nodes first registered in).
   const std::map<NodeId, std::string>& names_by_id() const { return names_; }
 
@@ -100,6 +103,7 @@ class NodeTable {
   // none): heartbeats only move a node's later, so this bound holds until `Expired` scans
   // and sets it to the true earliest (the expired ones included: they stay until marked).
   MonoTime earliest_heartbeat_ = MonoTime::max();
+  uint64_t capacity_version_ = 0;
 };
 
 }  // namespace corral::controller::internal

@@ -166,15 +166,21 @@ void SnapshotBuilder::BuildInto(sched::ClusterSnapshot* out) const {
   s.budgets = budgets_.Uses(clock_.Now());
 }
 
-sched::ClusterSnapshot SnapshotBuilder::ForSubmission(bool with_queue) const {
+const sched::ClusterSnapshot& SnapshotBuilder::ForSubmission(bool with_queue) const {
   // Only the node capacities matter for "could it ever run"; the queue only for limits on
   // submitted jobs (building it for every submission would cost O(jobs)).
-  sched::ClusterSnapshot s;
+  sched::ClusterSnapshot& s = submission_;
   s.partitions = partitions_.all();
-  for (const auto& [id, name] : nodes_.names_by_id()) {
-    const NodeEntry& n = *nodes_.Find(name);
-    if (n.node.registered) s.nodes.push_back(CapacityView(n));
+  if (submission_nodes_version_ != nodes_.capacity_version()) {
+    s.nodes.clear();
+    for (const auto& [id, name] : nodes_.names_by_id()) {
+      const NodeEntry& n = *nodes_.Find(name);
+      if (n.node.registered) s.nodes.push_back(CapacityView(n));
+    }
+    submission_nodes_version_ = nodes_.capacity_version();
   }
+  s.running.clear();
+  s.pending.clear();
   if (with_queue) {
     for (JobId id : jobs_.running()) s.running.push_back(RunningView(*jobs_.Find(id)));
     for (JobId id : jobs_.pending()) s.pending.push_back(PendingView(*jobs_.Find(id)));

@@ -252,6 +252,30 @@ TEST_F(ControllerTest, BadSubmissionsGetClearErrorsAndChangeNothing) {
   EXPECT_FALSE(controller_->HasPendingWrites());
 }
 
+// What a submission is checked against is kept between submissions (10,000 nodes made
+// rebuilding it the cost of a submission): a node that registers in between counts at once.
+TEST_F(ControllerTest, ASubmissionCountsANodeThatRegisteredSinceTheLastOne) {
+  RegisterNode("node01", 4);
+  Flush();
+  JobSpec two = BatchJob(4);
+  two.resources.nodes = 2;
+  auto refused = controller_->Submit(kAlice, two);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().message,
+            "resources.nodes: 2 nodes requested, but partition \"main\" has only 1 that can hold "
+            "one share of the job");
+  RegisterNode("node02", 4);
+  Flush();
+  auto accepted = controller_->Submit(kAlice, two);
+  EXPECT_TRUE(accepted.has_value()) << accepted.error().message;
+  JobSpec eight = BatchJob(8);
+  auto too_big = controller_->Submit(kAlice, eight);
+  ASSERT_FALSE(too_big.has_value());
+  RegisterNode("node03", 8);
+  Flush();
+  EXPECT_TRUE(controller_->Submit(kAlice, eight).has_value());
+}
+
 TEST_F(ControllerTest, CredentialVariablesOfASubmittedEnvironmentAreDropped) {
   // A raw API submission (the CLI already leaves them out) with a caller's credentials in the
   // job's environment: the job keeps the rest, in memory and in the store.

@@ -404,8 +404,9 @@ struct Agent::Impl {
     }
     if (!mine.empty()) {
       const std::vector<ProcReading> procs = ReadProcesses();
+      const std::vector<uint64_t> khz = ReadCpuFrequencies();
       for (const RunningProcess& p : mine) {
-        stats.tasks.push_back(GroupUsage(procs, p.pid, p.step, p.task));
+        stats.tasks.push_back(GroupUsage(procs, p.pid, p.step, p.task, khz));
       }
     }
     if (node) node->FillRunStats(*run, &stats);

@@ -21,6 +21,7 @@
 #include "core/log.h"
 #include "core/output_pattern.h"
 #include "core/step.h"
+#include "core/strings.h"
 
 namespace corral::agent {
 
@@ -233,7 +234,23 @@ Result<StartedProcess> Launcher::StartTask(const api::StepLaunchRequest& launch,
   spec.kill_grace = config_.kill_grace;
   if (!job.spec.signal.batch_only && job.spec.signal.signal != 0) spec.warn = job.spec.signal;
   std::pair<int, int> pipes{-1, -1};
-  if (forwarder != nullptr) {
+  int tty_holder = -1;  // the terminal's slave, open until the task has it
+  if (step.pty) {
+    // srun --pty: task 0 in a terminal (its first size from srun's SLURM_PTY_WIN_ROW/COL, as
+    // slurmstepd takes it); the other tasks' stdin, stdout and stderr are /dev/null.
+    if (task.rank == 0 && forwarder != nullptr) {
+      auto dimension = [&](const char* name, uint32_t fallback) {
+        auto it = step.environment.find(name);
+        auto v = it == step.environment.end() ? std::nullopt : ParseUint(it->second);
+        return v && *v > 0 && *v <= 0xFFFF ? static_cast<uint32_t>(*v) : fallback;
+      };
+      CORRAL_ASSIGN_OR_RETURN(
+          auto slave, forwarder->AddPtyTask(task.rank, spec.uid, dimension("SLURM_PTY_WIN_ROW", 24),
+                                            dimension("SLURM_PTY_WIN_COL", 80)));
+      spec.tty_path = slave.path;
+      tty_holder = slave.fd;
+    }
+  } else if (forwarder != nullptr) {
     CORRAL_ASSIGN_OR_RETURN(pipes, forwarder->AddTask(task.rank));
     spec.stdout_fd = pipes.first;
     spec.stderr_fd = pipes.second;
@@ -265,6 +282,7 @@ Result<StartedProcess> Launcher::StartTask(const api::StepLaunchRequest& launch,
     return FailedPrecondition("containers need the node monitor");
   }
   Status launched = supervisor_.Launch(spec);
+  if (tty_holder >= 0) close(tty_holder);
   if (pipes.first >= 0) {
     close(pipes.first);
     close(pipes.second);

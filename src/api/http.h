@@ -228,6 +228,9 @@ struct HttpClientOptions {
   // server that presents a certificate instead is refused.
   std::string psk;
   std::string psk_identity;
+  // A response body larger than this fails the request (kUnavailable): a client that talks to
+  // a server it does not trust (a step's `srun`, api/step_io.h) bounds what it takes in.
+  uint64_t max_response_body = uint64_t{1} << 30;
 };
 
 // What a client's TLS handshakes did (for tests and verbose output).

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -119,7 +120,7 @@ struct Exchange {
 };
 
 Exchange ExchangeOn(Conn& conn, std::string_view head, std::string_view body, bool is_head,
-                    MonoTime deadline) {
+                    MonoTime deadline, uint64_t max_body) {
   Exchange x;
   auto broken = [&x](std::string message) {
     x.response = Unavailable(std::move(message));
@@ -151,7 +152,7 @@ Exchange ExchangeOn(Conn& conn, std::string_view head, std::string_view body, bo
 
   internal::ResponseParser parser({.max_head_bytes = kMaxResponseHead,
                                    .max_header_count = kMaxResponseHead,
-                                   .max_body_bytes = kMaxResponseBody});
+                                   .max_body_bytes = std::min(max_body, kMaxResponseBody)});
   parser.ExpectHeadResponse(is_head);
   HttpResponse r;
   size_t pos = 0;  // start of the unparsed part of `buf`
@@ -166,8 +167,8 @@ Exchange ExchangeOn(Conn& conn, std::string_view head, std::string_view body, bo
       auto ct = h.headers.find("content-type");
       r.content_type = ct == h.headers.end() ? "" : ct->second;
       if (auto cl = h.headers.find("content-length"); cl != h.headers.end()) {
-        r.body.reserve(static_cast<size_t>(
-            std::min<uint64_t>(internal::ParseContentLength(cl->second).value_or(0), 64 << 20)));
+        r.body.reserve(static_cast<size_t>(std::min<uint64_t>(
+            {internal::ParseContentLength(cl->second).value_or(0), 64 << 20, max_body})));
       }
       continue;
     }
@@ -386,7 +387,7 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
       conn = std::move(*connected);
     }
     if (may_have_sent != nullptr) *may_have_sent = true;
-    Exchange x = ExchangeOn(conn, head, body, is_head, deadline);
+    Exchange x = ExchangeOn(conn, head, body, is_head, deadline, c.options.max_response_body);
     if (x.response.has_value()) {
       c.KeepSession(conn);
       if (x.reusable) c.PutIdle(std::move(conn));

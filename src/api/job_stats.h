@@ -37,6 +37,9 @@ struct TaskUsage {
   uint64_t pages = 0;           // major page faults
   uint64_t read_bytes = 0;      // rchar
   uint64_t write_bytes = 0;     // wchar
+  // The mean current frequency of the CPUs the members last ran on (kHz; cpufreq's
+  // scaling_cur_freq, else /proc/cpuinfo's "cpu MHz"); 0 = unknown. sstat's AveCPUFreq.
+  uint64_t cpu_freq_khz = 0;
   bool operator==(const TaskUsage&) const = default;
 };
 

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -30,6 +31,7 @@
 #include "cli/internal/command_options.h"
 #include "cli/internal/slurm_cli.h"
 #include "cli/slurm/environment.h"
+#include "cli/step_pty.h"
 #include "core/clock.h"
 #include "core/credential_env.h"
 #include "core/hex.h"
@@ -180,6 +182,8 @@ constexpr slurm::CommandOption<A> kOptions[] = {
     {"kill-on-bad-exit", 'K', kOpt, KillOnBadExit, "0|1", "end every task as soon as one fails"},
     {"label", 'l', kNone, SetTrue<&A::label>, nullptr,
      "prefix each output line with the task's rank (\"0: \")"},
+    {"pty", 0, kNone, SetTrue<&A::spec, &StepSpec::pty>, nullptr,
+     "task 0 in a pseudo-terminal, this terminal in raw mode (srun --pty; an interactive shell)"},
     {"unbuffered", 'u', kNone, slurm::Accept<A>, nullptr,
      "(accepted: output is always forwarded as it comes)"},
     {"export", 0, kReq, SetValue<&A::export_mode>, "ALL|NONE|VAR[=value],...",
@@ -247,7 +251,8 @@ void WriteAll(int fd, std::string_view data) {
 // Thread-safe (the HTTP server calls it from one thread per connection).
 class OutputSink {
  public:
-  explicit OutputSink(bool label) : label_(label) {}
+  // `raw`: a terminal's output, written as it comes (no lines, no labels).
+  OutputSink(bool label, bool raw) : label_(label), raw_(raw) {}
 
   void set_width(size_t ntasks) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -265,7 +270,11 @@ class OutputSink {
     bool eof = q("eof") == "1";
     std::lock_guard<std::mutex> lock(mu_);
     std::string& pending = partial_[{task, err}];
-    pending += req.body;
+    if (raw_) {
+      WriteAll(err ? 2 : 1, req.body);
+    } else {
+      pending += req.body;
+    }
     size_t start = 0;
     for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
       Emit(task, err, std::string_view(pending).substr(start, nl + 1 - start));
@@ -313,6 +322,7 @@ class OutputSink {
   }
 
   const bool label_;
+  const bool raw_;
   std::mutex mu_;
   std::condition_variable cv_;
   size_t width_ = 1;
@@ -330,6 +340,20 @@ int Fail(const std::string& message) {
   std::fprintf(stderr, "%s: error: %s\n", g_prog.c_str(), message.c_str());
   return 1;
 }
+
+// A terminal step's client side (cli/step_pty.h). Finish() (also on the way out) ends the
+// input, stops reading this terminal and puts its settings back, in that order, so that no
+// thread waits on another and the server's long polls return at once.
+struct PtySession {
+  std::unique_ptr<PtyInput> input;
+  std::unique_ptr<RawTerminal> raw;
+  std::unique_ptr<StdinPump> pump;
+  void Finish() {
+    if (input) input->Close();
+    if (pump) pump->Stop();
+    if (raw) raw->Restore();
+  }
+};
 
 }  // namespace
 
@@ -368,6 +392,20 @@ int RunStepCommand(int argc, char** argv) {
     return 2;
   }
   if (s.spec.slurm) g_prog = "srun";
+  std::optional<std::pair<uint16_t, uint16_t>> window;
+  if (s.spec.pty) {
+    window = isatty(0) ? TerminalSize(0) : std::nullopt;
+    if (!window) {
+      // As Slurm's srun: without a terminal the option is dropped, with these two lines.
+      std::fprintf(stderr,
+                   "%s: error: ioctl(TIOCGWINSZ): Inappropriate ioctl for device\n"
+                   "%s: error: Not using a pseudo-terminal, disregarding --pty option\n",
+                   g_prog.c_str(), g_prog.c_str());
+      s.spec.pty = false;
+    } else if (!s.spec.stdout_path.empty() || !s.spec.stderr_path.empty()) {
+      return Fail("--pty: a terminal's output cannot go to --output/--error files");
+    }
+  }
   if (s.job.empty()) {
     const char* env = std::getenv("CORRAL_JOB_ID");
     if (env == nullptr || *env == '\0') {
@@ -386,6 +424,11 @@ int RunStepCommand(int argc, char** argv) {
   auto exported = ExportedEnvironment(s.export_mode);
   if (!exported) return Fail("--export: " + exported.error().message);
   s.spec.environment = std::move(*exported);
+  if (s.spec.pty) {
+    // As Slurm's srun: the first window size, which the agent gives the terminal.
+    s.spec.environment["SLURM_PTY_WIN_ROW"] = std::to_string(window->first);
+    s.spec.environment["SLURM_PTY_WIN_COL"] = std::to_string(window->second);
+  }
   // Inside the job, its rendezvous port (the batch host checked it was free).
   const char* own_job = std::getenv("CORRAL_JOB_ID");
   const char* port = std::getenv("MASTER_PORT");
@@ -403,37 +446,61 @@ int RunStepCommand(int argc, char** argv) {
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2}) sigaddset(&stop_signals, sig);
+  if (s.spec.pty) sigaddset(&stop_signals, SIGWINCH);  // the window's new size goes to the task
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   std::atomic<bool> done{false};
 
   // The output server, unless the tasks write to files: TLS with a key derived from a secret
   // of this step (api/step_io.h), which goes to the controller and the agents over TLS only.
+  PtySession pty;  // outlives the server, whose handlers use its input
+  if (s.spec.pty) pty.input = std::make_unique<PtyInput>();
   std::unique_ptr<api::HttpServer> server;
   std::unique_ptr<OutputSink> sink;
   if (s.spec.stdout_path.empty()) {
     s.spec.io_token = RandomToken();
-    sink = std::make_unique<OutputSink>(s.label);
+    sink = std::make_unique<OutputSink>(s.label, s.spec.pty);
     server = std::make_unique<api::HttpServer>(
         api::HttpServerOptions{.tls = api::StepIoServerTls(s.spec.io_token)});
     OutputSink* out = sink.get();
     server->Route("POST", "/io", [out](const api::HttpRequest& req) { return out->Handle(req); });
+    if (PtyInput* in = pty.input.get()) {
+      server->Route("GET", "/pty", [in](const api::HttpRequest& req) { return in->Handle(req); });
+    }
     if (Status st = server->Start("0.0.0.0", 0); !st) return Fail(st.error().message);
     s.spec.io_port = server->port();
+    if (s.spec.pty) s.spec.environment["SLURM_PTY_PORT"] = std::to_string(s.spec.io_port);
     if (const char* node = std::getenv("CORRAL_NODENAME"); node != nullptr && own_job == s.job) {
       s.spec.io_node = node;
     }
   }
 
+  // Before the server goes (its long polls return once the input is closed).
+  struct PtyFinisher {
+    PtySession* p;
+    ~PtyFinisher() { p->Finish(); }
+  } pty_finisher{&pty};
+
   auto step = (*client)->CreateStep(*job, s.spec);
   if (!step) return Fail(step.error().message);
   if (sink) sink->set_width(step->tasks.size());
   const uint32_t step_id = step->step;
+  if (pty.input) {
+    pty.raw = RawTerminal::Enter(0);
+    pty.pump = std::make_unique<StdinPump>(0, pty.input.get());
+  }
 
-  std::thread signals([&stop_signals, &done, controller = s.controller, id = *job, step_id] {
+  PtyInput* pty_input = pty.input.get();
+  std::thread signals([&stop_signals, &done, controller = s.controller, id = *job, step_id,
+                       pty_input] {
     int sig = 0;
     while (sigwait(&stop_signals, &sig) == 0) {
       if (done.load()) return;  // the main thread is done (and sent SIGUSR2)
       if (sig == SIGUSR1 || sig == SIGUSR2) continue;
+      if (sig == SIGWINCH) {
+        auto size = TerminalSize(0);
+        if (pty_input != nullptr && size) pty_input->Resize(size->first, size->second);
+        continue;
+      }
       std::fprintf(stderr, "%s: cancelling step %s.%u (signal %d)\n", g_prog.c_str(),
                    id.ToString().c_str(), step_id, sig);
       auto other = Client::Connect(controller);
@@ -479,9 +546,11 @@ int RunStepCommand(int argc, char** argv) {
   if (sink) {
     std::set<uint32_t> started;
     for (const auto& t : final_info.tasks) {
-      if (t.message.empty()) started.insert(t.task.rank);
+      // A terminal step forwards task 0 only (the others write to /dev/null).
+      if (t.message.empty() && (!s.spec.pty || t.task.rank == 0)) started.insert(t.task.rank);
     }
     sink->WaitForEof(started, std::chrono::seconds(10));
+    pty.Finish();
     server->Stop();
   }
   for (const auto& t : final_info.tasks) {

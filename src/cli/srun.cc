@@ -10,6 +10,7 @@
 // the job's SLURM_* variables, so that srun inside it finds the allocation. When it ends the
 // allocation is released. A client that dies leaves the allocation to its time limit (or
 // `scancel`), as an orphaned Slurm allocation is.
+#include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -115,6 +117,7 @@ std::vector<std::string> StepCommandLine(const slurm::SubmitRequest& req, const 
     out.push_back(*req.client.kill_on_bad_exit ? "--kill-on-bad-exit=1" : "--kill-on-bad-exit=0");
   }
   if (req.client.label) out.push_back("--label");
+  if (req.client.pty) out.push_back("--pty");
   if (!given.export_value.empty()) out.push_back("--export=" + given.export_value);
   if (!req.spec.working_dir.empty()) out.push_back("--chdir=" + req.spec.working_dir);
   if (!req.spec.stdout_path.empty()) out.push_back("--output=" + req.spec.stdout_path);
@@ -246,6 +249,20 @@ std::map<std::string, std::string> AllocationEnvironment(const Job& job) {
   return env;
 }
 
+// The shell salloc starts without a command: the user's login shell (passwd), as Slurm's salloc
+// takes it, else $SHELL, else /bin/sh.
+std::string LoginShell() {
+  std::vector<char> buf(4096);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwuid_r(getuid(), &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr &&
+      pw.pw_shell != nullptr && pw.pw_shell[0] == '/') {
+    return pw.pw_shell;
+  }
+  const char* shell = std::getenv("SHELL");
+  return shell != nullptr && *shell != '\0' ? shell : "/bin/sh";
+}
+
 }  // namespace
 
 int RunSrun(int argc, char** argv) {
@@ -261,7 +278,8 @@ int RunSrun(int argc, char** argv) {
     std::printf(
         "Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]]\n"
         "Inside an allocation: -N, -n, --ntasks-per-node, -c, --gpus-per-task, -l, -K, --export,\n"
-        "-D, -o, -e, and pyxis' --container-image, --container-mounts, --container-workdir,\n"
+        "-D, -o, -e, --pty, and pyxis' --container-image, --container-mounts, "
+        "--container-workdir,\n"
         "--container-name, --container-env, --[no-]container-mount-home (a step of the job,\n"
         "`corral run`); outside one, also the job's options (an allocation for the command's\n"
         "duration):\n%s"
@@ -328,9 +346,13 @@ int RunSalloc(int argc, char** argv) {
   if (req->client.no_shell) return 0;
 
   std::vector<std::string> command = req->client.command;
+  const char* interactive_step = std::getenv("CORRAL_SALLOC_INTERACTIVE_STEP");
   if (command.empty()) {
-    const char* shell = std::getenv("SHELL");
-    command = {shell != nullptr && *shell != '\0' ? shell : "/bin/sh"};
+    command = {LoginShell()};
+    // Slurm's LaunchParameters=use_interactive_step: the shell runs as a step on the
+    // allocation's first node, in a terminal (`srun -N1 -n1 --pty SHELL`).
+    if (interactive_step != nullptr && std::string_view(interactive_step) == "1")
+      command = {"srun", "-N1", "-n1", "--pty", command[0]};
   }
   std::map<std::string, std::string> env = ProcessEnvironment();
   for (auto& [k, v] : AllocationEnvironment(j)) env[k] = v;
@@ -355,6 +377,10 @@ int RunSalloc(int argc, char** argv) {
   if (pid == 0) {
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
+    // `srun` is this binary (it picks the command by argv[0]) when the shell runs as a step.
+    if (command[0] == "srun" && req->client.command.empty()) {
+      execve("/proc/self/exe", cargv.data(), envp.data());
+    }
     execvpe(cargv[0], cargv.data(), envp.data());
     std::fprintf(stderr, "salloc: error: %s: %s\n", command[0].c_str(), std::strerror(errno));
     _exit(127);

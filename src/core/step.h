@@ -66,6 +66,11 @@ struct StepSpec {
   // only, not the torchrun-style WORLD_SIZE, RANK, MASTER_ADDR, ... of `corral run` (unless
   // in a container, as pyxis' PyTorch hook sets them).
   bool slurm = false;
+  // srun --pty: task 0 runs in a pseudo-terminal that the agent opens for it (its controlling
+  // terminal), whose input, output and window size travel over the step's I/O server
+  // (api/step_io.h); the other tasks' stdin, stdout and stderr are /dev/null, as in Slurm.
+  // Needs `io_port` (the output forwarded) and no container.
+  bool pty = false;
   bool operator==(const StepSpec&) const = default;
 };
 

@@ -3,11 +3,17 @@
 // with whole batch scripts of the shapes users write, checked for their outputs and their
 // environment. Jobs find the commands on their PATH (links in the cluster's bin directory),
 // as on a Slurm cluster.
+#include <poll.h>
+#include <termios.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
 
 #include "api/json_codec.h"
 #include "core/clock.h"
@@ -376,6 +382,129 @@ TEST_F(SlurmTest, SallocAndSrunMakeAndReleaseAllocations) {
   EXPECT_EQ(last.spec.name, "bash");
   EXPECT_TRUE(WaitFor([&] { return IsTerminal(cluster_->GetJob(last.id)->job.state); },
                       std::chrono::seconds(20)));
+}
+
+// Reads the terminal's `master` into `out` until `what` has come (true) or `timeout` passes.
+bool ReadUntil(int master, const std::string& what, std::string* out,
+               std::chrono::milliseconds timeout) {
+  const MonoTime deadline = SystemClock::Get().MonotonicNow() + timeout;
+  while (out->find(what) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - SystemClock::Get().MonotonicNow());
+    if (left.count() <= 0) return false;
+    pollfd p{master, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[4096];
+    ssize_t n = read(master, buf, sizeof buf);
+    if (n <= 0) return false;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+// srun --pty from a terminal: task 0 runs in a pseudo-terminal of its own (a /dev/pts device,
+// the user's with mode 0600, the window size of srun's terminal, TERM passed through, as
+// Slurm's SLURM_PTY_WIN_ROW/COL), what is typed reaches it, Ctrl-C interrupts its foreground
+// process through that terminal (the shell's trap sees it too; srun is not killed), a resize
+// of srun's terminal reaches it, its exit code is srun's, and srun's terminal is raw while the
+// step runs and gets its settings back after.
+TEST_F(SlurmTest, SrunPtyGivesAnInteractiveTerminal) {
+  const std::string script =
+      "tty; stty size; echo \"TERM=$TERM owner=$(stat -c %u:%a $(tty)) "
+      "rows=$SLURM_PTY_WIN_ROW\"; trap 'echo caught-int' INT; "
+      "sh -c 'echo ready; exec sleep 60'; echo \"after-sleep=$?\"; "
+      "while read -r l; do [ \"$l\" = q ] && exit 3; echo \"got=$l\"; stty size; done";
+  auto term = cluster_->StartOnTerminal("srun", {"--pty", "sh", "-c", script}, 33, 101,
+                                        {{"TERM", "xterm-test"}});
+  ASSERT_TRUE(term) << term.error().message;
+  std::string out;
+  auto until = [&](const std::string& what) {
+    return ReadUntil(term->master, what, &out, std::chrono::seconds(60));
+  };
+  auto type = [&](std::string_view bytes) {
+    EXPECT_EQ(write(term->master, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  };
+  ASSERT_TRUE(until("ready")) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("/dev/pts/[0-9]+\r\n33 101\r\n"))) << out;
+  EXPECT_TRUE(Has(out, "TERM=xterm-test owner=" + std::to_string(getuid()) + ":600 rows=33"))
+      << out;
+  termios raw{};
+  ASSERT_EQ(tcgetattr(term->slave, &raw), 0);
+  EXPECT_EQ(raw.c_lflag & (ICANON | ECHO | ISIG), 0u);  // srun's terminal is raw
+
+  type("\x03");  // Ctrl-C: a byte here, SIGINT there
+  ASSERT_TRUE(until("after-sleep=130")) << out;
+  EXPECT_TRUE(Has(out, "caught-int")) << out;
+  type("hello\r");
+  ASSERT_TRUE(until("got=hello")) << out;
+  // A new window size: srun's SIGWINCH, the agent's TIOCSWINSZ.
+  winsize ws{};
+  ws.ws_row = 40;
+  ws.ws_col = 120;
+  ASSERT_EQ(ioctl(term->master, TIOCSWINSZ, &ws), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        type("x\r");
+        return ReadUntil(term->master, "\n40 120", &out, std::chrono::milliseconds(300));
+      },
+      std::chrono::seconds(30)))
+      << out;
+  type("q\r");
+  int status = 0;
+  ASSERT_EQ(waitpid(term->pid, &status, 0), term->pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 3) << out;
+  (void)ReadUntil(term->master, "exit code 3", &out, std::chrono::seconds(5));
+  EXPECT_TRUE(
+      std::regex_search(out, std::regex("srun: error: node0[12]: task 0: Exited with exit code 3")))
+      << out;
+  termios after{};
+  ASSERT_EQ(tcgetattr(term->slave, &after), 0);
+  const tcflag_t cooked = ICANON | ECHO | ISIG;
+  EXPECT_EQ(after.c_lflag & cooked, cooked);  // restored
+  close(term->master);
+  close(term->slave);
+
+  // Without a terminal, as Slurm: the option is dropped with its two lines, the step runs.
+  auto r = cluster_->CliAs("srun", {"--pty", "sh", "-c", "tty; exit 2"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.out, "not a tty\n");
+  EXPECT_TRUE(Has(r.err, "srun: error: Not using a pseudo-terminal, disregarding --pty option\n"))
+      << r.err;
+}
+
+// salloc without a command and CORRAL_SALLOC_INTERACTIVE_STEP=1 (Slurm's
+// LaunchParameters=use_interactive_step): the login shell runs as an interactive step in the
+// allocation, in a terminal on its first node; its exit status is salloc's.
+TEST_F(SlurmTest, SallocInteractiveStepRunsTheShellInATerminal) {
+  auto term = cluster_->StartOnTerminal("salloc", {"-N1", "-J", "shell"}, 24, 80,
+                                        {{"CORRAL_SALLOC_INTERACTIVE_STEP", "1"}});
+  ASSERT_TRUE(term) << term.error().message;
+  std::string out;
+  ASSERT_TRUE(ReadUntil(term->master, "salloc: Granted job allocation", &out,
+                        std::chrono::seconds(60)))
+      << out;
+  // Typed until the shell answers (srun's raw mode starts with the step and drops what was
+  // typed before): the echo shows "mark$((6*7))", the shell's answer "mark42".
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        EXPECT_EQ(write(term->master, "echo mark$((6*7))\r", 18), 18);
+        return ReadUntil(term->master, "mark42", &out, std::chrono::milliseconds(500));
+      },
+      std::chrono::seconds(60)))
+      << out;
+  const std::string line = "echo \"step=$SLURM_STEP_ID tty=$(tty)\"; exit 4\r";
+  EXPECT_EQ(write(term->master, line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  EXPECT_TRUE(ReadUntil(term->master, "step=0 tty=/dev/pts/", &out, std::chrono::seconds(30)))
+      << out;
+  int status = 0;
+  ASSERT_EQ(waitpid(term->pid, &status, 0), term->pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 4) << out;
+  (void)ReadUntil(term->master, "Relinquishing", &out, std::chrono::seconds(5));
+  EXPECT_TRUE(Has(out, "salloc: Relinquishing job allocation")) << out;
+  close(term->master);
+  close(term->slave);
 }
 
 // A running job's time limit: lowered by scontrol below what it needs, it ends TIMEOUT; raised

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -450,6 +451,25 @@ CliResult TestCluster::Cli(const std::vector<std::string>& args, const std::stri
   return CliAs("corral", args, cwd);
 }
 
+namespace {
+
+// `program ARGS...` and an environment as exec wants them (the strings stay alive with it).
+struct ExecArgs {
+  ExecArgs(const std::string& program, const std::vector<std::string>& args,
+           std::vector<std::string> environment)
+      : words{program}, env(std::move(environment)) {
+    words.insert(words.end(), args.begin(), args.end());
+    for (auto& w : words) argv.push_back(w.data());
+    argv.push_back(nullptr);
+    for (auto& kv : env) envp.push_back(kv.data());
+    envp.push_back(nullptr);
+  }
+  std::vector<std::string> words, env;
+  std::vector<char*> argv, envp;
+};
+
+}  // namespace
+
 CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::string>& args,
                              const std::string& cwd, const std::map<std::string, std::string>& env,
                              const std::string& input) {
@@ -468,6 +488,66 @@ CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::
   posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addchdir_np(&fa, cwd.empty() ? work_dir_.c_str() : cwd.c_str());
+  ExecArgs exec(program, args, CliEnvironment(env));
+  char* const* argv = exec.argv.data();
+  char* const* envp = exec.envp.data();
+  CliResult result;
+  pid_t pid = -1;
+  if (posix_spawn(&pid, CORRAL_BINARY, &fa, nullptr, argv, envp) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&fa);
+  result.out = ReadFile(out_path);
+  result.err = ReadFile(err_path);
+  if (own_files) {
+    for (const std::string* p : {&out_path, &err_path, &in_path}) unlink(p->c_str());
+  }
+  in_flight.fetch_sub(1);
+  return result;
+}
+
+Result<TestCluster::TerminalProcess> TestCluster::StartOnTerminal(
+    const std::string& program, const std::vector<std::string>& args, uint16_t rows, uint16_t cols,
+    const std::map<std::string, std::string>& env) {
+  TerminalProcess t;
+  t.master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (t.master < 0 || grantpt(t.master) != 0 || unlockpt(t.master) != 0) {
+    return Internal(std::string("posix_openpt: ") + std::strerror(errno));
+  }
+  char name[128];
+  if (ptsname_r(t.master, name, sizeof name) != 0) return Internal("ptsname_r");
+  t.slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (t.slave < 0) return Internal(std::string(name) + ": " + std::strerror(errno));
+  winsize ws{};
+  ws.ws_row = rows;
+  ws.ws_col = cols;
+  ioctl(t.master, TIOCSWINSZ, &ws);
+  // Everything the child needs is made before fork: it only makes system calls.
+  ExecArgs exec(program, args, CliEnvironment(env));
+  char* const* argv = exec.argv.data();
+  char* const* envp = exec.envp.data();
+  const std::string cwd = work_dir_;
+  t.pid = fork();
+  if (t.pid < 0) return Internal(std::string("fork: ") + std::strerror(errno));
+  if (t.pid == 0) {
+    setsid();
+    int tty = open(name, O_RDWR);  // the session's controlling terminal
+    if (tty < 0 || ioctl(tty, TIOCSCTTY, 0) != 0) _exit(126);
+    dup2(tty, 0);
+    dup2(tty, 1);
+    dup2(tty, 2);
+    if (tty > 2) close(tty);
+    if (chdir(cwd.c_str()) != 0) _exit(126);
+    execve(CORRAL_BINARY, argv, envp);
+    _exit(127);
+  }
+  return t;
+}
+
+std::vector<std::string> TestCluster::CliEnvironment(
+    const std::map<std::string, std::string>& env) const {
   std::vector<std::string> env_store;
   for (char** e = environ; *e != nullptr; ++e) {
     std::string kv = *e;
@@ -489,29 +569,7 @@ CliResult TestCluster::CliAs(const std::string& program, const std::vector<std::
       {"CORRAL_CLUSTER", kCluster}};
   for (const auto& [k, v] : env) own[k] = v;
   for (const auto& [k, v] : own) env_store.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (auto& kv : env_store) envp.push_back(kv.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> full = {program};
-  full.insert(full.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : full) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  CliResult result;
-  pid_t pid = -1;
-  if (posix_spawn(&pid, CORRAL_BINARY, &fa, nullptr, argv.data(), envp.data()) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  posix_spawn_file_actions_destroy(&fa);
-  result.out = ReadFile(out_path);
-  result.err = ReadFile(err_path);
-  if (own_files) {
-    for (const std::string* p : {&out_path, &err_path, &in_path}) unlink(p->c_str());
-  }
-  in_flight.fetch_sub(1);
-  return result;
+  return env_store;
 }
 
 JobSpec TestCluster::ShellJob(const std::string& body) const {

@@ -98,6 +98,21 @@ class TestCluster {
                   const std::string& input = "");
   const std::string& bin_dir() const { return bin_dir_; }
 
+  // A CLI command on a terminal of its own (srun --pty): `program ARGS...` as CliAs runs it,
+  // but as the leader of a new session whose controlling terminal, stdin, stdout and stderr
+  // are a new pseudo-terminal of `rows` x `cols`. The caller reads and writes `master`, may
+  // look at the terminal's settings through `slave` (kept open, so that reading `master`
+  // never fails once the process is gone), waits for `pid` and closes both.
+  struct TerminalProcess {
+    pid_t pid = -1;
+    int master = -1;
+    int slave = -1;
+  };
+  Result<TerminalProcess> StartOnTerminal(const std::string& program,
+                                          const std::vector<std::string>& args, uint16_t rows,
+                                          uint16_t cols,
+                                          const std::map<std::string, std::string>& env = {});
+
   // A JobSpec running `body` under /bin/sh in the work directory.
   JobSpec ShellJob(const std::string& body) const;
 
@@ -129,6 +144,9 @@ class TestCluster {
 
  private:
   Result<pid_t> Spawn(const std::vector<std::string>& args, const std::string& log);
+  // CliAs' environment: this process's less the cluster's own variables, plus the cluster's
+  // and `env`.
+  std::vector<std::string> CliEnvironment(const std::map<std::string, std::string>& env) const;
 
   ClusterOptions options_;
   std::string dir_;

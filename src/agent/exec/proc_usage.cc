@@ -58,8 +58,10 @@ bool ParseProcStat(std::string_view text, double ticks_per_second, ProcReading* 
     if (end > at) f.push_back(text.substr(at, end - at));
     at = end;
   }
-  // Fields (man 5 proc): 5 pgrp, 12 majflt, 14 utime, 15 stime, 16 cutime, 17 cstime.
+  // Fields (man 5 proc): 5 pgrp, 12 majflt, 14 utime, 15 stime, 16 cutime, 17 cstime,
+  // 39 processor.
   if (f.size() < 15) return false;
+  if (f.size() > 39 - 3) out->processor = static_cast<int32_t>(ToU64(f[39 - 3]));
   out->pgid = static_cast<int64_t>(ToU64(f[5 - 3]));
   out->major_faults = ToU64(f[12 - 3]);
   uint64_t ticks = ToU64(f[14 - 3]) + ToU64(f[15 - 3]) + ToU64(f[16 - 3]) + ToU64(f[17 - 3]);
@@ -100,11 +102,63 @@ std::vector<ProcReading> ReadProcesses(const std::string& proc_root) {
   return out;
 }
 
+std::vector<uint64_t> ParseCpuinfoKhz(std::string_view text) {
+  std::vector<uint64_t> out;
+  int64_t processor = -1;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    at = end + 1;
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, colon);
+    while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.remove_suffix(1);
+    std::string_view value = line.substr(colon + 1);
+    while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (key == "processor") {
+      processor = static_cast<int64_t>(ToU64(value));
+    } else if (key == "cpu MHz" && processor >= 0 && processor < 65536) {
+      double mhz = 0;
+      std::from_chars(value.data(), value.data() + value.size(), mhz);
+      if (out.size() <= static_cast<size_t>(processor))
+        out.resize(static_cast<size_t>(processor) + 1);
+      out[static_cast<size_t>(processor)] = static_cast<uint64_t>(mhz * 1000 + 0.5);
+    }
+  }
+  return out;
+}
+
+std::vector<uint64_t> ReadCpuFrequencies(const std::string& sys_cpu_root,
+                                         const std::string& cpuinfo) {
+  std::vector<uint64_t> out = ParseCpuinfoKhz(ReadFile(cpuinfo));
+  const long configured = sysconf(_SC_NPROCESSORS_CONF);
+  if (configured > 0 && out.size() < static_cast<size_t>(configured))
+    out.resize(static_cast<size_t>(configured));
+  for (size_t cpu = 0; cpu < out.size(); ++cpu) {
+    const std::string dir = sys_cpu_root + "/cpu" + std::to_string(cpu) + "/cpufreq/";
+    for (const char* file : {"scaling_cur_freq", "cpuinfo_cur_freq"}) {
+      uint64_t khz = ToU64(ReadFile(dir + file));
+      if (khz > 0) {
+        out[cpu] = khz;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 api::TaskUsage GroupUsage(const std::vector<ProcReading>& procs, int64_t leader, uint32_t step,
-                          uint32_t task) {
+                          uint32_t task, const std::vector<uint64_t>& cpu_khz) {
   api::TaskUsage u{.step = step, .task = task};
+  uint64_t khz_sum = 0, khz_count = 0;
   for (const ProcReading& p : procs) {
     if (p.pgid != leader) continue;
+    if (p.processor >= 0 && static_cast<size_t>(p.processor) < cpu_khz.size() &&
+        cpu_khz[static_cast<size_t>(p.processor)] > 0) {
+      khz_sum += cpu_khz[static_cast<size_t>(p.processor)];
+      ++khz_count;
+    }
     if (p.pid == leader) {
       u.pids.insert(u.pids.begin(), p.pid);
     } else {
@@ -119,6 +173,7 @@ api::TaskUsage GroupUsage(const std::vector<ProcReading>& procs, int64_t leader,
     u.read_bytes += p.rchar;
     u.write_bytes += p.wchar;
   }
+  if (khz_count > 0) u.cpu_freq_khz = khz_sum / khz_count;
   return u;
 }
 

@@ -1,6 +1,10 @@
 #include "agent/exec/proc_usage.h"
 
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +22,7 @@ TEST(ProcUsageTest, ParsesStatWithAnAwkwardCommandName) {
   EXPECT_EQ(r.pgid, 4200);
   EXPECT_EQ(r.major_faults, 7u);
   EXPECT_DOUBLE_EQ(r.cpu_seconds, (250 + 50 + 30 + 20) / 100.0);
+  EXPECT_EQ(r.processor, 1);  // field 39
   EXPECT_FALSE(ParseProcStat("", 100, &r));
   EXPECT_FALSE(ParseProcStat("12 (x) S 1 2", 100, &r));
 }
@@ -59,6 +64,34 @@ TEST(ProcUsageTest, SumsTheMembersOfTheGroupLeaderFirst) {
   EXPECT_EQ(u.read_bytes, 5u);
   EXPECT_EQ(u.write_bytes, 6u);
   EXPECT_TRUE(GroupUsage(procs, 99, 0, 0).pids.empty());
+}
+
+// AveCPUFreq's figure: the frequency of the CPU each member last ran on, from cpufreq where
+// the host has it, else /proc/cpuinfo's "cpu MHz" (as Slurm's jobacct_gather/linux).
+TEST(ProcUsageTest, CpuFrequenciesFromCpufreqElseCpuinfo) {
+  const std::string cpuinfo =
+      "processor\t: 0\nmodel name\t: X\ncpu MHz\t\t: 2095.986\n\n"
+      "processor\t: 1\ncpu MHz\t\t: 1800.000\n\nprocessor\t: 2\nflags\t: fpu\n";
+  EXPECT_EQ(ParseCpuinfoKhz(cpuinfo), (std::vector<uint64_t>{2095986, 1800000}));
+  EXPECT_TRUE(ParseCpuinfoKhz("").empty());
+
+  char tmpl[] = "/tmp/corral-cpufreq-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string root = tmpl;
+  std::filesystem::create_directories(root + "/cpu1/cpufreq");
+  std::ofstream(root + "/cpu1/cpufreq/scaling_cur_freq") << "3400000\n";
+  std::ofstream(root + "/cpuinfo") << cpuinfo;
+  std::vector<uint64_t> khz = ReadCpuFrequencies(root, root + "/cpuinfo");
+  ASSERT_GE(khz.size(), 2u);
+  EXPECT_EQ(khz[0], 2095986u);  // no cpufreq for cpu0: cpuinfo's
+  EXPECT_EQ(khz[1], 3400000u);  // cpufreq's
+  std::filesystem::remove_all(root);
+
+  std::vector<ProcReading> procs = {{.pid = 20, .pgid = 20, .processor = 0},
+                                    {.pid = 21, .pgid = 20, .processor = 1},
+                                    {.pid = 22, .pgid = 20, .processor = 7}};  // unknown CPU
+  EXPECT_EQ(GroupUsage(procs, 20, 0, 0, {2000000, 3000000}).cpu_freq_khz, 2500000u);
+  EXPECT_EQ(GroupUsage(procs, 20, 0, 0).cpu_freq_khz, 0u);
 }
 
 TEST(ProcUsageTest, ReadsThisProcess) {

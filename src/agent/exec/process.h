@@ -40,6 +40,10 @@ struct ProcessSpec {
   // opening the path (a pipe the agent forwards, say). The caller keeps and closes its own.
   int stdout_fd = -1;
   int stderr_fd = -1;  // -1 with `stdout_fd` set: the same as stdout
+  // A terminal (srun --pty): the process opens this pseudo-terminal slave (which the agent has
+  // given to the job's user) after it has become that user, makes it its controlling terminal
+  // (it leads a new session) and takes it as stdin, stdout and stderr, in place of the above.
+  std::string tty_path;
   // Run as this user (the agent must be root), with the supplementary groups of its passwd
   // entry. Without `gid`, the passwd entry's group. When they equal the agent's own ids and
   // the agent is not root, nothing is switched (`corral dev` runs its own user's jobs).

@@ -333,9 +333,10 @@ Status ProcessSupervisor::Launch(const ProcessSpec& spec) {
     if (Status s = spawn::KeepAbove2(*fd); !s.has_value()) return Annotate(s.error(), prefix);
   }
 
-  // The clone path also joins cgroups and binds CPUs before exec, which posix_spawn cannot.
+  // The clone path also joins cgroups, binds CPUs and takes a controlling terminal before
+  // exec, which posix_spawn cannot.
   Result<int> pid =
-      switch_ids || !spec.cgroup_procs.empty() || !spec.cpus.empty()
+      switch_ids || !spec.cgroup_procs.empty() || !spec.cpus.empty() || !spec.tty_path.empty()
           ? spawn::SpawnAsUser(spec, creds, devnull.get(), outputs.first.get(),
                                outputs.second.get())
           : spawn::SpawnPlain(spec, devnull.get(), outputs.first.get(), outputs.second.get());

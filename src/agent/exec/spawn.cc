@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include <sys/fsuid.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -31,6 +32,7 @@ struct ChildArgs {
   int stdin_fd;
   int stdout_fd;
   int stderr_fd;
+  const char* tty_path;  // null: none
   std::optional<uid_t> uid;
   std::optional<gid_t> gid;
   const gid_t* groups;
@@ -74,6 +76,16 @@ int ChildMain(void* arg) {
     ChildFail(a, "setgroups");
   if (a->gid && syscall(SYS_setresgid, *a->gid, *a->gid, *a->gid) < 0) ChildFail(a, "setgid");
   if (a->uid && syscall(SYS_setresuid, *a->uid, *a->uid, *a->uid) < 0) ChildFail(a, "setuid");
+  // The terminal, opened as the user (it is theirs), becomes the session's controlling one.
+  if (a->tty_path != nullptr) {
+    int tty = open(a->tty_path, O_RDWR);
+    if (tty < 0) ChildFail(a, "open terminal");
+    if (ioctl(tty, TIOCSCTTY, 0) < 0) ChildFail(a, "TIOCSCTTY");
+    for (int fd = 0; fd <= 2; ++fd) {
+      if (dup2(tty, fd) < 0) ChildFail(a, "dup2 terminal");
+    }
+    if (tty > 2) close(tty);
+  }
   // After dropping privileges, so that the user's own permissions decide.
   if (chdir(a->cwd) < 0) ChildFail(a, "chdir");
   sigset_t none;
@@ -301,6 +313,7 @@ Result<int> SpawnAsUser(const ProcessSpec& spec, const Credentials& creds, int s
   args.stdin_fd = stdin_fd;
   args.stdout_fd = out_fd;
   args.stderr_fd = err_fd;
+  args.tty_path = spec.tty_path.empty() ? nullptr : spec.tty_path.c_str();
   args.uid = creds.uid;
   args.gid = creds.gid;
   args.groups = creds.groups.data();

@@ -2,12 +2,18 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
 #include <vector>
+
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 
 #include "api/http.h"
 #include "api/step_io.h"
@@ -20,6 +26,7 @@ struct StepOutputForwarder::Impl {
     int fd = -1;
     uint32_t rank = 0;
     bool err = false;
+    bool pty = false;  // a terminal's master: EIO is its end of file
   };
   std::string io_url;
   std::string token;
@@ -29,6 +36,14 @@ struct StepOutputForwarder::Impl {
   std::thread thread;
   std::unique_ptr<api::HttpClient> client;
   bool dead = false;  // the caller cannot be reached: drop output
+
+  // The terminal's input (AddPtyTask): its own thread, client and descriptor of the master.
+  int input_fd = -1;
+  uint32_t pty_rank = 0;
+  std::thread input_thread;
+  std::unique_ptr<api::HttpClient> input_client;
+  std::atomic<bool> stopping{false};  // the output has ended, or the forwarder is going away
+  std::atomic<bool> input_done{true};
 
   void Send(const Stream& s, std::string_view body, bool eof) {
     if (dead) return;
@@ -46,6 +61,10 @@ struct StepOutputForwarder::Impl {
 
   void Run(std::atomic<bool>* done) {
     std::vector<char> buf(64 * 1024);
+    // A terminal task has no stderr of its own: its end of file goes first.
+    for (const Stream& s : streams) {
+      if (s.pty) Send({.rank = s.rank, .err = true}, "", true);
+    }
     while (true) {
       std::vector<pollfd> fds;
       std::vector<size_t> index;
@@ -61,7 +80,7 @@ struct StepOutputForwarder::Impl {
         CORRAL_LOG(Error) << what << ": poll: " << std::strerror(errno);
         break;
       }
-      if (fds.back().revents != 0) return;  // stopping
+      if (fds.back().revents != 0) break;  // stopping
       for (size_t k = 0; k + 1 < fds.size(); ++k) {
         if (fds[k].revents == 0) continue;
         Stream& s = streams[index[k]];
@@ -76,7 +95,76 @@ struct StepOutputForwarder::Impl {
         Send(s, "", true);
       }
     }
+    stopping.store(true);
     done->store(true);
+  }
+
+  // Writes typed bytes to the terminal without ever blocking for long: a task that does not
+  // read its input fills the terminal, and the agent waits (checking `stopping`) instead.
+  bool WriteInput(std::string_view data) {
+    while (!data.empty()) {
+      ssize_t n = write(input_fd, data.data(), data.size());
+      if (n > 0) {
+        data.remove_prefix(static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EAGAIN) {
+        if (stopping.load()) return false;
+        pollfd p{input_fd, POLLOUT, 0};
+        (void)poll(&p, 1, 200);
+        continue;
+      }
+      return false;  // EIO: the terminal has been hung up
+    }
+    return true;
+  }
+
+  void Input() {
+    uint64_t from = 0;
+    std::vector<api::PtyFrame> frames;
+    bool lost = false;  // the caller went away while the task runs (not the step's end: 410)
+    while (!stopping.load()) {
+      auto r = input_client->Send(
+          "GET", "/pty?task=" + std::to_string(pty_rank) + "&from=" + std::to_string(from), "", {},
+          /*idempotent=*/true);
+      if (!r || r->status != 200) {
+        if (!stopping.load() && !(r && r->status == 410)) {
+          CORRAL_LOG(Warn) << what << ": terminal input from " << io_url << ": "
+                           << (r ? "HTTP " + std::to_string(r->status) : r.error().message)
+                           << "; the input ends";
+          lost = true;
+        }
+        break;
+      }
+      frames.clear();
+      auto used = api::DecodePtyFrames(r->body, &frames);
+      if (!used) {
+        CORRAL_LOG(Warn) << what << ": " << used.error().message << "; the input ends";
+        lost = true;
+        break;
+      }
+      bool ok = true;
+      for (const api::PtyFrame& f : frames) {
+        if (f.kind == api::PtyFrame::Kind::kData) {
+          ok = WriteInput(f.data);
+        } else {
+          winsize ws{};
+          ws.ws_row = f.rows;
+          ws.ws_col = f.cols;
+          ok = ioctl(input_fd, TIOCSWINSZ, &ws) == 0;
+        }
+        if (!ok) break;
+      }
+      if (!ok) break;
+      from += *used;
+    }
+    // As a terminal whose connection drops (sshd's): the task's foreground process group gets
+    // SIGHUP, so that an interactive shell nobody can type into does not hold the step.
+    if (lost && !stopping.load()) (void)ioctl(input_fd, TIOCSIG, SIGHUP);
+    close(input_fd);
+    input_fd = -1;
+    input_done.store(true);
   }
 };
 
@@ -101,13 +189,19 @@ StepOutputForwarder::StepOutputForwarder(std::string io_url, std::string token, 
 }
 
 StepOutputForwarder::~StepOutputForwarder() {
+  impl_->stopping.store(true);
   if (impl_->wake[1] >= 0) close(impl_->wake[1]);
   if (impl_->thread.joinable()) impl_->thread.join();
+  // At most one long poll (the caller answers within seconds; the request is bounded).
+  if (impl_->input_thread.joinable()) impl_->input_thread.join();
+  if (impl_->input_fd >= 0) close(impl_->input_fd);
   if (impl_->wake[0] >= 0) close(impl_->wake[0]);
   for (auto& s : impl_->streams) {
     if (s.fd >= 0) close(s.fd);
   }
 }
+
+bool StepOutputForwarder::done() const { return done_.load() && impl_->input_done.load(); }
 
 Result<std::pair<int, int>> StepOutputForwarder::AddTask(uint32_t rank) {
   int out[2], err[2];
@@ -126,6 +220,64 @@ Result<std::pair<int, int>> StepOutputForwarder::AddTask(uint32_t rank) {
   return std::make_pair(out[1], err[1]);
 }
 
+Result<StepOutputForwarder::PtySlave> StepOutputForwarder::AddPtyTask(uint32_t rank,
+                                                                      std::optional<uint32_t> uid,
+                                                                      uint32_t rows,
+                                                                      uint32_t cols) {
+  const std::string& what = impl_->what;
+  if (impl_->input_fd >= 0) return FailedPrecondition(what + ": a second terminal");
+  auto fail = [&](ErrorCode code, const char* step, int master, int slave) -> Error {
+    std::string message = what + ": terminal: " + step + ": " + std::strerror(errno);
+    if (slave >= 0) close(slave);
+    if (master >= 0) close(master);
+    return Error{code, message};
+  };
+  int master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (master < 0)
+    return tl::unexpected(fail(ErrorCode::kResourceExhausted, "posix_openpt", -1, -1));
+  char name[128];
+  if (grantpt(master) != 0 || unlockpt(master) != 0 || ptsname_r(master, name, sizeof name) != 0) {
+    return tl::unexpected(fail(ErrorCode::kInternal, "grantpt", master, -1));
+  }
+  int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (slave < 0) return tl::unexpected(fail(ErrorCode::kInternal, name, master, -1));
+  // The user's terminal, which nobody else may read or write (as Slurm's: mode 0600).
+  if (uid && *uid != geteuid() && fchown(slave, *uid, static_cast<gid_t>(-1)) != 0) {
+    return tl::unexpected(fail(ErrorCode::kInternal, "fchown", master, slave));
+  }
+  if (fchmod(slave, 0600) != 0)
+    return tl::unexpected(fail(ErrorCode::kInternal, "fchmod", master, slave));
+  winsize ws{};
+  ws.ws_row = static_cast<uint16_t>(std::clamp<uint32_t>(rows, 1, api::kPtyMaxDimension));
+  ws.ws_col = static_cast<uint16_t>(std::clamp<uint32_t>(cols, 1, api::kPtyMaxDimension));
+  if (ioctl(master, TIOCSWINSZ, &ws) != 0) {
+    return tl::unexpected(fail(ErrorCode::kInternal, "TIOCSWINSZ", master, slave));
+  }
+  // Reads and writes never block the agent (the descriptors share the open file).
+  int input = fcntl(master, F_DUPFD_CLOEXEC, 3);
+  if (input < 0 || fcntl(master, F_SETFL, fcntl(master, F_GETFL) | O_NONBLOCK) != 0) {
+    if (input >= 0) close(input);
+    return tl::unexpected(fail(ErrorCode::kResourceExhausted, "dup", master, slave));
+  }
+  api::HttpClientOptions options = api::StepIoClientOptions(impl_->token);
+  options.connect_timeout = std::chrono::milliseconds(3000);
+  options.request_timeout = std::chrono::milliseconds(30000);  // the caller answers within 10 s
+  options.max_response_body = api::kPtyMaxAnswer;
+  auto client = api::HttpClient::Create(impl_->io_url, std::move(options));
+  if (!client) {
+    close(input);
+    close(slave);
+    close(master);
+    return tl::unexpected(client.error());
+  }
+  impl_->input_client = std::move(*client);
+  impl_->input_fd = input;
+  impl_->pty_rank = rank;
+  impl_->input_done.store(false);
+  impl_->streams.push_back({.fd = master, .rank = rank, .err = false, .pty = true});
+  return PtySlave{.path = name, .fd = slave};
+}
+
 void StepOutputForwarder::Start() {
   if (pipe2(impl_->wake, O_CLOEXEC) != 0) {
     CORRAL_LOG(Error) << impl_->what << ": pipe: " << std::strerror(errno);
@@ -134,6 +286,7 @@ void StepOutputForwarder::Start() {
   Impl* impl = impl_.get();
   std::atomic<bool>* done = &done_;
   impl_->thread = std::thread([impl, done] { impl->Run(done); });
+  if (impl_->input_fd >= 0) impl_->input_thread = std::thread([impl] { impl->Input(); });
 }
 
 }  // namespace corral::agent

@@ -21,6 +21,7 @@ void Fields(V& v, S& s) {
   v("pages", s.pages);
   v("read_bytes", s.read_bytes);
   v("write_bytes", s.write_bytes);
+  v("cpu_freq_khz", s.cpu_freq_khz);
 }
 
 template <typename V, Is<GpuUse> S>

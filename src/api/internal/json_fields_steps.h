@@ -30,6 +30,7 @@ void Fields(V& v, S& s) {
   v("exclude", s.exclude);
   v("relative", s.relative);
   v("slurm", s.slurm);
+  v("pty", s.pty);
 }
 
 template <typename V, Is<StepTask> S>

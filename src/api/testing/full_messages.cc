@@ -347,7 +347,8 @@ StepSpec FullStepSpec() {
                   .io_token = "0123abcd",
                   .master_port = 29542,
                   .container = FullContainerSpec(),
-                  .slurm = true};
+                  .slurm = true,
+                  .pty = true};
 }
 
 StepTask FullStepTask() {

@@ -531,9 +531,8 @@ constexpr JobOption kOptions[] = {
     {"profile", 0, kReq, kReq, kReq, Ignore},
     {"prolog", 0, kNa, kReq, kNa, Refuse},
     {"propagate", 0, kOpt, kOpt, kNa, Ignore},
-    // A terminal for a step's task needs stdin forwarding, which steps lack: refused rather
-    // than a shell that ends at once. salloc gives the shell (on the submitting host).
-    {"pty", 0, kNa, kNo, kNa, Refuse},
+    {"pty", 0, kNa, kNo, kNa, SetFlag<&ClientOptions::pty>, nullptr,
+     "task 0 in a pseudo-terminal (srun --pty bash: an interactive shell)"},
     {"qos", 'q', kReq, kReq, kReq, Qos, "NAME", "the quality of service"},
     {"quiet", 'Q', kNo, kNo, kNo, Quiet, nullptr, "print errors only"},
     {"quit-on-interrupt", 0, kNa, kNo, kNa, Refuse},

@@ -150,6 +150,7 @@ const std::map<std::string, Sample>& Samples() {
       {"partition",
        {{"--partition=p"},
         [](const R& r) { return r.spec.partitions == std::vector<std::string>{"p"}; }}},
+      {"pty", {{"--pty"}, [](const R& r) { return r.client.pty; }}},
       {"qos", {{"--qos=q"}, [](const R& r) { return r.spec.qos == "q"; }}},
       {"quiet", {{"--quiet"}, [](const R& r) { return r.client.quiet; }}},
       {"relative", {{"--relative=1"}, [](const R& r) { return r.client.relative == 1u; }}},

@@ -1,6 +1,7 @@
 #include "cli/slurm/sstat.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -72,6 +73,35 @@ std::string Kb(double kb, bool no_convert) {
     ++unit;
   }
   return std::to_string(v) + kUnits[unit];
+}
+// A frequency in kHz as sstat prints AveCPUFreq (convert_num_unit2, divisor 1000, converted
+// as far as it goes: "2.10G", "1625K" with --noconvert, whole numbers without decimals).
+std::string Khz(double khz, bool no_convert) {
+  if (static_cast<int64_t>(khz) == 0) return "0";
+  static constexpr const char kUnits[] = "KMGTP";
+  size_t unit = 0;
+  while (!no_convert && khz >= 1000 && unit + 1 < sizeof kUnits - 1) {
+    khz /= 1000;
+    ++unit;
+  }
+  char buf[64];
+  if (static_cast<double>(static_cast<uint64_t>(khz)) == khz) {
+    std::snprintf(buf, sizeof buf, "%llu%c", static_cast<unsigned long long>(khz), kUnits[unit]);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f%c", khz, kUnits[unit]);
+  }
+  return buf;
+}
+// The mean over the tasks whose CPU frequency is known (0 when none is).
+double AveFreq(const Row& r) {
+  double sum = 0;
+  size_t n = 0;
+  for (const TaskAt& t : r.tasks) {
+    if (t.usage->cpu_freq_khz == 0) continue;
+    sum += static_cast<double>(t.usage->cpu_freq_khz);
+    ++n;
+  }
+  return n == 0 ? 0 : sum / static_cast<double>(n);
 }
 std::string Cpu(double seconds) { return internal::LongDuration(static_cast<int64_t>(seconds)); }
 std::string Count(double v) { return std::to_string(static_cast<uint64_t>(v)); }
@@ -221,7 +251,7 @@ const std::vector<Field>& Fields() {
     f.push_back(TaskOf("MinCPUTask", 10, CpuOf, true));
     f.push_back(AveOf("AveCPU", 10, CpuOf, Cpu));
     f.push_back({"NTasks", 8, [](const Row& r) { return std::to_string(r.tasks.size()); }});
-    f.push_back({"AveCPUFreq", 10, [](const Row&) { return std::string("0"); }});
+    f.push_back({"AveCPUFreq", 10, [](const Row& r) { return Khz(AveFreq(r), r.no_convert); }});
     for (const char* n : {"ReqCPUFreqMin", "ReqCPUFreqMax", "ReqCPUFreqGov"}) {
       f.push_back({n, 13, [](const Row&) { return std::string("Unknown"); }});
     }

@@ -9,8 +9,9 @@
 //
 // From Corral's data (api/job_stats.h): each task is the agent's process group sum read from
 // /proc when asked (MaxRSS is the sum of the members' peaks, AveRSS of their current sizes);
-// fields Corral has no figure for print as Slurm prints them without one (AveCPUFreq 0,
-// ReqCPUFreq* Unknown, ConsumedEnergy 0).
+// AveCPUFreq is the mean of the tasks' `cpu_freq_khz` (0 when no task's is known); fields
+// Corral has no figure for print as Slurm prints them without one (ReqCPUFreq* Unknown,
+// ConsumedEnergy 0).
 //
 // Pure functions; thread-safe.
 #pragma once

@@ -14,11 +14,11 @@ api::JobStatsInfo TwoTasks() {
   vm.tasks.push_back({.step = 0, .task = 0, .pids = {25314}, .cpu_seconds = 1.2,
                       .rss_kb = 64600, .max_rss_kb = 64600, .vmsize_kb = 67772,
                       .max_vmsize_kb = 67772, .pages = 1, .read_bytes = 1685837,
-                      .write_bytes = 1696});
+                      .write_bytes = 1696, .cpu_freq_khz = 1960000});
   vm.tasks.push_back({.step = 0, .task = 1, .pids = {25315}, .cpu_seconds = 1.1,
                       .rss_kb = 64608, .max_rss_kb = 64608, .vmsize_kb = 67772,
                       .max_vmsize_kb = 67772, .pages = 0, .read_bytes = 1685837,
-                      .write_bytes = 1696});
+                      .write_bytes = 1696, .cpu_freq_khz = 1980000});
   vm.tasks.push_back({.step = kBatchStepId, .task = 0, .pids = {25300, 25296},
                       .rss_kb = 4648, .max_rss_kb = 4648, .vmsize_kb = 7280,
                       .max_vmsize_kb = 7280});
@@ -31,12 +31,13 @@ TEST(SstatRenderTest, DefaultFieldsAsSlurmPrintsThem) {
   EXPECT_EQ(StepsIn(info), (std::vector<uint32_t>{0, kBatchStepId}));
   auto text = RenderSstat(info, {{0, "2.0"}}, {});
   ASSERT_TRUE(text) << text.error().message;
-  // Slurm's line, but for AveCPUFreq (1.97M there; Corral reads no CPU frequency: 0) and
-  // TRESUsageInMinTask's cpu item (Slurm prints the task of the least CPU inconsistently).
+  // Slurm's line, but for AveCPUFreq (1.97M there: the host's "cpu MHz" taken as kHz and
+  // weighted; Corral's is the frequency in kHz, 1.97G) and TRESUsageInMinTask's cpu item
+  // (Slurm prints the task of the least CPU inconsistently).
   const std::string slurm =
       "2.0              67772K             vm              0     67772K     64608K         vm"
       "          1     64604K        1           vm              0          0   00:00:01       "
-      "  vm          1   00:00:01        2          0       Unknown       Unknown       Unknown "
+      "  vm          1   00:00:01        2      1.97G       Unknown       Unknown       Unknown "
       "             0      1685837              vm               0      1685837         1696   "
       "            vm                0         1696 cpu=00:00:01,+ cpu=00:00:01,+ cpu=vm,energy"
       "=vm,+ cpu=00:00:00,fs/d+ cpu=00:00:01,+ cpu=vm,energy=vm,+ cpu=00:00:01,fs/d+ cpu=00:00:"
@@ -65,13 +66,13 @@ TEST(SstatRenderTest, ParsableTresListsAndNoConvert) {
             "cpu=00:00:00,energy=0,fs/disk=0,mem=4648K,pages=0,vmem=7280K|"
             "cpu=00:00:00,energy=0,fs/disk=0,mem=4648K,pages=0,vmem=7280K|"
             "energy=0,fs/disk=0|4648K|1|25300,25296\n");
-  o.format = "maxrss,avevmsize";
+  o.format = "maxrss,avevmsize,avecpufreq";
   o.no_convert = true;
   o.parsable2 = false;
   o.parsable = true;
   text = RenderSstat(TwoTasks(), {{0, "2.0"}}, o);
   ASSERT_TRUE(text);
-  EXPECT_EQ(*text, "66158592|69398528|\n");  // Slurm's --noconvert figures
+  EXPECT_EQ(*text, "66158592|69398528|1970000K|\n");  // Slurm's --noconvert figures
   EXPECT_FALSE(RenderSstat(TwoTasks(), {}, {.format = "MaxRSS,Bogus"}));
 }
 
@@ -88,6 +89,23 @@ TEST(SstatRenderTest, GpuUseJoinsTheTresListsAndMemoryInExactUnits) {
             "cpu=00:00:01,energy=0,fs/disk=1685837,gres/gpumem=2G,gres/gpuutil=80,mem=64M,"
             "pages=1,vmem=67772K|cpu=vm,energy=vm,fs/disk=vm,gres/gpumem=vm,gres/gpuutil=vm,"
             "mem=vm,pages=vm,vmem=vm\n");
+}
+
+// AveCPUFreq as Slurm prints act_cpufreq: kHz converted while >= 1000, two decimals unless
+// whole; tasks without a frequency (a host that shows none) are left out, and none gives 0.
+TEST(SstatRenderTest, AveCpuFreqInSlurmUnits) {
+  auto freq = [](std::vector<uint64_t> khz) {
+    api::JobStatsInfo info = TwoTasks();
+    for (size_t i = 0; i < 2; ++i) info.nodes[0].tasks[i].cpu_freq_khz = khz[i];
+    auto text = RenderSstat(info, {{0, "2.0"}},
+                            {.format = "AveCPUFreq", .parsable2 = true, .no_header = true});
+    return text ? *text : text.error().message;
+  };
+  EXPECT_EQ(freq({2095986, 2095986}), "2.10G\n");
+  EXPECT_EQ(freq({2000000, 0}), "2G\n");
+  EXPECT_EQ(freq({1625, 1625}), "1.62M\n");
+  EXPECT_EQ(freq({999, 0}), "999K\n");
+  EXPECT_EQ(freq({0, 0}), "0\n");
 }
 
 TEST(SstatRenderTest, FieldListAsSstatE) {

@@ -70,6 +70,7 @@ struct ClientOptions {
   std::vector<std::string> command;      // the program and its arguments
   bool label = false;                    // srun -l: prefix output lines with the task id
   bool unbuffered = false;               // srun -u
+  bool pty = false;                      // srun --pty: task 0 in a terminal
   std::optional<bool> kill_on_bad_exit;  // srun -K[0|1]
   std::optional<uint32_t> relative;      // srun -r N: the step starts at node N of the job
   bool overlap = false;                  // srun --overlap

@@ -431,10 +431,12 @@ TEST(SrunTest, OutsideAnAllocationAndErrors) {
   auto r = ParseSrun({"-N2", "--gres=gpu:4", "bash"}, Context());
   ASSERT_TRUE(r.has_value()) << r.error().message;
   EXPECT_FALSE(r->client.jobid.has_value());
-  // No terminal for a step's task (steps forward no stdin): refused by name, not half done.
-  auto pty = ParseSrun({"--pty", "bash"}, Context());
-  ASSERT_FALSE(pty.has_value());
-  EXPECT_EQ(pty.error().message, "srun: error: option --pty is not supported by Corral");
+  // --pty: task 0 in a terminal (the step's client side); salloc and sbatch have no --pty.
+  auto pty = ParseSrun({"--pty", "bash", "-i"}, Context());
+  ASSERT_TRUE(pty.has_value()) << pty.error().message;
+  EXPECT_TRUE(pty->client.pty);
+  EXPECT_EQ(pty->client.command, (std::vector<std::string>{"bash", "-i"}));
+  EXPECT_FALSE(ParseSrun({"bash"}, Context())->client.pty);
   EXPECT_EQ(r->spec.resources.ntasks, 2u);
   EXPECT_EQ(r->spec.resources.gpus_per_node, 4u);
   EXPECT_EQ(r->spec.name, "bash");

@@ -93,6 +93,17 @@ Result<api::StepInfo> StepTracker::Create(const JobEntry& e, StepSpec spec) {
     io_url = "https://" + RendezvousHost(n->node.inventory.address, io_node) + ":" +
              std::to_string(spec.io_port);
   }
+  // srun --pty: task 0's terminal travels over the caller's I/O server, on the bare node.
+  if (spec.pty && io_url.empty()) {
+    return InvalidArgument(
+        "pty: a terminal needs the step's output forwarded (io_port), "
+        "not written to files");
+  }
+  if (spec.pty && !spec.container.image.empty()) {
+    return InvalidArgument(
+        "pty: a terminal in a container (--container-image) is not "
+        "supported by Corral");
+  }
   const NodeEntry* first = nodes_.Find(layout.nodes.front());
   if (first == nullptr) return Unavailable("node " + layout.nodes.front() + " is unknown");
   for (const auto& name : layout.nodes) {

@@ -576,7 +576,7 @@ const std::vector<CommandInfo>& Commands() {
        {},
        [](Client& c, const Args& a) { return Governance(c, "account", a.positional, a.values, a.json); }},
       {"user",
-       "corral user add|modify|delete|show|list [NAME] [--account A,..] [--default-account A] ...",
+       "corral user add|modify|delete|show|list [NAME] [--account A,..] [--default-account A] [--in-account A (that association's limits)] [--max-gpus N] ...",
        GovernanceFlags(),
        {},
        [](Client& c, const Args& a) { return Governance(c, "user", a.positional, a.values, a.json); }},

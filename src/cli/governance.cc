@@ -119,6 +119,9 @@ const Setters<api::UserInfo>& UserSetters() {
       {"account",
        [](api::UserInfo& u, const std::string& v) -> Status {
          u.accounts = SplitNonEmpty(v);
+         std::erase_if(u.user.association_limits, [&u](const AssociationLimits& al) {
+           return std::find(u.accounts.begin(), u.accounts.end(), al.account) == u.accounts.end();
+         });
          return {};
        }},
       {"add-account",
@@ -133,6 +136,8 @@ const Setters<api::UserInfo>& UserSetters() {
        [](api::UserInfo& u, const std::string& v) -> Status {
          for (const std::string& a : SplitNonEmpty(v)) {
            std::erase(u.accounts, a);
+           std::erase_if(u.user.association_limits,
+                         [&a](const AssociationLimits& al) { return al.account == a; });
            if (u.user.default_account == a) u.user.default_account.clear();
          }
          return {};
@@ -249,6 +254,17 @@ void PrintUsers(const std::vector<api::UserInfo>& list) {
         LimitCells(u.user.limits)));
   }
   std::fputs(t.Render().c_str(), stdout);
+  // The limits of single associations (issue 16), when any user has some.
+  Table assoc(Concat({"USER", "ACCOUNT"}, LimitHeaders()));
+  bool any = false;
+  for (const api::UserInfo& u : list) {
+    for (const AssociationLimits& al : u.user.association_limits) {
+      assoc.Add(Concat({u.user.name, al.account}, LimitCells(al.limits)));
+      any = true;
+    }
+  }
+  if (any) std::printf("\nLimits of single associations (the user's jobs in that account):\n%s",
+                       assoc.Render().c_str());
 }
 
 void PrintQos(const std::vector<QosConfig>& list) {
@@ -378,6 +394,7 @@ Status SetLimit(Limits& l, const std::string& key, const std::string& v) {
 
 std::vector<std::string> GovernanceFlags() {
   std::set<std::string> flags = {
+      "in-account",  // `corral user modify U --in-account A --max-...` (issue 16)
       "max-gpus",           "max-cpus",        "max-mem",          "max-running-jobs",
       "max-submitted-jobs", "max-gpu-minutes", "max-gpus-per-job", "max-wall"};
   for (const auto& [k, v] : AccountSetters()) flags.insert(k);
@@ -421,6 +438,45 @@ int Coordinators(Client& client, const std::vector<std::string>& positional, boo
   return 0;
 }
 
+// `corral user modify USER --in-account ACCOUNT --max-...`: the limits of that one association
+// (issue 16), not the user's over all its accounts.
+int UserAssociationLimits(Client& client, const std::vector<std::string>& positional,
+                          const std::map<std::string, std::string>& values, bool json) {
+  const std::string usage = "modify USER --in-account ACCOUNT --max-...";
+  if (positional.size() != 2 || positional[0] != "modify") return Usage("user", usage);
+  const std::string& name = positional[1];
+  const std::string& account = values.at("in-account");
+  auto body = client.GovernanceGet("users", name);
+  if (!body) return Fail(body.error().message);
+  auto u = api::DecodeUser(*body);
+  if (!u) return Fail(u.error().message);
+  Limits* l = nullptr;
+  for (AssociationLimits& al : u->user.association_limits) {
+    if (al.account == account) l = &al.limits;
+  }
+  if (l == nullptr) {
+    u->user.association_limits.push_back({.account = account, .limits = {}});
+    l = &u->user.association_limits.back().limits;
+  }
+  for (const auto& [key, value] : values) {
+    if (key == "in-account") continue;
+    Status s = SetLimit(*l, key, value);
+    if (!s) {
+      return Usage("user", s.error().code == ErrorCode::kNotFound
+                               ? "--" + key + ": not a limit (with --in-account only limits)"
+                               : s.error().message);
+    }
+  }
+  auto stored = client.GovernancePut("users", name, api::EncodeUser(*u), false);
+  if (!stored) return Fail(stored.error().message);
+  if (json) {
+    std::printf("%s\n", stored->c_str());
+  } else {
+    std::printf("user %s in account %s modified\n", name.c_str(), account.c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 int Governance(Client& client, const std::string& kind, const std::vector<std::string>& positional,
@@ -448,6 +504,9 @@ int Governance(Client& client, const std::string& kind, const std::vector<std::s
       if (!error.empty()) return Fail(error);
     }
     return rc;
+  }
+  if (kind == "user" && values.count("in-account")) {
+    return UserAssociationLimits(client, positional, values, json);
   }
   if (kind == "user") {
     // Limits of a user are `user.limits`: applied through a setter table of their own.

@@ -74,6 +74,19 @@ bool OptionValue(const std::vector<std::string>& w, size_t* i, const char* lette
   return false;
 }
 
+// The account tree (account -> parent, "" = under the root), so that sub-accounts roll up
+// into their parents as in Slurm's sreport; empty (the accounts listed flat) when there are no
+// accounts or none are readable.
+std::map<std::string, std::string> AccountParents(Client& client) {
+  std::map<std::string, std::string> parents;
+  if (auto body = client.GovernanceGet("accounts", "")) {
+    if (auto list = api::DecodeAccountList(*body)) {
+      for (const AccountConfig& a : *list) parents[a.name] = a.parent;
+    }
+  }
+  return parents;
+}
+
 }  // namespace
 
 namespace internal {
@@ -194,13 +207,7 @@ int RunSreport(int argc, char** argv) {
   auto r = client->UsageReport(start, end, o.report == slurm::SreportReport::kJobSizesByAccount);
   if (Failed(prog, r)) return 1;
   if (o.report == slurm::SreportReport::kAccountUtilizationByUser) {
-    // The account tree, so that sub-accounts roll up into their parents as in Slurm; without
-    // it (no accounts, or none readable) the accounts are listed flat.
-    if (auto body = client->GovernanceGet("accounts", "")) {
-      if (auto list = api::DecodeAccountList(*body)) {
-        for (const AccountConfig& a : *list) o.parents[a.name] = a.parent;
-      }
-    }
+    o.parents = AccountParents(*client);
   }
   if (!users.empty() || !accounts.empty()) {
     auto keep = [&](const api::UsageRow& row) {
@@ -411,7 +418,7 @@ int UsageReportCommand(Client& client, const std::string& since, const std::stri
   if (json) {
     std::printf("%s\n", api::EncodeUsageReport(*r).c_str());
   } else {
-    std::fputs(internal::FormatUsageReport(*r).c_str(), stdout);
+    std::fputs(internal::FormatUsageReport(*r, AccountParents(client)).c_str(), stdout);
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "api/governance_codec.h"
 #include "cli/client.h"
 #include "cli/internal/query_common.h"
+#include "cli/internal/sacctmgr_keys.h"
 #include "cli/internal/slurm_cli.h"
 #include "cli/slurm/format_spec.h"
 #include "core/duration.h"
@@ -114,6 +115,16 @@ std::string RenderSacctmgr(const std::vector<std::string>& headers, const std::v
 }
 
 namespace {
+
+using internal::AssocLimitsOf;
+using internal::NamedAccounts;
+using internal::SetAccountKey;
+using internal::SetAssocLimitKey;
+using internal::SetQosKey;
+using internal::SetUserKey;
+using internal::SetUserKeys;
+using internal::ShownLimits;
+using internal::Wide;
 
 constexpr const char* kProg = "sacctmgr";
 
@@ -230,194 +241,9 @@ Result<Command> Parse(const std::vector<std::string>& words) {
   return c;
 }
 
-template <typename T>
-Status SetCount(std::optional<T>& field, const std::string& key, const std::string& v) {
-  if (v == "-1") {
-    field.reset();
-    return {};
-  }
-  std::optional<uint64_t> n = ParseUint(v);
-  if (!n || *n > std::numeric_limits<T>::max()) {
-    return InvalidArgument(key + "=" + v + ": not a count");
-  }
-  field = static_cast<T>(*n);
-  return {};
-}
-
-Status SetWall(std::optional<Duration>& field, const std::string& key, const std::string& v) {
-  if (v == "-1") {
-    field.reset();
-    return {};
-  }
-  Result<Duration> d = ParseSlurmDuration(v);
-  if (!d) return InvalidArgument(key + "=" + v + ": " + d.error().message);
-  field = *d;
-  return {};
-}
-
-template <typename T>
-std::optional<uint64_t> Wide(const std::optional<T>& v) {
-  return v ? std::optional<uint64_t>(*v) : std::nullopt;
-}
-
-template <typename T>
-Status Narrow(const std::optional<uint64_t>& in, std::optional<T>& out, const std::string& what) {
-  if (in && *in > std::numeric_limits<T>::max()) return InvalidArgument(what + ": too large");
-  out = in ? std::optional<T>(static_cast<T>(*in)) : std::nullopt;
-  return {};
-}
-
-Status SetGrpTres(Limits& l, const std::string& v) {
-  std::optional<uint64_t> cpus = Wide(l.max_cpus), gpus = Wide(l.max_gpus), mem = l.max_mem_mb;
-  CORRAL_RETURN_IF_ERROR(ParseTres(v, &cpus, &gpus, &mem));
-  CORRAL_RETURN_IF_ERROR(Narrow(cpus, l.max_cpus, "GrpTRES cpu"));
-  CORRAL_RETURN_IF_ERROR(Narrow(gpus, l.max_gpus, "GrpTRES gres/gpu"));
-  l.max_mem_mb = mem;
-  return {};
-}
-
-// A TRES list with only GPUs: MaxTRES, MaxTRESPerUser, GrpTRESMins.
-template <typename T>
-Status SetGpuTres(std::optional<T>& field, const std::string& key, const std::string& v) {
-  std::optional<uint64_t> gpus = Wide(field);
-  CORRAL_RETURN_IF_ERROR(ParseTres(v, nullptr, &gpus, nullptr));
-  return Narrow(gpus, field, key);
-}
-
-// The keys every kind ignores or refuses alike. Returns true when `key` was one of them.
-bool Common(const std::string& key, const std::string& value, Status* s) {
-  if (key == "description" || key == "organization" || key == "cluster" || key == "clusters") {
-    return true;  // one cluster; a description is the name
-  }
-  if (key == "partition" || key == "flags" || key == "adminlevel" || key == "grpwall" ||
-      key == "maxtresmins" || key == "maxtrespernode" || key == "grptresrunmins" ||
-      key == "priority_assoc") {
-    *s = InvalidArgument(key + "=" + value + ": not supported by Corral (docs/governance.md)");
-    return true;
-  }
-  return false;
-}
-
-Status SetLimitKey(Limits& l, const std::string& key, const std::string& v, bool* done) {
-  *done = true;
-  if (key == "grptres") return SetGrpTres(l, v);
-  if (key == "grptresmins") return SetGpuTres(l.max_gpu_minutes, "GrpTRESMins", v);
-  if (key == "maxtres" || key == "maxtresperjob") {
-    return SetGpuTres(l.max_gpus_per_job, "MaxTRES", v);
-  }
-  if (key == "maxwall" || key == "maxwalldurationperjob") return SetWall(l.max_wall, key, v);
-  *done = false;
-  return {};
-}
-
-Status SetAccountKey(AccountConfig& a, const std::string& key, const std::string& v) {
-  Status s;
-  if (Common(key, v, &s)) return s;
-  bool done = false;
-  CORRAL_RETURN_IF_ERROR(SetLimitKey(a.limits, key, v, &done));
-  if (done) return {};
-  if (key == "parent") {
-    a.parent = EqualsIgnoreCase(v, "root") ? "" : v;
-  } else if (key == "fairshare" || key == "shares") {
-    std::optional<uint32_t> n;
-    CORRAL_RETURN_IF_ERROR(SetCount(n, key, v));
-    a.shares = n.value_or(1);
-  } else if (key == "defaultqos") {
-    a.default_qos = v == "-1" ? "" : v;
-  } else if (key == "qos" || key == "qoslevel") {
-    a.allowed_qos = SplitNonEmpty(v);
-  } else if (key == "grpjobs") {
-    return SetCount(a.limits.max_running_jobs, key, v);
-  } else if (key == "grpsubmit" || key == "grpsubmitjobs") {
-    return SetCount(a.limits.max_submitted_jobs, key, v);
-  } else if (key == "maxjobs" || key == "maxsubmit" || key == "maxsubmitjobs") {
-    return InvalidArgument(key +
-                           " on an account (each user's limit in Slurm) is not supported: "
-                           "use GrpJobs/GrpSubmit for the account, or set it on the users");
-  } else {
-    return InvalidArgument("unknown account field \"" + key + "\"");
-  }
-  return {};
-}
-
-Status SetUserKey(api::UserInfo& u, const std::string& key, const std::string& v) {
-  Status s;
-  if (Common(key, v, &s)) return s;
-  bool done = false;
-  CORRAL_RETURN_IF_ERROR(SetLimitKey(u.user.limits, key, v, &done));
-  if (done) return {};
-  if (key == "account" || key == "accounts") {
-    for (const std::string& a : SplitNonEmpty(v)) {
-      if (std::find(u.accounts.begin(), u.accounts.end(), a) == u.accounts.end())
-        u.accounts.push_back(a);
-    }
-  } else if (key == "defaultaccount") {
-    u.user.default_account = v;
-  } else if (key == "fairshare" || key == "shares") {
-    std::optional<uint32_t> n;
-    CORRAL_RETURN_IF_ERROR(SetCount(n, key, v));
-    u.user.shares = n.value_or(1);
-  } else if (key == "maxjobs" || key == "grpjobs") {
-    return SetCount(u.user.limits.max_running_jobs, key, v);
-  } else if (key == "maxsubmit" || key == "maxsubmitjobs" || key == "grpsubmit" ||
-             key == "grpsubmitjobs") {
-    return SetCount(u.user.limits.max_submitted_jobs, key, v);
-  } else {
-    return InvalidArgument("unknown user field \"" + key + "\"");
-  }
-  return {};
-}
-
-Status SetQosKey(QosConfig& q, const std::string& key, const std::string& v) {
-  Status s;
-  if (Common(key, v, &s)) return s;
-  if (key == "grptres") return SetGrpTres(q.limits, v);
-  if (key == "maxtres" || key == "maxtresperjob") {
-    return SetGpuTres(q.limits.max_gpus_per_job, "MaxTRES", v);
-  }
-  if (key == "maxtrespu" || key == "maxtresperuser") {
-    return SetGpuTres(q.per_user.max_gpus, "MaxTRESPerUser", v);
-  }
-  if (key == "grpjobs") return SetCount(q.limits.max_running_jobs, key, v);
-  if (key == "grpsubmit" || key == "grpsubmitjobs") {
-    return SetCount(q.limits.max_submitted_jobs, key, v);
-  }
-  if (key == "maxjobspu" || key == "maxjobsperuser") {
-    return SetCount(q.per_user.max_running_jobs, key, v);
-  }
-  if (key == "maxsubmitpu" || key == "maxsubmitjobsperuser") {
-    return SetCount(q.per_user.max_submitted_jobs, key, v);
-  }
-  if (key == "maxwall" || key == "maxwalldurationperjob") return SetWall(q.max_time, key, v);
-  if (key == "gracetime") return SetWall(q.grace_time, key, v);
-  if (key == "priority") {
-    std::optional<uint32_t> n;
-    CORRAL_RETURN_IF_ERROR(SetCount(n, key, v));
-    q.priority = n.value_or(0);
-    return {};
-  }
-  if (key == "preempt") {
-    q.preempt = SplitNonEmpty(v);
-    return {};
-  }
-  if (key == "preemptmode") {
-    std::string m = Lower(v);
-    if (m == "cluster") m = "requeue";
-    std::optional<PreemptMode> mode = ParsePreemptMode(m);
-    if (!mode) return InvalidArgument("PreemptMode=" + v + ": expected OFF, REQUEUE or CANCEL");
-    q.preempt_mode = *mode;
-    return {};
-  }
-  if (key == "usagefactor") {
-    char* end = nullptr;
-    double f = std::strtod(v.c_str(), &end);
-    if (v.empty() || end != v.c_str() + v.size()) {
-      return InvalidArgument("UsageFactor=" + v + ": not a number");
-    }
-    q.usage_factor = f;
-    return {};
-  }
-  return InvalidArgument("unknown qos field \"" + key + "\"");
+std::string ClusterName() {
+  std::string c = internal::Env("CORRAL_CLUSTER");
+  return c.empty() ? "corral" : c;
 }
 
 // --- Reading and writing records through the controller. ---
@@ -473,8 +299,15 @@ int Add(Client& client, const Command& c, const Kind<Record>& k) {
       }
     }
     k.name(r) = n;
-    for (const auto& [key, v] : c.set) {
-      if (Status s = k.set(r, key, v); !s) return Fail(s.error().message);
+    if constexpr (std::is_same_v<Record, api::UserInfo>) {
+      // `add user U account=A MaxJobs=N`: the limits are the new association's (Slurm's).
+      if (Status s = SetUserKeys(r, c.set, NamedAccounts(c.set)); !s) {
+        return Fail(s.error().message);
+      }
+    } else {
+      for (const auto& [key, v] : c.set) {
+        if (Status s = k.set(r, key, v); !s) return Fail(s.error().message);
+      }
     }
     auto stored = client.GovernancePut(k.path, n, k.encode(r), !exists);
     if (!stored) return Fail(stored.error().message);
@@ -508,13 +341,44 @@ int Modify(Client& client, const Command& c, const Kind<Record>& k) {
     std::printf(" Nothing modified\n");
     return 1;
   }
+  // `modify user U where account=A set ...`: the limits of those associations (issue 16).
+  const std::vector<std::string> accounts =
+      c.entity == "user" ? NamedAccounts(c.where) : std::vector<std::string>{};
   if (!c.quiet) {
     std::printf(" Modified %s...\n",
                 c.entity == "qos" ? "qos" : (c.entity + " associations").c_str());
-    for (Record& r : *selected) std::printf("  %s\n", k.name(r).c_str());
+    for (Record& r : *selected) {
+      if (accounts.empty()) {
+        std::printf("  %s\n", k.name(r).c_str());
+        continue;
+      }
+      for (const std::string& a : accounts) {  // as Slurm lists the associations
+        std::printf("  C = %-10s A = %-20s U = %-9s\n", ClusterName().c_str(), a.c_str(),
+                    k.name(r).c_str());
+      }
+    }
   }
   if (!Confirm(c)) return 1;
   for (Record& r : *selected) {
+    if constexpr (std::is_same_v<Record, api::UserInfo>) {
+      for (const auto& [key, v] : c.set) {
+        if (accounts.empty()) break;
+        Result<bool> limit = true;
+        for (const std::string& a : accounts) {
+          limit = SetAssocLimitKey(AssocLimitsOf(r.user, a), key, v);
+          if (!limit) return Fail(limit.error().message);
+        }
+        if (!*limit) {
+          return Fail(key + "=" + v +
+                      ": not a limit of an association (set it without account=, on the user)");
+        }
+      }
+      if (!accounts.empty()) {
+        auto stored = client.GovernancePut(k.path, k.name(r), k.encode(r), false);
+        if (!stored) return Fail(stored.error().message);
+        continue;
+      }
+    }
     for (const auto& [key, v] : c.set) {
       if (Status s = k.set(r, key, v); !s) return Fail(s.error().message);
     }
@@ -556,6 +420,8 @@ int Delete(Client& client, const Command& c, const Kind<Record>& k) {
       if (!accounts.empty()) {
         for (const std::string& a : accounts) {
           std::erase(r.accounts, a);
+          std::erase_if(r.user.association_limits,
+                        [&a](const AssociationLimits& al) { return al.account == a; });
           if (r.user.default_account == a) {
             r.user.default_account = r.accounts.empty() ? "" : r.accounts.front();
           }
@@ -622,11 +488,6 @@ std::string Opt(const std::optional<T>& v) {
 std::string Wall(const std::optional<Duration>& d) { return d ? FormatSacctmgrTime(*d) : ""; }
 std::string Gpus(const std::optional<uint64_t>& g) { return FormatTres({}, g, {}); }
 
-std::string ClusterName() {
-  std::string c = internal::Env("CORRAL_CLUSTER");
-  return c.empty() ? "corral" : c;
-}
-
 const std::vector<Column>& AssocColumns() {
   static const std::vector<Column> cols = {{"cluster", "Cluster", 10},
                                            {"account", "Account", 10},
@@ -685,7 +546,7 @@ int ShowAssociations(Client& client, const Command& c) {
   const std::string cluster = ClusterName();
   Cells<AssocRow> cell = [&](const AssocRow& r, const std::string& col) -> std::string {
     const AccountConfig& a = *r.account;
-    const Limits& l = r.user != nullptr ? r.user->user.limits : a.limits;
+    const Limits l = r.user != nullptr ? ShownLimits(r.user->user, a.name) : a.limits;
     if (col == "cluster") return cluster;
     if (col == "account") return a.name;
     if (col == "user") return r.user != nullptr ? r.user->user.name : "";

@@ -14,8 +14,10 @@
 // kept (Corral has one cluster; an account's description is its name).
 //
 // Corral's association limits are an account's (over its subtree: Slurm's Grp* and, inherited
-// by its users, Max*) and a user's (over all its accounts); `show association` prints each
-// account, then each (account, user) with the user's limits. A change is sent only after the
+// by its users, Max*), a user's (over all its accounts) and a (user, account) association's
+// (`modify user U where account=A set ...`, and the limits of `add user U account=A ...`);
+// `show association` prints each account, then each (account, user) with the association's
+// limits, the user's where it has none of a kind. A change is sent only after the
 // confirmation Slurm asks for ("Would you like to commit changes? (y/N)"), or at once with -i.
 //
 // Not thread-safe (reads stdin).

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "api/governance_codec.h"
+#include "controller/budget_routes.h"
 #include "controller/controller.h"
 #include "controller/testing/controller_test_base.h"
 #include "controller/testing/requests.h"
@@ -181,6 +182,39 @@ TEST_F(ControllerBudgetTest, BadBudgetsAreRefusedNamingTheProblemAndChangeNothin
   EXPECT_NE(decoded.error().message.find("budget.period"), std::string::npos)
       << decoded.error().message;
   EXPECT_NE(decoded.error().message.find("fortnight"), std::string::npos);
+}
+
+// GET /api/v1/budgets under [privacy] (issue 16): a user sees the budgets of her accounts and
+// of those above them, and of the accounts she coordinates; operators and admins, or anyone
+// without [privacy], every budget.
+TEST(VisibleBudgetsTest, PrivacyShowsAUserHerAccountsBudgetsOnly) {
+  const std::vector<AccountConfig> tree = {
+      {.name = "research"},
+      {.name = "nlp", .parent = "research", .users = {"alice"}},
+      {.name = "nlp_sub", .parent = "nlp"},
+      {.name = "vision", .parent = "research", .users = {"bob"}, .coordinators = {"carol"}},
+      {.name = "vision_sub", .parent = "vision"},
+      {.name = "bio"}};
+  std::vector<api::BudgetStatus> all;
+  for (const AccountConfig& a : tree) all.push_back({.account = a.name});
+  auto seen = [&](const api::Identity& who, const PrivacyConfig& privacy) {
+    std::string out;
+    for (const api::BudgetStatus& b : VisibleBudgets(who, privacy, tree, all)) {
+      out += (out.empty() ? "" : ",") + b.account;
+    }
+    return out;
+  };
+  const PrivacyConfig none, usage{.usage = true}, jobs{.jobs = true};
+  const api::Identity alice{.user = "alice"}, carol{.user = "carol"}, dave{.user = "dave"};
+  EXPECT_EQ(seen(dave, none), "research,nlp,nlp_sub,vision,vision_sub,bio");
+  EXPECT_EQ(seen(alice, usage), "research,nlp");
+  EXPECT_EQ(seen(alice, jobs), "research,nlp");
+  EXPECT_EQ(seen(carol, usage), "vision,vision_sub");
+  EXPECT_EQ(seen(dave, usage), "");
+  EXPECT_EQ(seen({.user = "olga", .role = api::Role::kOperator}, usage),
+            "research,nlp,nlp_sub,vision,vision_sub,bio");
+  EXPECT_EQ(seen({.user = "root", .role = api::Role::kAdmin}, usage),
+            "research,nlp,nlp_sub,vision,vision_sub,bio");
 }
 
 }  // namespace

@@ -445,10 +445,7 @@ Result<AuditVerdict> ControllerService::VerifyAudit() {
       Call<store::AuditHead>([impl](Controller&) -> Result<store::AuditHead> {
         return impl->audit.head();
       }));
-  AuditQuery all;
-  all.include_anchor = true;
-  CORRAL_ASSIGN_OR_RETURN(std::vector<AuditRecord> records, impl->store->QueryAudit(all));
-  return store::VerifyAuditChain(records, head);
+  return store::VerifyStoredAuditChain(*impl->store, head);
 }
 
 Status ControllerService::CallStatus(std::function<Status(Controller&)> fn) {

@@ -708,7 +708,9 @@ void RegisterRoutes(api::HttpServer& server, RouteContext context) {
 
   // Budgets' spend (budget_routes.h; issue 16 item 5).
   route("GET", "/api/v1/budgets",
-        [self](const api::HttpRequest&, const api::Identity&) { return ServeBudgets(*self); });
+        [self, privacy](const api::HttpRequest&, const api::Identity& who) {
+          return ServeBudgets(*self, privacy, who);
+        });
 
   // Prometheus (metrics/routes.h): the metrics principal, operators and admins.
   route("GET", "/metrics", [self, ctx, &server](const api::HttpRequest&, const api::Identity&) {

@@ -48,6 +48,9 @@ struct AuditQuery {
   std::string node;        // target "node:N"
   size_t limit = 0;        // the last `limit` matching records; 0 = all
   bool include_anchor = false;
+  // With `limit`: the first `limit` matching records after `after_seq` instead of the last
+  // (reading the log forward a page at a time: `corral audit verify`).
+  bool oldest_first = false;
 };
 
 // The result of checking the chain (`corral audit verify`).

@@ -21,4 +21,11 @@ std::optional<PreemptMode> ParsePreemptMode(std::string_view name) {
   return std::nullopt;
 }
 
+const Limits* FindAssociationLimits(const UserConfig& user, std::string_view account) {
+  for (const AssociationLimits& a : user.association_limits) {
+    if (a.account == account) return &a.limits;
+  }
+  return nullptr;
+}
+
 }  // namespace corral

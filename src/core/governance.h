@@ -57,11 +57,25 @@ struct AccountConfig {
   bool operator==(const AccountConfig&) const = default;
 };
 
+// The limits of one (user, account) association: over the user's jobs in that account only
+// (Slurm's limits on a user's association, `sacctmgr modify user U where account=A set ...`).
+// Reasons as Slurm's: AssocGrpGRES, AssocGrpCpuLimit, AssocGrpMemLimit, AssocMaxJobsLimit,
+// AssocGrpGRESMinutes, AssocMaxGRESPerJob, AssocMaxWallDurationPerJobLimit; MaxSubmitJobs is
+// checked at submit.
+struct AssociationLimits {
+  std::string account;
+  Limits limits;
+  bool operator==(const AssociationLimits&) const = default;
+};
+
 // Per-user settings. Users need no entry: without one a user has 1 share and no own limits.
 struct UserConfig {
   std::string name;
   uint32_t shares = 1;  // relative to the other users of each of its accounts
   Limits limits;        // over all of the user's jobs, in every account
+  // Limits of the user's associations (issue 16): sorted by account, one per account at most,
+  // each an account the user is a member of; an entry without any limit is not kept.
+  std::vector<AssociationLimits> association_limits;
   // The account a job of the user gets when it names none ("" = none: the job keeps no
   // account). Slurm's DefaultAccount.
   std::string default_account;
@@ -72,6 +86,9 @@ enum class PreemptMode { kOff, kRequeue, kCancel };
 std::string_view PreemptModeName(PreemptMode m);  // "off", "requeue", "cancel"
 // The mode named `name` (`PreemptModeName`'s names), nullopt for any other.
 std::optional<PreemptMode> ParsePreemptMode(std::string_view name);
+
+// The limits of `user`'s association with `account`, nullptr when it has none of its own.
+const Limits* FindAssociationLimits(const UserConfig& user, std::string_view account);
 
 // A quality of service: a priority, limits, and who it may preempt.
 struct QosConfig {

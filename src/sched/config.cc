@@ -755,6 +755,12 @@ Status ValidateSchedulerConfig(const SchedulerConfig& c) {
       return InvalidArgument(EntryWhere("user", u.name) + ": default_account: no such account " +
                              Quote(u.default_account));
     }
+    for (const AssociationLimits& al : u.association_limits) {
+      if (!accounts.count(al.account)) {
+        return InvalidArgument(EntryWhere("user", u.name) +
+                               ": association_limits: no such account " + Quote(al.account));
+      }
+    }
   }
   for (const QosConfig& q : c.qos) {
     for (const std::string& p : q.preempt) {

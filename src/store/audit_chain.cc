@@ -6,6 +6,7 @@
 #include <openssl/sha.h>
 
 #include "core/hex.h"
+#include "store/store.h"
 
 namespace corral::store {
 
@@ -153,6 +154,36 @@ AuditVerdict VerifyAuditChain(const std::vector<AuditRecord>& records, const Aud
                                 return std::optional<uint64_t>(it->second);
                               });
   (void)verifier.Add(records);  // the lookup never fails
+  return verifier.Finish();
+}
+
+Result<AuditVerdict> VerifyStoredAuditChain(Store& store, const AuditHead& head,
+                                            size_t page_size) {
+  if (page_size == 0) page_size = 1;
+  auto page_after = [&](uint64_t seq) {
+    return store.QueryAudit(
+        {.after_seq = seq, .limit = page_size, .include_anchor = true, .oldest_first = true});
+  };
+  // Only asked about a record that fails its hash: one more pass, a page at a time.
+  auto find_seq = [&](const std::string& hash) -> Result<std::optional<uint64_t>> {
+    for (uint64_t after = 0;;) {
+      CORRAL_ASSIGN_OR_RETURN(std::vector<AuditRecord> page, page_after(after));
+      for (const AuditRecord& r : page) {
+        if (r.hash == hash) return std::optional<uint64_t>(r.seq);
+      }
+      if (page.size() < page_size) return std::optional<uint64_t>();
+      after = page.back().seq;
+    }
+  };
+  AuditChainVerifier verifier(head, find_seq);
+  for (uint64_t after = 0;;) {
+    CORRAL_ASSIGN_OR_RETURN(std::vector<AuditRecord> page, page_after(after));
+    if (page.empty()) break;
+    CORRAL_ASSIGN_OR_RETURN(bool more, verifier.Add(page));
+    // Records after the head (written since it was read) are not checked.
+    if (!more || page.size() < page_size || page.back().seq >= head.seq) break;
+    after = page.back().seq;
+  }
   return verifier.Finish();
 }
 

@@ -60,9 +60,8 @@ Result<AuditHead> DecodeAuditHead(std::string_view text);
 AuditVerdict VerifyAuditChain(const std::vector<AuditRecord>& records, const AuditHead& head);
 
 // The same check a page at a time, in bounded memory: it keeps the last record's hash and
-// position, never the log, so that a caller can stream the store's records through it.
-// TODO(#16): `corral audit verify` still reads the whole log (`Store::QueryAudit` has no
-// forward paging yet: `AuditQuery` needs a "first N after seq" bound).
+// position, never the log, so that a caller can stream the store's records through it
+// (`VerifyStoredAuditChain` below does, for `corral audit verify`).
 // Not thread-safe; one verification's.
 class AuditChainVerifier {
  public:
@@ -90,5 +89,15 @@ class AuditChainVerifier {
   uint64_t seen_ = 0;  // records given, anchor included
   bool done_ = false;
 };
+
+class Store;
+
+// `VerifyAuditChain` on the log kept in `store`, read from it `page_size` (at least 1) records
+// at a time by seq (`AuditQuery::oldest_first`), so that the memory used is one page's however
+// long the log. A record that fails its hash makes one more pass over the log, a page at a
+// time, to find where its hash belongs (reordered or changed). Returns the store's error
+// when a read fails. Thread-safe as `Store::QueryAudit`.
+Result<AuditVerdict> VerifyStoredAuditChain(Store& store, const AuditHead& head,
+                                            size_t page_size = 1000);
 
 }  // namespace corral::store

@@ -1061,7 +1061,9 @@ Result<std::vector<AuditRecord>> PostgresStore::QueryAudit(const AuditQuery& que
   std::vector<AuditRecord> records;
   CORRAL_RETURN_IF_ERROR(CollectRows(pq_, r.get(), internal::kAuditColumns, c.prefix(),
                                      internal::ReadAuditRow, &records));
-  if (query.limit > 0) std::reverse(records.begin(), records.end());  // newest first from SQL
+  if (query.limit > 0 && !query.oldest_first) {
+    std::reverse(records.begin(), records.end());  // newest first from SQL
+  }
   return records;
 }
 

@@ -777,7 +777,9 @@ Result<std::vector<AuditRecord>> SqliteStore::QueryAudit(const AuditQuery& query
   std::vector<AuditRecord> records;
   CORRAL_RETURN_IF_ERROR(c->CollectRows(stmt, internal::kAuditColumns, internal::ReadAuditRow,
                                         &records, "read audit records"));
-  if (query.limit > 0) std::reverse(records.begin(), records.end());  // newest first from SQL
+  if (query.limit > 0 && !query.oldest_first) {
+    std::reverse(records.begin(), records.end());  // newest first from SQL
+  }
   return records;
 }
 

@@ -156,7 +156,8 @@ class Store {
   virtual Result<std::optional<std::string>> GetGpuSeries(JobId job) = 0;
 
   // The audit records (core/audit.h) with seq > `query.after_seq` that match its filters, by
-  // seq; with `query.limit` the last `limit` of them. Thread-safe as `QueryJobs`. Errors as
+  // seq; with `query.limit` the last `limit` of them (the first with `query.oldest_first`:
+  // a page of the log read forward). Thread-safe as `QueryJobs`. Errors as
   // `QueryJobs`.
   virtual Result<std::vector<AuditRecord>> QueryAudit(const AuditQuery& query) = 0;
 

@@ -121,6 +121,60 @@ TEST(GovernanceTest, AccountsAndLimitsChangeLiveAndBadChangesChangeNothing) {
   ASSERT_TRUE(nlp.has_value());
   EXPECT_EQ(nlp->limits.max_gpus, std::optional<uint32_t>(2));
   EXPECT_EQ(nlp->parent, "research");
+
+  // Limits of one (user, account) association (issue 16), set live with sacctmgr as on Slurm:
+  // they hold this user's jobs of nlp, with Slurm's reason, and a lifted one lets the job run.
+  for (JobId id : {a->job_id, b->job_id}) {
+    EXPECT_EQ(cluster.Cli({"cancel", id.ToString()}).status, 0);
+    ASSERT_TRUE(cluster.WaitJob(id).has_value());  // ended: holds nothing any more
+  }
+  ASSERT_EQ(cluster.Cli({"account", "modify", "nlp", "--max-gpus", "4"}).status, 0);
+  CliResult limited = cluster.CliAs(
+      "sacctmgr", {"-i", "modify", "user", "where", "name=" + Me(), "account=nlp", "set",
+                   "GrpTRES=gres/gpu=1", "MaxSubmitJobs=2"});
+  ASSERT_EQ(limited.status, 0) << limited.err;
+  EXPECT_NE(limited.out.find(" Modified user associations...\n  C = "), std::string::npos)
+      << limited.out;
+  EXPECT_NE(limited.out.find(" A = nlp                  U = " + Me()), std::string::npos)
+      << limited.out;
+  CliResult assoc = cluster.CliAs(
+      "sacctmgr", {"-nP", "show", "assoc", "where", "user=" + Me(),
+                   "format=account,user,grptres,maxjobs,maxsubmit"});
+  EXPECT_EQ(assoc.out, "nlp|" + Me() + "|gres/gpu=1||2\n") << assoc.err;
+  auto c = cluster.Submit(gpu_job);
+  auto d = cluster.Submit(gpu_job);
+  ASSERT_TRUE(c.has_value() && d.has_value());
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        auto jc = cluster.GetJob(c->job_id);
+        auto jd = cluster.GetJob(d->job_id);
+        return jc && jd && jc->job.state == JobState::kRunning && jd->job.reason == "AssocGrpGRES";
+      },
+      std::chrono::seconds(20)))
+      << cluster.GetJob(d->job_id)->job.reason;
+  CliResult why = cluster.Cli({"why", d->job_id.ToString()});
+  EXPECT_NE(why.out.find("account nlp for user " + Me() + " at its GPU limit 1/1"),
+            std::string::npos)
+      << why.out << why.err;
+  // A third job of the association is refused at submit, in Slurm's words.
+  auto third = cluster.Submit(gpu_job);
+  ASSERT_FALSE(third.has_value());
+  EXPECT_NE(third.error().message.find("Job violates accounting/QOS policy (job submit limit, "
+                                       "user's size and/or time limits): AssocMaxSubmitJobLimit"),
+            std::string::npos)
+      << third.error().message;
+  // Lifted (-1 clears, as in Slurm): the waiting job starts at the next pass.
+  CliResult lifted = cluster.CliAs(
+      "sacctmgr", {"-i", "modify", "user", Me(), "where", "account=nlp", "set", "GrpTRES=gres/gpu=-1"});
+  ASSERT_EQ(lifted.status, 0) << lifted.err;
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        auto jd = cluster.GetJob(d->job_id);
+        return jd && jd->job.state == JobState::kRunning;
+      },
+      std::chrono::seconds(20)))
+      << cluster.GetJob(d->job_id)->job.reason;
+  for (JobId id : {c->job_id, d->job_id}) cluster.Cli({"cancel", id.ToString()});
 }
 
 // sacctmgr round trips: what `add` and `modify` set, `show` prints as Slurm's sacctmgr does;

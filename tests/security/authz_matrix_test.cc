@@ -97,7 +97,7 @@ const std::map<std::string, std::string> kMatrix = {
     {"PUT /api/v1/qos/{name}", "----y-----"},
     {"DELETE /api/v1/qos/{name}", "----y-----"},
     // Budgets' spend (issue 16 item 5): readable as the accounts are.
-    {"GET /api/v1/budgets", "-yyyy--yy-"},
+    {"GET /api/v1/budgets", "-yyyy--yy-"},  // with [privacy]: her accounts' budgets only
     // `scontrol suspend|resume`: operators and admins only, as in Slurm.
     {"POST /api/v1/jobs/{id}/suspend", "---yy-----"},
     {"POST /api/v1/jobs/{id}/resume", "---yy-----"},

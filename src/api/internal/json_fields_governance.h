@@ -67,12 +67,19 @@ void Fields(V& v, S& s) {
   v("users", s.users);
 }
 
+template <typename V, Is<AssociationLimits> S>  // issue 16: limits per association
+void Fields(V& v, S& s) {
+  v("account", s.account);
+  v("limits", s.limits);
+}
+
 template <typename V, Is<UserConfig> S>
 void Fields(V& v, S& s) {
   v("name", s.name);
   v("shares", s.shares);
   v("default_account", s.default_account);
   v("limits", s.limits);
+  v("association_limits", s.association_limits);
 }
 
 template <typename V, Is<UserInfo> S>

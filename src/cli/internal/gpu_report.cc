@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "cli/slurm/sreport.h"
 #include "cli/table.h"
 #include "core/duration.h"
 
@@ -220,7 +221,8 @@ std::string FormatWasteReport(const api::WasteReport& r) {
   return out;
 }
 
-std::string FormatUsageReport(const api::UsageReport& r) {
+std::string FormatUsageReport(const api::UsageReport& r,
+                              const std::map<std::string, std::string>& parents) {
   auto hours = [](double s) { return Fmt("%.2f", s / 3600); };
   auto kwh = [](double j) { return Fmt("%.3f", j / 3.6e6); };
   std::string out = "Usage " + FormatTimestamp(r.start) + " - " + FormatTimestamp(r.end);
@@ -254,8 +256,18 @@ std::string FormatUsageReport(const api::UsageReport& r) {
     }
     out += t.Render();
   };
-  section("By account:", {"ACCOUNT"}, r.accounts,
-          [](const api::UsageRow& x) { return std::vector<std::string>{x.account}; });
+  if (parents.empty()) {
+    section("By account:", {"ACCOUNT"}, r.accounts,
+            [](const api::UsageRow& x) { return std::vector<std::string>{x.account}; });
+  } else {  // rolled up over the tree, as sreport does
+    std::vector<api::UsageRow> tree;
+    for (const slurm::AccountLine& a : slurm::RollUpAccounts(r, parents)) {
+      tree.push_back(a.row);
+      tree.back().account = std::string(2 * (a.depth - 1), ' ') + a.row.account;
+    }
+    section("By account (with its sub-accounts):", {"ACCOUNT"}, tree,
+            [](const api::UsageRow& x) { return std::vector<std::string>{x.account}; });
+  }
   section("By user:", {"ACCOUNT", "USER"}, r.users,
           [](const api::UsageRow& x) { return std::vector<std::string>{x.account, x.user}; });
   section("By partition:", {"PARTITION"}, r.partitions,

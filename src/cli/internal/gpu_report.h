@@ -6,6 +6,7 @@
 // Thread-safe (pure functions).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,10 @@ std::string FormatWasteReport(const api::WasteReport& report);
 
 // `corral report usage`: the window, the cluster's allocated share of its capacity, then CPU-
 // and GPU-hours and energy (kWh) by account, by (account, user), by partition, by GPU model
-// and, when the report has them, by job.
-std::string FormatUsageReport(const api::UsageReport& report);
+// and, when the report has them, by job. With `parents` (the account tree: account -> parent,
+// "" = under the root), the accounts come in tree order, each holding its sub-accounts' usage
+// too and indented by its depth, as sreport's AccountUtilizationByUser rolls them up.
+std::string FormatUsageReport(const api::UsageReport& report,
+                              const std::map<std::string, std::string>& parents = {});
 
 }  // namespace corral::cli::internal

@@ -125,5 +125,32 @@ TEST(GpuReportTest, WasteReportListsUsersThenAccounts) {
   EXPECT_LT(text.find("alice"), text.find("physics"));
 }
 
+// `corral report usage` rolls sub-accounts up into their parents with the account tree, as
+// sreport does (the same code, slurm::RollUpAccounts); without it, one row per account.
+TEST(GpuReportTest, UsageReportRollsSubAccountsUpIntoTheirParents) {
+  api::UsageReport r;
+  r.start = kT0;
+  r.end = kT0 + Seconds(86400);
+  r.total = {.jobs = 3, .cpu_seconds = 3 * 3600, .gpu_seconds = 3 * 3600};
+  r.accounts = {{.account = "chem", .jobs = 1, .cpu_seconds = 3600, .gpu_seconds = 3600},
+                {.account = "physics", .jobs = 2, .cpu_seconds = 7200, .gpu_seconds = 7200}};
+  const std::string flat = FormatUsageReport(r);
+  EXPECT_NE(flat.find("By account:"), std::string::npos) << flat;
+  EXPECT_EQ(flat.find("science"), std::string::npos) << flat;
+  const std::string tree = FormatUsageReport(
+      r, {{"science", ""}, {"chem", "science"}, {"physics", "science"}, {"idle", ""}});
+  auto row = [&](const std::string& name) {
+    size_t at = tree.find(name + " ");
+    return at == std::string::npos ? std::string() : tree.substr(at, tree.find('\n', at) - at);
+  };
+  EXPECT_NE(tree.find("By account (with its sub-accounts):"), std::string::npos) << tree;
+  EXPECT_NE(row("science").find(" 3 "), std::string::npos) << tree;  // its two children's jobs
+  EXPECT_NE(row("science").find("3.00"), std::string::npos) << tree;
+  EXPECT_NE(tree.find("  chem "), std::string::npos) << tree;  // indented below science
+  EXPECT_LT(tree.find("science"), tree.find("  chem"));
+  EXPECT_LT(tree.find("  chem"), tree.find("  physics"));
+  EXPECT_EQ(tree.find("idle"), std::string::npos) << tree;  // no usage in its subtree
+}
+
 }  // namespace
 }  // namespace corral::cli::internal

@@ -189,47 +189,6 @@ std::string ProperName(const SreportOptions& o, const std::string& user) {
   return o.proper_name && !user.empty() ? o.proper_name(user) : "";
 }
 
-// An account's line of AccountUtilizationByUser with a tree: its usage and its
-// sub-accounts', at its depth (1 = under the root).
-struct AccountLine {
-  api::UsageRow row;
-  size_t depth = 1;
-};
-
-// The accounts of `r` and their ancestors, in tree order (depth first, siblings by name),
-// each with its subtree's usage summed. An account `parents` does not know is under the root.
-std::vector<AccountLine> RollUp(const api::UsageReport& r,
-                                const std::map<std::string, std::string>& parents) {
-  auto parent_of = [&](const std::string& a) {
-    auto it = parents.find(a);
-    return it == parents.end() ? std::string() : it->second;
-  };
-  std::map<std::string, api::UsageRow> sums;  // every account with usage in its subtree
-  for (const api::UsageRow& a : r.accounts) {
-    std::string at = a.account;
-    for (size_t depth = 0; !at.empty() && depth <= parents.size(); ++depth) {
-      api::UsageRow& s = sums[at];
-      s.account = at;
-      s.jobs += a.jobs;
-      s.cpu_seconds += a.cpu_seconds;
-      s.gpu_seconds += a.gpu_seconds;
-      s.energy_joules += a.energy_joules;
-      at = parent_of(at);
-    }
-  }
-  std::map<std::string, std::vector<std::string>> children;  // sorted by the map
-  for (const auto& [name, row] : sums) children[parent_of(name)].push_back(name);
-  std::vector<AccountLine> out;
-  std::function<void(const std::string&, size_t)> walk = [&](const std::string& at, size_t depth) {
-    for (const std::string& c : children[at]) {
-      out.push_back({sums[c], depth});
-      if (depth <= parents.size()) walk(c, depth + 1);
-    }
-  };
-  walk("", 1);
-  return out;
-}
-
 // AccountUtilizationByUser, UserUtilizationByAccount and TopUsage.
 std::string UserReports(const api::UsageReport& r, const SreportOptions& o) {
   std::string out;
@@ -288,7 +247,7 @@ std::string UserReports(const api::UsageReport& r, const SreportOptions& o) {
       }
       return out;
     }
-    for (const AccountLine& a : RollUp(r, o.parents)) {
+    for (const AccountLine& a : RollUpAccounts(r, o.parents)) {
       api::UsageRow row = a.row;
       if (o.tree) row.account = std::string(a.depth, ' ') + row.account;
       line(row, true);
@@ -369,6 +328,38 @@ bool Names(std::string_view word, std::string_view full, size_t min) {
 }
 
 }  // namespace
+
+std::vector<AccountLine> RollUpAccounts(const api::UsageReport& r,
+                                        const std::map<std::string, std::string>& parents) {
+  auto parent_of = [&](const std::string& a) {
+    auto it = parents.find(a);
+    return it == parents.end() ? std::string() : it->second;
+  };
+  std::map<std::string, api::UsageRow> sums;  // every account with usage in its subtree
+  for (const api::UsageRow& a : r.accounts) {
+    std::string at = a.account;
+    for (size_t depth = 0; !at.empty() && depth <= parents.size(); ++depth) {
+      api::UsageRow& s = sums[at];
+      s.account = at;
+      s.jobs += a.jobs;
+      s.cpu_seconds += a.cpu_seconds;
+      s.gpu_seconds += a.gpu_seconds;
+      s.energy_joules += a.energy_joules;
+      at = parent_of(at);
+    }
+  }
+  std::map<std::string, std::vector<std::string>> children;  // sorted by the map
+  for (const auto& [name, row] : sums) children[parent_of(name)].push_back(name);
+  std::vector<AccountLine> out;
+  std::function<void(const std::string&, size_t)> walk = [&](const std::string& at, size_t depth) {
+    for (const std::string& c : children[at]) {
+      out.push_back({sums[c], depth});
+      if (depth <= parents.size()) walk(c, depth + 1);
+    }
+  };
+  walk("", 1);
+  return out;
+}
 
 Result<ReportUnit> ParseReportUnit(std::string_view text) {
   struct Name {

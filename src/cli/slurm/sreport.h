@@ -71,6 +71,19 @@ Result<SreportReport> ParseSreportReport(std::string_view type, std::string_view
 // unsupported TRES.
 Result<std::vector<std::string>> ParseReportTres(std::string_view list);
 
+// An account's line of a usage report rolled up over the account tree: its usage and its
+// sub-accounts', at its depth (1 = under the root).
+struct AccountLine {
+  api::UsageRow row;
+  size_t depth = 1;
+};
+// The accounts of `r` and their ancestors, in tree order (depth first, siblings by name),
+// each with its subtree's usage summed, as sreport's AccountUtilizationByUser (and `corral
+// report usage`) print them. An account `parents` (account -> parent, "" = under the root)
+// does not know is under the root.
+std::vector<AccountLine> RollUpAccounts(const api::UsageReport& r,
+                                        const std::map<std::string, std::string>& parents);
+
 // The report's text. `report` holds per-job rows for job SizesByAccount.
 std::string RenderSreport(const api::UsageReport& report, const SreportOptions& options);
 

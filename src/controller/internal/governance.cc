@@ -323,6 +323,26 @@ Result<sched::SchedulerConfig> Governance::PutUser(const sched::SchedulerConfig&
     return InvalidArgument(where + ": default_account: " + Quote(cfg.default_account) +
                            " is not one of its accounts");
   }
+  // Limits per association (issue 16): one per account of the user, sorted; none kept empty.
+  std::erase_if(cfg.association_limits,
+                [](const AssociationLimits& al) { return al.limits == Limits{}; });
+  std::sort(cfg.association_limits.begin(), cfg.association_limits.end(),
+            [](const AssociationLimits& x, const AssociationLimits& y) {
+              return x.account < y.account;
+            });
+  for (size_t i = 0; i < cfg.association_limits.size(); ++i) {
+    const std::string& a = cfg.association_limits[i].account;
+    if (i > 0 && cfg.association_limits[i - 1].account == a) {
+      return InvalidArgument(where + ": association_limits: account " + Quote(a) +
+                             " is given twice");
+    }
+    if (!wanted.count(a)) {
+      return InvalidArgument(where + ": association_limits: " + Quote(a) +
+                             " is not one of its accounts");
+    }
+    CORRAL_RETURN_IF_ERROR(
+        CheckLimits(where + " in account " + Quote(a), cfg.association_limits[i].limits));
+  }
   AccountMap accounts = accounts_;
   for (auto& [name, a] : accounts) {
     auto at = std::find(a.users.begin(), a.users.end(), cfg.name);

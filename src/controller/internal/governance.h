@@ -115,7 +115,8 @@ class Governance {
   //  - delete an account: never (Slurm refuses coordinators);
   //  - create or replace a user: every association added or removed is in an account she
   //    coordinates, and when the user's own settings (shares, limits, default account)
-  //    change, every account the user has (before and after) is one she coordinates;
+  //    change, every account the user has (before and after) is one she coordinates; the
+  //    limits of one association (`association_limits`) change with its account's;
   //  - delete a user: every account of the user is one she coordinates (at least one);
   //  - add or remove coordinators of an account: she coordinates it.
   bool CoordinatorMayPutAccount(const std::string& user, const AccountConfig& a, bool create) const;

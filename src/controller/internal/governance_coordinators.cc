@@ -62,6 +62,19 @@ bool Governance::CoordinatorMayPutUser(const std::string& user, const api::UserI
   if (wanted.default_account.empty() && !u.accounts.empty()) {
     wanted.default_account = u.accounts.front();
   }
+  // An association's limits are its account's coordinators' (as in Slurm); the user's own
+  // settings (over all its accounts) need every one of its accounts.
+  const std::vector<AssociationLimits> none;
+  const std::vector<AssociationLimits>& old_assoc =
+      it == users_.end() ? none : it->second.association_limits;
+  for (const std::string& a : all) {
+    const Limits* x = FindAssociationLimits(wanted, a);
+    const Limits* y = it == users_.end() ? nullptr : FindAssociationLimits(it->second, a);
+    const bool same = (x == nullptr || *x == Limits{}) ? (y == nullptr || *y == Limits{})
+                                                       : (y != nullptr && *x == *y);
+    if (!same && !Coordinates(user, a)) return false;
+  }
+  wanted.association_limits = old_assoc;
   const bool own_settings_change = it == users_.end() || !(it->second == wanted);
   if (own_settings_change) {
     if (all.empty()) return false;

@@ -28,7 +28,10 @@ bool HasSubmitLimits(const sched::SchedulerConfig& config) {
   auto has = [](const sched::Limits& l) { return l.max_submitted_jobs.has_value(); };
   bool any = false;
   for (const auto& a : config.accounts) any |= has(a.limits);
-  for (const auto& u : config.users) any |= has(u.limits);
+  for (const auto& u : config.users) {
+    any |= has(u.limits);
+    for (const AssociationLimits& al : u.association_limits) any |= has(al.limits);
+  }
   for (const auto& q : config.qos) any |= has(q.limits) || has(q.per_user);
   return any;
 }

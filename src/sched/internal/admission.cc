@@ -144,6 +144,10 @@ Status Admission::NeverSatisfiedLimits() {
   }
   if (auto u = index.users.find(job.user); u != index.users.end()) {
     CORRAL_RETURN_IF_ERROR(never(u->second->limits, "user \"" + job.user + "\""));
+    if (const Limits* al = FindAssociationLimits(*u->second, job.account)) {
+      CORRAL_RETURN_IF_ERROR(
+          never(*al, "user \"" + job.user + "\" in account \"" + job.account + "\""));
+    }
   }
   CORRAL_RETURN_IF_ERROR(never(qos->limits, "qos \"" + qos->name + "\""));
   CORRAL_RETURN_IF_ERROR(never(qos->per_user, "qos \"" + qos->name + "\" per user"));
@@ -256,12 +260,15 @@ Status Admission::SubmittedJobLimits() {
   const UserConfig* ucfg = nullptr;
   if (auto u = index.users.find(job.user); u != index.users.end()) ucfg = u->second;
   any |= ucfg != nullptr && ucfg->limits.max_submitted_jobs.has_value();
+  const Limits* assoc = ucfg != nullptr ? FindAssociationLimits(*ucfg, job.account) : nullptr;
+  if (assoc != nullptr && !assoc->max_submitted_jobs) assoc = nullptr;
+  any |= assoc != nullptr;
   any |= qos->limits.max_submitted_jobs.has_value() || qos->per_user.max_submitted_jobs.has_value();
   if (!any) return {};
   std::map<std::string_view, int> acct_ids;
   for (int a : chain) acct_ids[index.accounts[a].config->name] = a;
   std::vector<uint32_t> per_account(index.accounts.size(), 0);
-  uint32_t per_user = 0, per_qos = 0, per_qos_user = 0;
+  uint32_t per_user = 0, per_assoc = 0, per_qos = 0, per_qos_user = 0;
   auto count = [&](const std::string& job_account, const std::string& user, const std::string& jq) {
     // Walk the job's account chain: the jobs of sub-accounts count for their ancestors.
     auto it = index.account_ids.find(job_account);
@@ -271,6 +278,7 @@ Status Admission::SubmittedJobLimits() {
     }
     const std::string effective = jq.empty() ? DefaultQos(config, job_account) : jq;
     per_user += user == job.user;
+    per_assoc += user == job.user && job_account == job.account;
     per_qos += effective == qos->name;
     per_qos_user += effective == qos->name && user == job.user;
   };
@@ -294,6 +302,15 @@ Status Admission::SubmittedJobLimits() {
   if (ucfg != nullptr)
     CORRAL_RETURN_IF_ERROR(
         full(ucfg->limits.max_submitted_jobs, per_user, "user \"" + job.user + "\""));
+  if (assoc != nullptr && per_assoc + 1 > *assoc->max_submitted_jobs) {
+    // Slurm's words (sbatch prints them after "AssocMaxSubmitJobLimit"), then which it is.
+    return err(ErrorCode::kResourceExhausted,
+               "Job violates accounting/QOS policy (job submit limit, user's size and/or time "
+               "limits): AssocMaxSubmitJobLimit: user \"" +
+                   job.user + "\" in account \"" + job.account + "\" has " +
+                   std::to_string(per_assoc) + " of at most " +
+                   std::to_string(*assoc->max_submitted_jobs) + " submitted jobs");
+  }
   CORRAL_RETURN_IF_ERROR(
       full(qos->limits.max_submitted_jobs, per_qos, "qos \"" + qos->name + "\""));
   CORRAL_RETURN_IF_ERROR(full(qos->per_user.max_submitted_jobs, per_qos_user,

@@ -2,7 +2,7 @@
 // ValidateSubmission`, whose comment lists every error code and message form). It checks, in
 // order, and reports the first failure: the job's identity (account, membership, QOS and its
 // allowance, reservation), the limits no amount of waiting satisfies (GPUs per job or in all
-// over the account chain, user and QOS; the QOS's time limit), its partitions (one that could
+// over the account chain, user, (user, account) association and QOS; the QOS's time limit), its partitions (one that could
 // ever hold it is enough; when none can, the first partition's reason is given), and the
 // submitted-job limits (a walk over all jobs, only when such a limit applies).
 //

@@ -146,6 +146,32 @@ TEST(AdmissionTest, QosPerUserSubmittedLimitCountsTheDefaultQos) {
   EXPECT_EQ(Verdict(w.config, w.Job(21, 1, 1), w.snapshot), "ok");
 }
 
+// Limits of one (user, account) association: its submitted jobs are the user's in that
+// account only (Slurm's MaxSubmitJobs, refused in Slurm's words); its GPU limits refuse a job
+// that could never fit.
+TEST(AdmissionTest, AnAssociationLimitsTheUsersJobsInThatAccount) {
+  World w;
+  w.config.users = {UserConfig{.name = "alice"}};
+  w.config.users[0].association_limits = {
+      {.account = "sub", .limits = {.max_gpus = 4, .max_submitted_jobs = 1}}};
+  PendingJobView elsewhere = w.Job(40, 1, 1);
+  elsewhere.account = "team";
+  w.snapshot.pending = {elsewhere};
+  EXPECT_EQ(Verdict(w.config, w.Job(41, 1, 1), w.snapshot), "ok");
+  w.snapshot.pending.push_back(w.Job(42, 1, 1));
+  EXPECT_EQ(Verdict(w.config, w.Job(41, 1, 1), w.snapshot),
+            Code(ErrorCode::kResourceExhausted) +
+                "job 41: Job violates accounting/QOS policy (job submit limit, user's size "
+                "and/or time limits): AssocMaxSubmitJobLimit: user \"alice\" in account "
+                "\"sub\" has 1 of at most 1 submitted jobs");
+  PendingJobView bob = w.Job(41, 1, 1);
+  bob.user = "bob";
+  EXPECT_EQ(Verdict(w.config, bob, w.snapshot), "ok");
+  EXPECT_EQ(Verdict(w.config, w.Job(43, 1, 8), w.snapshot),
+            Code(ErrorCode::kInvalidArgument) +
+                "job 43: user \"alice\" in account \"sub\" may hold at most 4 GPUs, job asks 8");
+}
+
 TEST(AdmissionTest, UnregisteredNodesCannotBeJudged) {
   World w;
   w.snapshot.nodes.clear();

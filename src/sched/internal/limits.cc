@@ -31,6 +31,16 @@ UseLimits::UseLimits(const ConfigIndex& index, const JobTable& jobs,
   qos_gpus_.assign(index_.qos.size(), 0);
   qos_jobs_.assign(index_.qos.size(), 0);
   qos_user_.assign(index_.qos.size() * nu, {0, 0});
+  for (const auto& [name, ucfg] : index_.users) {
+    if (ucfg->association_limits.empty()) continue;
+    const int u = jobs_.FindUser(name);
+    if (u < 0) continue;  // no job of the user in this pass
+    for (const AssociationLimits& al : ucfg->association_limits) {
+      if (int a = jobs_.FindAccount(al.account); a >= 0) {
+        assoc_[AssocKey(a, u)].limits = &al.limits;
+      }
+    }
+  }
   for (const RunJob& rj : running) {
     Count(rj.account, rj.user, rj.qos, HeldOn(rj.gpus, rj.view->allocation.nodes),
           rj.view->array_job_id);
@@ -39,6 +49,10 @@ UseLimits::UseLimits(const ConfigIndex& index, const JobTable& jobs,
     for (int x = jobs_.FindAccount(u.account); x >= 0; x = jobs_.AccountParent(x))
       acct_gpu_seconds_[x] += u.period_gpu_seconds;
     if (int us = jobs_.FindUser(u.user); us >= 0) user_gpu_seconds_[us] += u.period_gpu_seconds;
+    if (assoc_.empty()) continue;
+    if (AssocUse* au = FindAssoc(jobs_.FindAccount(u.account), jobs_.FindUser(u.user))) {
+      au->gpu_seconds += u.period_gpu_seconds;
+    }
   }
   for (const BudgetUse& b : snapshot.budgets) {
     const int a = jobs_.FindAccount(b.account);
@@ -119,6 +133,12 @@ void UseLimits::CheckBudgets(const JobInfo& j, std::vector<Blocker>* out) const 
   }
 }
 
+UseLimits::AssocUse* UseLimits::FindAssoc(int account, int user) {
+  if (account < 0 || user < 0) return nullptr;
+  auto it = assoc_.find(AssocKey(account, user));
+  return it == assoc_.end() ? nullptr : &it->second;
+}
+
 uint32_t UseLimits::array_running(JobId array) const {
   auto it = array_running_.find(array.value);
   return it == array_running_.end() ? 0 : it->second;
@@ -151,6 +171,11 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
   static constexpr Codes kAssoc{"AssocGrpGRES",      "AssocGrpJobsLimit", "AssocGrpGRESMinutes",
                                 "AssocMaxGRESPerJob", "AssocGrpCpuLimit",  "AssocGrpMemLimit",
                                 "AssocMaxWallDurationPerJobLimit"};
+  // A (user, account) association's: Slurm's MaxJobs on it is AssocMaxJobsLimit.
+  static constexpr Codes kAssocUser{"AssocGrpGRES",       "AssocMaxJobsLimit",
+                                    "AssocGrpGRESMinutes", "AssocMaxGRESPerJob",
+                                    "AssocGrpCpuLimit",    "AssocGrpMemLimit",
+                                    "AssocMaxWallDurationPerJobLimit"};
   static constexpr Codes kQos{"QOSGrpGRES",       "QOSGrpJobsLimit", nullptr,
                               "QOSMaxGRESPerJob", "QOSGrpCpuLimit",  "QOSGrpMemLimit", nullptr};
   static constexpr Codes kQosPerUser{"QOSMaxGRESPerUser", "QOSMaxJobsPerUserLimit", nullptr,
@@ -264,6 +289,14 @@ void UseLimits::Check(const JobInfo& j, std::vector<Blocker>* out) {
     check(u->limits, "user", v.user, "", j.user, user_gpus_[j.user], user_jobs_[j.user],
           user_gpu_seconds_[j.user], user_cpus_[j.user], user_mem_[j.user], kAssoc);
   }
+  if (!assoc_.empty()) {
+    if (const AssocUse* au = FindAssoc(j.account, j.user)) {
+      // Keyed apart from the accounts' (whose keys are account ids).
+      const int64_t key = -1 - static_cast<int64_t>(AssocKey(j.account, j.user));
+      check(*au->limits, "account", index_.accounts[j.account].config->name, v.user, key,
+            au->held.gpus, au->jobs, au->gpu_seconds, au->held.cpus, au->held.mem_mb, kAssocUser);
+    }
+  }
   if (j.qos >= 0) {
     const QosConfig& q = *index_.qos[j.qos].config;
     check(q.limits, "qos", q.name, "", j.qos, qos_gpus_[j.qos], qos_jobs_[j.qos], 0,
@@ -308,6 +341,14 @@ void UseLimits::Count(int account, int user, int qos, const Held& held, JobId ar
     acct_jobs_[a] += 1;
     acct_cpus_[a] += held.cpus;
     acct_mem_[a] += held.mem_mb;
+  }
+  if (!assoc_.empty()) {
+    if (AssocUse* au = FindAssoc(account, user)) {
+      au->held.gpus += gpus;
+      au->held.cpus += held.cpus;
+      au->held.mem_mb += held.mem_mb;
+      au->jobs += 1;
+    }
   }
   user_gpus_[user] += gpus;
   user_jobs_[user] += 1;

@@ -1,6 +1,7 @@
 // UseLimits: the use accounting of a scheduling pass and the limits checked against it. It
 // counts GPUs and jobs per account (with its whole subtree: a job counts for every ancestor of
-// its account), per user, per QOS and per (QOS, user), GPU-seconds of the usage period per
+// its account), per user, per (account, user) association that has limits of its own, per QOS
+// and per (QOS, user), GPU-seconds of the usage period per
 // account chain and user, and running tasks per job array; from the running jobs of the
 // snapshot, then every job the pass starts (`Add`), so that jobs started earlier in the pass
 // count against later ones.
@@ -8,7 +9,8 @@
 // `Check` reports, in this order, every limit a job would break now: each account of its chain
 // from its own up (AssocMaxGRESPerJob, AssocGrpGRES, AssocGrpCpuLimit, AssocGrpMemLimit,
 // AssocGrpJobsLimit, AssocGrpGRESMinutes, AssocMaxWallDurationPerJobLimit), its user's (the
-// same codes), its QOS's (QOSMaxGRESPerJob, QOSGrpGRES, QOSGrpCpuLimit, QOSGrpMemLimit,
+// same codes), its (user, account) association's (the same, but AssocMaxJobsLimit for its
+// running jobs, as Slurm's MaxJobs), its QOS's (QOSMaxGRESPerJob, QOSGrpGRES, QOSGrpCpuLimit, QOSGrpMemLimit,
 // QOSGrpJobsLimit), its QOS's per-user limits (QOSMaxGRESPerUser, QOSMaxJobsPerUserLimit) and
 // the QOS time limit (QOSMaxWallDurationPerJobLimit). CPUs and memory held are the
 // allocations' (running jobs, and jobs started in the pass); a pending job asks for its CPUs
@@ -110,7 +112,22 @@ class UseLimits {
 
   const ConfigIndex& index_;
   const JobTable& jobs_;
+  // --- Limits of (account, user) associations (core/governance.h AssociationLimits) ---
+  struct AssocUse {
+    const Limits* limits = nullptr;
+    Held held;
+    uint32_t jobs = 0;
+    double gpu_seconds = 0;
+  };
+  static uint64_t AssocKey(int account, int user) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(account)) << 32) |
+           static_cast<uint32_t>(user);
+  }
+  // The association's use when it has limits of its own, else nullptr.
+  AssocUse* FindAssoc(int account, int user);
+
   const ClusterSnapshot& snapshot_;
+  std::unordered_map<uint64_t, AssocUse> assoc_;  // only associations with limits; lookups only
   std::vector<uint64_t> acct_cpus_, acct_mem_, user_cpus_, user_mem_, qos_cpus_, qos_mem_;
   std::vector<uint32_t> acct_gpus_, acct_jobs_;
   std::vector<double> acct_gpu_seconds_;

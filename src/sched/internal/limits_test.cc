@@ -95,6 +95,59 @@ TEST(UseLimitsTest, EveryLimitReachedInChainOrder) {
                             "QOSMaxWallDurationPerJobLimit/qos/normal"}));
 }
 
+// Limits of one (user, account) association (Slurm's `sacctmgr modify user bob where
+// account=team set ...`): they count bob's jobs in team only, with Slurm's reasons.
+TEST(UseLimitsTest, AnAssociationLimitCountsTheUsersJobsInThatAccountOnly) {
+  World w;
+  w.config.accounts.push_back(AccountConfig{.name = "other", .parent = "org"});
+  w.config.users = {UserConfig{.name = "bob"}};
+  w.config.users[0].association_limits = {
+      {.account = "team",
+       .limits = {.max_gpus = 5, .max_running_jobs = 2, .max_gpu_minutes = 600,
+                  .max_wall = Minutes(30)}}};
+  w.snapshot.usage = {
+      AssociationUsage{.account = "team", .user = "bob", .period_gpu_seconds = 500 * 60},
+      AssociationUsage{.account = "other", .user = "bob", .period_gpu_seconds = 9000 * 60}};
+  PendingJobView bob_team = w.Job(1, 2, "bob");  // bob holds 4 of 5 GPUs in team
+  bob_team.time_limit = Minutes(20);
+  PendingJobView bob_other = w.Job(2, 2, "bob");
+  bob_other.account = "other";
+  PendingJobView alice_team = w.Job(3, 2);
+  PendingJobView bob_small = w.Job(4, 1, "bob");  // 60 minutes, over max_wall
+  w.snapshot.pending = {bob_team, bob_other, alice_team, bob_small};
+  TestPass pass(w.config, w.snapshot, kNow);
+  std::vector<Blocker> out;
+  pass.limits.Check(pass.Job(2), &out);
+  pass.limits.Check(pass.Job(3), &out);
+  EXPECT_TRUE(out.empty()) << Codes(out).front();
+  pass.limits.Check(pass.Job(1), &out);
+  ASSERT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpGRES/account/team"}));
+  EXPECT_EQ(out[0].detail, "account team for user bob at its GPU limit 4/5 (job asks 2)");
+  out.clear();
+  pass.limits.Check(pass.Job(4), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocMaxWallDurationPerJobLimit/account/team"}));
+  EXPECT_EQ(out[0].detail,
+            "time limit 1:00:00 exceeds account team for user bob max_wall 30:00");
+  // A job started in the pass fills the running-job limit (Slurm's MaxJobs: AssocMaxJobsLimit)
+  // and its GPU-minutes are the association's: 500 used, 20 more asked of 600.
+  pass.limits.Add(pass.Job(2), {});  // in "other": not this association's
+  out.clear();
+  pass.limits.Check(pass.Job(1), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocGrpGRES/account/team"}));
+  w.config.users[0].association_limits[0].limits.max_gpus.reset();
+  w.config.users[0].association_limits[0].limits.max_gpu_minutes = 520;
+  TestPass again(w.config, w.snapshot, kNow);
+  again.limits.Add(again.Job(4), {});
+  out.clear();
+  again.limits.Check(again.Job(1), &out);
+  EXPECT_EQ(Codes(out), (std::vector<std::string>{"AssocMaxJobsLimit/account/team",
+                                                  "AssocGrpGRESMinutes/account/team"}));
+  EXPECT_EQ(out[0].detail, "account team for user bob at its running-job limit 2/2");
+  EXPECT_EQ(out[1].detail,
+            "account team for user bob has used 500 of 520 GPU-minutes this period (job may "
+            "use 40)");
+}
+
 TEST(UseLimitsTest, GpuMinutesOfTheUsagePeriod) {
   World w;
   w.config.accounts[1].limits.max_gpu_minutes = 600;

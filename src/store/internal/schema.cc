@@ -382,7 +382,11 @@ std::vector<AuditRecord> FilterAudit(std::vector<AuditRecord> all, const AuditQu
     return r.seq <= query.after_seq || !MatchesAuditQuery(r, query);
   });
   if (query.limit > 0 && all.size() > query.limit) {
-    all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(query.limit));
+    if (query.oldest_first) {
+      all.resize(query.limit);
+    } else {
+      all.erase(all.begin(), all.end() - static_cast<ptrdiff_t>(query.limit));
+    }
   }
   return all;
 }
@@ -414,7 +418,8 @@ BuiltQuery BuildAuditQuery(const AuditQuery& q, Dialect d) {
     b.sql += " AND method <> " + anchor + filters;
   }
   if (q.limit > 0) {
-    b.sql += " ORDER BY seq DESC LIMIT " + next(SqlParam::Int(static_cast<int64_t>(q.limit)));
+    b.sql += std::string(q.oldest_first ? " ORDER BY seq" : " ORDER BY seq DESC") + " LIMIT " +
+             next(SqlParam::Int(static_cast<int64_t>(q.limit)));
   } else {
     b.sql += " ORDER BY seq";
   }
